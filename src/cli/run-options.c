@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <getopt.h>
+#include <libgen.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "run-options.h"
+#include "util/env-util.h"
+#include "util/log.h"
+#include "util/path-util.h"
+#include "util/strv.h"
+
+extern char **environ;
+
+void run_args_done(RunArgs *a) {
+        request_done(&a->request);
+}
+
+void help_run(void) {
+        printf("Usage: scudo [OPTIONS] [--] COMMAND [ARG...]\n"
+               "       scudo explain|check|profiles|trust|untrust|trusted|link|unlink ...\n"
+               "\n"
+               "Runs COMMAND confined in a transient systemd --user unit, as the profiles that\n"
+               "match it say. Invoked through a symlink named after a command (scudo link),\n"
+               "runs that command the same way.\n"
+               "\n"
+               "Options of a run:\n"
+               "  -p, --profile NAME     apply profile NAME too (repeatable)\n"
+               "  -P, --no-match         apply only the --profile ones, not those matched by name\n"
+               "      --fs-write PATH    make PATH writable for this run\n"
+               "      --fs-read PATH     make PATH readable (read-only) for this run\n"
+               "      --fs-hide PATH     replace PATH by an empty directory or file\n"
+               "      --fs-deny PATH     make PATH inaccessible\n"
+               "      --net-allow RULE   allow reaching RULE (host[:port], CIDR, :port)\n"
+               "      --net-deny RULE    refuse RULE even when allowed\n"
+               "      --no-network       no network at all\n"
+               "      --env NAME         pass variable NAME even if a profile denies it\n"
+               "      --deny-env GLOB    remove matching variables\n"
+               "      --allow-env GLOB   keep matching variables after all\n"
+               "      --property K=V     set unit property K (see 'scudo explain --list-properties')\n"
+               "  -t, --pty              run on a pseudo-terminal even when stdout is not a terminal\n"
+               "  -T, --no-pty           never use a pseudo-terminal (pass the streams as they are)\n"
+               "      --delegate         delegate every delegable profile's commands\n"
+               "      --no-delegate      delegate nothing\n"
+               "      --dry-run          print what would be started, start nothing\n"
+               "  -q, --quiet            fewer messages of scudo's own\n"
+               "  -v, --verbose          more messages of scudo's own\n"
+               "  -h, --help             this help\n"
+               "      --version          the version\n"
+               "\n"
+               "Exit status: the command's own; 128+N when it died of signal N; 125 when scudo\n"
+               "could not set up the sandbox (configuration, bus, helper), 126 when the command\n"
+               "cannot be executed, 127 when it is not found. The command never runs with less\n"
+               "confinement than its profiles say.\n");
+}
+
+enum {
+        ARG_FS_WRITE = 0x100,
+        ARG_FS_READ,
+        ARG_FS_HIDE,
+        ARG_FS_DENY,
+        ARG_NET_ALLOW,
+        ARG_NET_DENY,
+        ARG_NO_NETWORK,
+        ARG_ENV,
+        ARG_DENY_ENV,
+        ARG_ALLOW_ENV,
+        ARG_PROPERTY,
+        ARG_DELEGATE,
+        ARG_NO_DELEGATE,
+        ARG_DRY_RUN,
+        ARG_TUI,
+        ARG_JSON,
+        ARG_LIST_PROPERTIES,
+        ARG_VERSION,
+};
+
+static int push(char ***l, const char *s) {
+        int r = strv_extend(l, s);
+        if (r < 0)
+                return log_error_errno(r, "Out of memory");
+        return 0;
+}
+
+int parse_run_args(int argc, char **argv, const char *verb, RunArgs *ret) {
+        static const struct option options[] = {
+                { "profile",         required_argument, NULL, 'p' },
+                { "no-match",        no_argument,       NULL, 'P' },
+                { "fs-write",        required_argument, NULL, ARG_FS_WRITE },
+                { "fs-read",         required_argument, NULL, ARG_FS_READ },
+                { "fs-hide",         required_argument, NULL, ARG_FS_HIDE },
+                { "fs-deny",         required_argument, NULL, ARG_FS_DENY },
+                { "net-allow",       required_argument, NULL, ARG_NET_ALLOW },
+                { "net-deny",        required_argument, NULL, ARG_NET_DENY },
+                { "no-network",      no_argument,       NULL, ARG_NO_NETWORK },
+                { "env",             required_argument, NULL, ARG_ENV },
+                { "deny-env",        required_argument, NULL, ARG_DENY_ENV },
+                { "allow-env",       required_argument, NULL, ARG_ALLOW_ENV },
+                { "property",        required_argument, NULL, ARG_PROPERTY },
+                { "pty",             no_argument,       NULL, 't' },
+                { "no-pty",          no_argument,       NULL, 'T' },
+                { "delegate",        no_argument,       NULL, ARG_DELEGATE },
+                { "no-delegate",     no_argument,       NULL, ARG_NO_DELEGATE },
+                { "dry-run",         no_argument,       NULL, ARG_DRY_RUN },
+                { "tui",             no_argument,       NULL, ARG_TUI },
+                { "json",            no_argument,       NULL, ARG_JSON },
+                { "list-properties", no_argument,       NULL, ARG_LIST_PROPERTIES },
+                { "quiet",           no_argument,       NULL, 'q' },
+                { "verbose",         no_argument,       NULL, 'v' },
+                { "help",            no_argument,       NULL, 'h' },
+                { "version",         no_argument,       NULL, ARG_VERSION },
+                {}
+        };
+        Request *req = &ret->request;
+        int c, r = 0;
+
+        /* "+": options end at the command; its own options are its own. */
+        optind = 0;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+p:PtTqvh", options, NULL)) >= 0) {
+                switch (c) {
+                case 'p':
+                        r = push(&req->profiles, optarg);
+                        break;
+                case 'P':
+                        req->no_match = true;
+                        break;
+                case ARG_FS_WRITE:
+                        r = push(&req->fs_write, optarg);
+                        break;
+                case ARG_FS_READ:
+                        r = push(&req->fs_read, optarg);
+                        break;
+                case ARG_FS_HIDE:
+                        r = push(&req->fs_hide, optarg);
+                        break;
+                case ARG_FS_DENY:
+                        r = push(&req->fs_deny, optarg);
+                        break;
+                case ARG_NET_ALLOW:
+                        r = push(&req->net_allow, optarg);
+                        break;
+                case ARG_NET_DENY:
+                        r = push(&req->net_deny, optarg);
+                        break;
+                case ARG_NO_NETWORK:
+                        req->no_network = true;
+                        break;
+                case ARG_ENV:
+                        r = push(&req->env_copy, optarg);
+                        break;
+                case ARG_DENY_ENV:
+                        r = push(&req->deny_env, optarg);
+                        break;
+                case ARG_ALLOW_ENV:
+                        r = push(&req->allow_env, optarg);
+                        break;
+                case ARG_PROPERTY:
+                        if (!strchr(optarg, '='))
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                                       "--property needs NAME=VALUE, got '%s'", optarg);
+                        r = push(&req->properties, optarg);
+                        break;
+                case 't':
+                        ret->run.force_pty = true;
+                        ret->run.no_pty = false;
+                        break;
+                case 'T':
+                        ret->run.no_pty = true;
+                        ret->run.force_pty = false;
+                        break;
+                case ARG_DELEGATE:
+                        req->delegate = 1;      /* the last of the two wins */
+                        break;
+                case ARG_NO_DELEGATE:
+                        req->delegate = -1;
+                        break;
+                case ARG_DRY_RUN:
+                        ret->dry_run = true;
+                        break;
+                case ARG_TUI:
+                        ret->tui = true;
+                        break;
+                case ARG_JSON:
+                        ret->json = true;
+                        break;
+                case ARG_LIST_PROPERTIES:
+                        ret->list_properties = true;
+                        break;
+                case 'q':
+                        log_set_max_level(LOG_LEVEL_ERROR);
+                        break;
+                case 'v':
+                        log_set_max_level(LOG_LEVEL_DEBUG);
+                        break;
+                case 'h':
+                        help_run();
+                        return 0;
+                case ARG_VERSION:
+                        printf("scudo %s\n", SCUDO_VERSION);
+                        return 0;
+                case '?':
+                default:
+                        if (optopt && optopt < 0x100)
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                                       "unknown option '-%c' (see 'scudo --help')", optopt);
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "unknown or incomplete option '%s' "
+                                               "(see 'scudo --help')", argv[optind - 1]);
+                }
+                if (r < 0)
+                        return r;
+        }
+
+        if (ret->tui)
+                return log_error_errno(SYNTHETIC_ERRNO(EOPNOTSUPP),
+                                       "--tui is not available in this version of scudo");
+        if (ret->list_properties)
+                return 1;
+        if (optind >= argc)
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "%s%sneeds a command to run (see 'scudo --help')",
+                                       verb ?: "", verb ? " " : "");
+
+        req->argv = strv_copy(argv + optind);
+        if (!req->argv)
+                return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
+        return 1;
+}
+
+bool invoked_as_scudo(const char *argv0) {
+        const char *b = strrchr(argv0, '/');
+        b = b ? b + 1 : argv0;
+        return streq(b, "scudo") || startswith(b, "scudo.") || startswith(b, "scudo-");
+}
+
+static char *env_copy_valid(char ***ret) {
+        _cleanup_strv_free_ char **l = calloc(1, sizeof(char *));
+        if (!l)
+                return NULL;
+        for (char **e = environ; e && *e; e++) {
+                if (!env_assignment_is_valid(*e)) {
+                        log_debug("leaving out an environment variable systemd cannot carry: '%.*s'",
+                                  (int) strcspn(*e, "="), *e);
+                        continue;
+                }
+                if (strv_extend(&l, *e) < 0)
+                        return NULL;
+        }
+        *ret = TAKE_PTR(l);
+        return (char *) "";
+}
+
+int request_complete(Request *req) {
+        struct stat self;
+        int r;
+
+        const char *base = strrchr(req->argv[0], '/');
+        req->command_name = strdup(base ? base + 1 : req->argv[0]);
+        if (!req->command_name)
+                return log_error_errno(ENOMEM, "Out of memory"), EXIT_SCUDO_SETUP;
+
+        /* Never resolve to scudo itself: through a link named after the command, that would
+         * run scudo again inside the sandbox. */
+        if (stat("/proc/self/exe", &self) < 0)
+                return log_error_errno(negative_errno(), "Cannot find scudo's own executable: %m"),
+                       EXIT_SCUDO_SETUP;
+        r = path_find_executable(req->argv[0], getenv("PATH"), self.st_dev, self.st_ino, &req->exec_path);
+        if (r == -ENOENT) {
+                log_error("%s: command not found", req->argv[0]);
+                return EXIT_SCUDO_NOTFOUND;
+        }
+        if (r == -EACCES) {
+                log_error("%s: cannot be executed (permission denied, or a directory)", req->argv[0]);
+                return EXIT_SCUDO_NOEXEC;
+        }
+        if (r < 0)
+                return log_error_errno(r, "%s: cannot look up the command: %m", req->argv[0]), EXIT_SCUDO_NOTFOUND;
+        if (req->exec_path[0] != '/') {
+                /* "./build/tool": the unit needs an absolute path */
+                _cleanup_free_ char *cwd = getcwd(NULL, 0), *j = NULL, *n = NULL;
+                if (!cwd || !(j = path_join(cwd, req->exec_path)) || path_normalize(j, &n) < 0)
+                        return log_error_errno(ENOMEM, "Out of memory"), EXIT_SCUDO_SETUP;
+                free(req->exec_path);
+                req->exec_path = TAKE_PTR(n);
+        }
+
+        req->start_dir = getcwd(NULL, 0);
+        if (!req->start_dir)
+                return log_error_errno(negative_errno(), "Cannot determine the working directory: %m"),
+                       EXIT_SCUDO_SETUP;
+
+        if (!env_copy_valid(&req->environ))
+                return log_error_errno(ENOMEM, "Out of memory"), EXIT_SCUDO_SETUP;
+
+        req->uid = getuid();
+        const char *home = getenv("HOME");
+        if (!home || home[0] != '/') {
+                struct passwd *pw = getpwuid(req->uid);
+                home = pw ? pw->pw_dir : NULL;
+        }
+        if (!home || home[0] != '/') {
+                log_error("cannot determine the home directory to hide ($HOME is not set)");
+                return EXIT_SCUDO_SETUP;
+        }
+        r = path_normalize(home, &req->home);
+        if (r < 0)
+                return log_error_errno(r, "Bad home directory '%s': %m", home), EXIT_SCUDO_SETUP;
+
+        const char *rt = getenv("XDG_RUNTIME_DIR");
+        if (rt && rt[0] == '/')
+                r = path_normalize(rt, &req->runtime_dir);
+        else
+                r = asprintf(&req->runtime_dir, "/run/user/%u", (unsigned) req->uid) < 0 ? -ENOMEM : 0;
+        if (r < 0)
+                return log_error_errno(r, "Out of memory"), EXIT_SCUDO_SETUP;
+        return 0;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#pragma once
+
+/* The options of a run (`scudo [OPTIONS] [--] COMMAND [ARG...]`), shared by `run`, `explain`
+ * and the symlink entry point, and the Request they produce. */
+
+#include <stdbool.h>
+
+#include "plan/request.h"
+#include "unit/run.h"
+
+typedef struct RunArgs {
+        Request request;
+        RunOptions run;
+        bool dry_run;
+        bool json;              /* explain --json */
+        bool list_properties;   /* explain --list-properties */
+        bool tui;
+} RunArgs;
+
+void run_args_done(RunArgs *a);
+
+/* Parses options and the command. Returns 1 to go on, 0 after printing help (exit 0), or a
+ * negative errno after printing the reason. `verb` names the subcommand for messages
+ * ("explain"), or NULL for a run. */
+int parse_run_args(int argc, char **argv, const char *verb, RunArgs *ret);
+
+/* Fills in what the request needs from the caller's process: the command resolved on PATH
+ * (never scudo itself), the working directory, the environment, home and runtime dir.
+ * Returns an exit status on failure (127 not found, 126 not executable, 125 other) after
+ * printing why, or 0. */
+int request_complete(Request *req);
+
+/* Whether argv[0] names scudo itself, or a command it was linked as. */
+bool invoked_as_scudo(const char *argv0);
+
+void help_run(void);

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/log.h"
+#include "util/macro.h"
+#include "util/path-util.h"
+#include "run-options.h"
+#include "verb-link.h"
+
+static int parse(int argc, char **argv, const char *verb, char **ret_dir, int *ret_first) {
+        static const struct option options[] = {
+                { "dir",  required_argument, NULL, 'd' },
+                { "help", no_argument,       NULL, 'h' },
+                {}
+        };
+        _cleanup_free_ char *dir = NULL;
+        int c;
+
+        optind = 0;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "d:h", options, NULL)) >= 0)
+                switch (c) {
+                case 'd':
+                        free(dir);
+                        dir = realpath(optarg, NULL);
+                        if (!dir)
+                                return log_error_errno(negative_errno(), "--dir '%s': %m", optarg);
+                        break;
+                case 'h':
+                        printf("Usage: scudo %s NAME... [--dir DIR]\n\n"
+                               "%s symlinks named after commands that point to scudo, so that running\n"
+                               "NAME runs the real NAME (found on PATH after the link) confined.\n"
+                               "DIR defaults to ~/.local/bin, which must come first on PATH.\n",
+                               verb, streq(verb, "link") ? "Creates" : "Removes");
+                        return 0;
+                default:
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "%s: unknown option '%s'", verb,
+                                               argv[optind - 1]);
+                }
+        if (optind >= argc)
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "%s needs at least one command name", verb);
+        if (!dir) {
+                const char *home = getenv("HOME");
+                if (!home || home[0] != '/')
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "$HOME is not set; use --dir");
+                dir = path_join(home, ".local/bin");
+                if (!dir)
+                        return log_oom();
+                if (mkdir_p(dir, 0755) < 0)
+                        return log_error_errno(negative_errno(), "Cannot create '%s': %m", dir);
+        }
+        *ret_dir = TAKE_PTR(dir);
+        *ret_first = optind;
+        return 1;
+}
+
+static bool name_is_valid(const char *n) {
+        return *n && !strchr(n, '/') && !streq(n, ".") && !streq(n, "..") && strlen(n) < NAME_MAX;
+}
+
+/* Whether `link` is a symlink to this very scudo binary. */
+static bool links_to_us(const char *link, const struct stat *self) {
+        struct stat l, t;
+        if (lstat(link, &l) < 0 || !S_ISLNK(l.st_mode))
+                return false;
+        return stat(link, &t) >= 0 && t.st_dev == self->st_dev && t.st_ino == self->st_ino;
+}
+
+int verb_link(int argc, char **argv) {
+        _cleanup_free_ char *dir = NULL, *self_path = NULL;
+        struct stat self;
+        int first, r, failed = 0;
+
+        r = parse(argc, argv, "link", &dir, &first);
+        if (r <= 0)
+                return r < 0 ? 1 : 0;
+        self_path = realpath("/proc/self/exe", NULL);
+        if (!self_path || stat(self_path, &self) < 0)
+                return log_error_errno(negative_errno(), "Cannot find scudo's own executable: %m"), 1;
+
+        for (int i = first; i < argc; i++) {
+                _cleanup_free_ char *link = NULL;
+                if (!name_is_valid(argv[i])) {
+                        log_error("'%s' is not a command name", argv[i]);
+                        failed = 1;
+                        continue;
+                }
+                if (invoked_as_scudo(argv[i])) {
+                        log_error("refusing to link '%s': that name would run scudo itself", argv[i]);
+                        failed = 1;
+                        continue;
+                }
+                link = path_join(dir, argv[i]);
+                if (!link)
+                        return log_oom(), 1;
+                if (links_to_us(link, &self))
+                        continue;       /* already there */
+                if (symlink(self_path, link) < 0) {
+                        log_error_errno(negative_errno(), "Cannot create '%s': %m%s", link,
+                                        errno == EEXIST ? " (a file of that name exists and is not scudo's link)" : "");
+                        failed = 1;
+                        continue;
+                }
+                log_info("%s -> %s", link, self_path);
+        }
+        return failed;
+}
+
+int verb_unlink(int argc, char **argv) {
+        _cleanup_free_ char *dir = NULL;
+        struct stat self;
+        int first, r, failed = 0;
+
+        r = parse(argc, argv, "unlink", &dir, &first);
+        if (r <= 0)
+                return r < 0 ? 1 : 0;
+        if (stat("/proc/self/exe", &self) < 0)
+                return log_error_errno(negative_errno(), "Cannot find scudo's own executable: %m"), 1;
+
+        for (int i = first; i < argc; i++) {
+                _cleanup_free_ char *link = NULL;
+                if (!name_is_valid(argv[i])) {
+                        log_error("'%s' is not a command name", argv[i]);
+                        failed = 1;
+                        continue;
+                }
+                link = path_join(dir, argv[i]);
+                if (!link)
+                        return log_oom(), 1;
+                /* Only ever remove our own links, never a file someone else put there. */
+                if (!links_to_us(link, &self)) {
+                        log_error("'%s' is not a link to scudo; leaving it alone", link);
+                        failed = 1;
+                        continue;
+                }
+                if (unlink(link) < 0) {
+                        log_error_errno(negative_errno(), "Cannot remove '%s': %m", link);
+                        failed = 1;
+                }
+        }
+        return failed;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* One run, start to end: request → policy (plan) → unit → wait. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/plan.h"
+#include "policy/policy.h"
+#include "run-options.h"
+#include "unit/properties.h"
+#include "unit/run.h"
+#include "util/log.h"
+#include "util/strv.h"
+#include "verb-run.h"
+
+static void print_plan(const Plan *p) {
+        printf("exec: %s\n", p->exec_path);
+        printf("argv:");
+        STRV_FOREACH(a, p->argv)
+                printf(" '%s'", *a);
+        printf("\nworking directory: %s\n", strempty(p->working_directory));
+        for (size_t i = 0; i < p->n_paths; i++)
+                printf("filesystem.%s: %s   (%s)\n", path_access_to_string(p->paths[i].access),
+                       p->paths[i].path, p->paths[i].origin);
+        for (size_t i = 0; i < p->n_properties; i++)
+                printf("unit.%s = %s   (%s)\n", p->properties[i].name, p->properties[i].value,
+                       p->properties[i].origin);
+        printf("unit.PrivateUsers = yes   (always)\nunit.ProtectControlGroups = yes   (always)\n"
+               "unit.NoNewPrivileges = yes   (always)\nunit.CapabilityBoundingSet =    (always)\n");
+        if (p->network_filtered) {
+                STRV_FOREACH(r, p->net_allow)
+                        printf("network.allow: %s\n", *r);
+                STRV_FOREACH(r, p->net_deny)
+                        printf("network.deny: %s\n", *r);
+                printf("network.dns: %s\n", dns_mode_to_string(p->dns));
+        } else
+                printf("network: not filtered\n");
+}
+
+/* An unprivileged user namespace is what PrivateUsers=yes needs; without it the sandbox would
+ * fail to start, and the message from systemd would not say why. */
+static bool userns_available(void) {
+        char buf[32];
+        FILE *f = fopen("/proc/sys/kernel/unprivileged_userns_clone", "re");
+        if (f) {
+                bool ok = fgets(buf, sizeof(buf), f) && buf[0] != '0';
+                fclose(f);
+                if (!ok)
+                        return false;
+        }
+        f = fopen("/proc/sys/user/max_user_namespaces", "re");
+        if (f) {
+                bool ok = fgets(buf, sizeof(buf), f) && strtol(buf, NULL, 10) > 0;
+                fclose(f);
+                return ok;
+        }
+        return true;
+}
+
+int run_request(RunArgs *args) {
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = request_complete(&args->request);
+        if (r != 0)
+                return r;
+
+        r = policy_resolve(&args->request, &plan, &error);
+        if (r < 0) {
+                if (error)
+                        log_error("%s", error);
+                else
+                        log_error_errno(r, "Failed to resolve the profiles for '%s': %m",
+                                        args->request.command_name);
+                return EXIT_SCUDO_SETUP;
+        }
+
+        if (args->dry_run) {
+                print_plan(plan);
+                return 0;
+        }
+
+        if (!userns_available()) {
+                log_error("unprivileged user namespaces are disabled on this system; scudo's sandbox "
+                          "needs them (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces>0)");
+                return EXIT_SCUDO_SETUP;
+        }
+
+        args->run.runtime_dir = args->request.runtime_dir;
+        return run_plan(plan, &args->run);
+}

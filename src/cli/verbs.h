@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#pragma once
+
+/* Subcommands about configuration: each takes argv starting at its own name and returns the
+ * exit status. */
+int verb_explain(int argc, char **argv);
+int verb_check(int argc, char **argv);
+int verb_profiles(int argc, char **argv);
+int verb_trust(int argc, char **argv);
+int verb_untrust(int argc, char **argv);
+int verb_trusted(int argc, char **argv);

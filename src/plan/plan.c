@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "util/strv.h"
+
+static const char * const path_access_table[_PATH_ACCESS_MAX] = {
+        [PATH_ACCESS_WRITE] = "write",
+        [PATH_ACCESS_READ] = "read",
+        [PATH_ACCESS_HIDE] = "hide",
+        [PATH_ACCESS_DENY] = "deny",
+};
+
+static const char * const dns_mode_table[_DNS_MODE_MAX] = {
+        [DNS_FILTERED] = "filtered",
+        [DNS_OPEN] = "open",
+};
+
+static const char * const dbus_mode_table[_DBUS_MODE_MAX] = {
+        [DBUS_NONE] = "none",
+        [DBUS_FILTERED] = "filtered",
+        [DBUS_ALLOW] = "allow",
+};
+
+static int lookup(const char * const *table, size_t n, const char *s) {
+        if (!s)
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++)
+                if (table[i] && streq(table[i], s))
+                        return (int) i;
+        return -EINVAL;
+}
+
+const char *path_access_to_string(PathAccess a) {
+        return a >= 0 && a < _PATH_ACCESS_MAX ? path_access_table[a] : NULL;
+}
+PathAccess path_access_from_string(const char *s) {
+        return (PathAccess) lookup(path_access_table, _PATH_ACCESS_MAX, s);
+}
+const char *dns_mode_to_string(DnsMode m) {
+        return m >= 0 && m < _DNS_MODE_MAX ? dns_mode_table[m] : NULL;
+}
+DnsMode dns_mode_from_string(const char *s) {
+        return (DnsMode) lookup(dns_mode_table, _DNS_MODE_MAX, s);
+}
+const char *dbus_mode_to_string(DbusMode m) {
+        return m >= 0 && m < _DBUS_MODE_MAX ? dbus_mode_table[m] : NULL;
+}
+DbusMode dbus_mode_from_string(const char *s) {
+        return (DbusMode) lookup(dbus_mode_table, _DBUS_MODE_MAX, s);
+}
+
+Plan *plan_new(void) {
+        Plan *p = calloc(1, sizeof(Plan));
+        if (!p)
+                return NULL;
+        p->dns = DNS_FILTERED;
+        p->dbus = DBUS_NONE;
+        return p;
+}
+
+Plan *plan_free(Plan *p) {
+        if (!p)
+                return NULL;
+        free(p->exec_path);
+        strv_free(p->argv);
+        free(p->working_directory);
+        strv_free(p->environment);
+        strv_free(p->unset_environment);
+        for (size_t i = 0; i < p->n_paths; i++) {
+                free(p->paths[i].path);
+                free(p->paths[i].origin);
+        }
+        free(p->paths);
+        for (size_t i = 0; i < p->n_properties; i++) {
+                free(p->properties[i].name);
+                free(p->properties[i].value);
+                free(p->properties[i].origin);
+        }
+        free(p->properties);
+        strv_free(p->net_allow);
+        strv_free(p->net_deny);
+        strv_free(p->dbus_talk);
+        strv_free(p->dbus_own);
+        strv_free(p->dbus_see);
+        strv_free(p->delegate);
+        free(p->log_target);
+        strv_free(p->log_report);
+        strv_free(p->profiles);
+        free(p);
+        return NULL;
+}
+
+int plan_add_path(Plan *p, PathAccess access, const char *path, const char *origin) {
+        _cleanup_free_ char *a = strdup(path), *b = strdup(strempty(origin));
+        if (!a || !b)
+                return -ENOMEM;
+        PlanPath *n = realloc(p->paths, sizeof(PlanPath) * (p->n_paths + 1));
+        if (!n)
+                return -ENOMEM;
+        p->paths = n;
+        p->paths[p->n_paths++] = (PlanPath) {
+                .access = access,
+                .path = TAKE_PTR(a),
+                .origin = TAKE_PTR(b),
+        };
+        return 0;
+}
+
+int plan_add_property(Plan *p, const char *name, const char *value, const char *origin) {
+        _cleanup_free_ char *a = strdup(name), *b = strdup(value), *c = strdup(strempty(origin));
+        if (!a || !b || !c)
+                return -ENOMEM;
+        PlanProperty *n = realloc(p->properties, sizeof(PlanProperty) * (p->n_properties + 1));
+        if (!n)
+                return -ENOMEM;
+        p->properties = n;
+        p->properties[p->n_properties++] = (PlanProperty) {
+                .name = TAKE_PTR(a),
+                .value = TAKE_PTR(b),
+                .origin = TAKE_PTR(c),
+        };
+        return 0;
+}
+
+int plan_setenv(Plan *p, const char *name, const char *value) {
+        size_t l = strlen(name);
+        _cleanup_free_ char *kv = malloc(l + 1 + strlen(value) + 1);
+        if (!kv)
+                return -ENOMEM;
+        memcpy(kv, name, l);
+        kv[l] = '=';
+        strcpy(kv + l + 1, value);
+
+        for (char **e = p->environment; e && *e; e++)
+                if (strncmp(*e, name, l) == 0 && (*e)[l] == '=') {
+                        free(*e);
+                        *e = TAKE_PTR(kv);
+                        return 0;
+                }
+        int r = strv_push(&p->environment, kv);
+        if (r < 0)
+                return r;
+        kv = NULL;
+        return 0;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#pragma once
+
+/* What was asked: the command, where it was started, the caller's environment and the
+ * one-run overrides from the command line. Filled by cli/, read by policy/ to resolve a
+ * Plan. Nothing here has been checked against any profile yet. */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "util/macro.h"
+
+typedef struct Request {
+        char **argv;            /* COMMAND [ARG...], argv[0] as typed */
+        char *command_name;     /* basename of argv[0]: what profiles match against */
+        char *exec_path;        /* COMMAND resolved on PATH */
+        char *start_dir;        /* the caller's working directory */
+        char **environ;         /* the caller's environment, KEY=VALUE */
+        char *home;             /* the caller's home directory */
+        char *runtime_dir;      /* $XDG_RUNTIME_DIR, or /run/user/UID */
+        uid_t uid;
+
+        bool via_link;          /* invoked through a symlink named after the command */
+        bool nested;            /* started inside a scudo sandbox */
+
+        /* One-run overrides, in command-line order. */
+        char **profiles;        /* --profile */
+        bool no_match;          /* --no-match */
+        char **fs_write, **fs_read, **fs_hide, **fs_deny;
+        char **net_allow, **net_deny;
+        bool no_network;
+        char **env_copy;        /* --env NAME */
+        char **deny_env, **allow_env;
+        char **properties;      /* --property K=V */
+        int delegate;           /* -1 --no-delegate, 0 profile's choice, 1 --delegate */
+} Request;
+
+void request_done(Request *r);

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* scudo: run a command confined in a transient systemd unit, as its profiles say.
+ *
+ * This file only dispatches: a subcommand by name, a run otherwise, or (when started through
+ * a symlink named after a command) a run of that command with every argument its own. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/run-options.h"
+#include "cli/verb-link.h"
+#include "cli/verb-run.h"
+#include "cli/verbs.h"
+#include "util/log.h"
+#include "util/strv.h"
+
+typedef struct Verb {
+        const char *name;
+        int (*run)(int argc, char **argv);
+} Verb;
+
+static const Verb verbs[] = {
+        { "explain",  verb_explain },
+        { "check",    verb_check },
+        { "profiles", verb_profiles },
+        { "trust",    verb_trust },
+        { "untrust",  verb_untrust },
+        { "trusted",  verb_trusted },
+        { "link",     verb_link },
+        { "unlink",   verb_unlink },
+};
+
+static int run(int argc, char **argv) {
+        _cleanup_(run_args_done) RunArgs args = {};
+        int r;
+
+        if (argc < 1 || !argv[0])
+                return EXIT_SCUDO_SETUP;
+
+        if (!invoked_as_scudo(argv[0])) {
+                /* Through a link: argv is the command's, untouched. */
+                args.request.via_link = true;
+                args.request.argv = strv_copy(argv);
+                if (!args.request.argv)
+                        return log_oom(), EXIT_SCUDO_SETUP;
+                return run_request(&args);
+        }
+
+        if (argc >= 2)
+                for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                        if (streq(argv[1], verbs[i].name))
+                                return verbs[i].run(argc - 1, argv + 1);
+
+        r = parse_run_args(argc, argv, NULL, &args);
+        if (r <= 0)
+                return r < 0 ? EXIT_SCUDO_SETUP : 0;
+        return run_request(&args);
+}
+
+int main(int argc, char **argv) {
+        return run(argc, argv);
+}

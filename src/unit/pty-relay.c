@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "pty-relay.h"
+#include "util/macro.h"
+
+#define RELAY_BUF 65536
+
+struct PtyRelay {
+        int master;
+        char slave_path[64];
+        struct termios saved;
+        bool saved_valid, raw;
+        sd_event_source *in_source, *master_source;
+        /* bytes read from the caller and not yet accepted by the pty (it may be full while
+         * the command is not reading; blocking there could deadlock the relay) */
+        char in_buf[RELAY_BUF];
+        size_t in_len;
+        pty_suspend_fn on_suspend;
+        void *userdata;
+};
+
+int pty_relay_new(PtyRelay **ret) {
+        _cleanup_free_ PtyRelay *p = calloc(1, sizeof(PtyRelay));
+        if (!p)
+                return -ENOMEM;
+        p->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+        if (p->master < 0)
+                return negative_errno();
+        if (grantpt(p->master) < 0 || unlockpt(p->master) < 0 ||
+            ptsname_r(p->master, p->slave_path, sizeof(p->slave_path)) != 0) {
+                int r = negative_errno();
+                (void) close(p->master);
+                return r;
+        }
+
+        /* The pty starts with the caller's settings and size, as if it were the terminal. */
+        if (tcgetattr(STDIN_FILENO, &p->saved) >= 0) {
+                p->saved_valid = true;
+                int s = open(p->slave_path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+                if (s >= 0) {
+                        (void) tcsetattr(s, TCSANOW, &p->saved);
+                        (void) close(s);
+                }
+        }
+        pty_relay_resize(p);
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+const char *pty_relay_slave_path(PtyRelay *p) {
+        return p->slave_path;
+}
+
+void pty_relay_resize(PtyRelay *p) {
+        struct winsize ws;
+        if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) >= 0)
+                (void) ioctl(p->master, TIOCSWINSZ, &ws);
+}
+
+static int write_all(int fd, const char *buf, size_t n) {
+        while (n > 0) {
+                ssize_t k = write(fd, buf, n);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN) {
+                                struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+                                (void) poll(&pfd, 1, 100);
+                                continue;
+                        }
+                        return negative_errno();
+                }
+                buf += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+static void update_events(PtyRelay *p) {
+        /* Read more from the caller only while there is room; watch the master for writability
+         * only while input is pending. */
+        (void) sd_event_source_set_enabled(p->in_source, p->in_len < sizeof(p->in_buf) ? SD_EVENT_ON : SD_EVENT_OFF);
+        (void) sd_event_source_set_io_events(p->master_source, EPOLLIN | (p->in_len > 0 ? EPOLLOUT : 0));
+}
+
+static void flush_input(PtyRelay *p) {
+        while (p->in_len > 0) {
+                ssize_t k = write(p->master, p->in_buf, p->in_len);
+                if (k <= 0)
+                        break;
+                memmove(p->in_buf, p->in_buf + k, p->in_len - (size_t) k);
+                p->in_len -= (size_t) k;
+        }
+}
+
+/* The suspend character typed by the user: with the pty in the command's hands, the kernel
+ * would send SIGTSTP to a process group that no shell controls (it is discarded), so scudo
+ * handles it: the runner freezes the unit and suspends itself. */
+static bool is_suspend_char(PtyRelay *p, char c) {
+        struct termios t;
+        if (tcgetattr(p->master, &t) < 0)
+                return false;
+        return (t.c_lflag & ISIG) && t.c_cc[VSUSP] != _POSIX_VDISABLE && (cc_t) c == t.c_cc[VSUSP];
+}
+
+static int on_input(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        PtyRelay *p = userdata;
+        char buf[RELAY_BUF];
+        size_t room = sizeof(p->in_buf) - p->in_len;
+        ssize_t k = read(fd, buf, MIN(room, sizeof(buf)));
+        if (k < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        if (k <= 0) {
+                /* The caller's input is gone (closed terminal): stop reading it. */
+                (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
+                return 0;
+        }
+        for (ssize_t i = 0; i < k; i++) {
+                if (p->on_suspend && is_suspend_char(p, buf[i])) {
+                        /* Pass on what came before it, then suspend; the character itself
+                         * is consumed here. */
+                        flush_input(p);
+                        p->on_suspend(p->userdata);
+                        continue;
+                }
+                p->in_buf[p->in_len++] = buf[i];
+        }
+        flush_input(p);
+        update_events(p);
+        return 0;
+}
+
+static int on_master(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        PtyRelay *p = userdata;
+        char buf[RELAY_BUF];
+
+        if (revents & EPOLLOUT)
+                flush_input(p);
+        if (revents & (EPOLLIN | EPOLLHUP)) {
+                ssize_t k = read(fd, buf, sizeof(buf));
+                if (k > 0)
+                        (void) write_all(STDOUT_FILENO, buf, (size_t) k);
+                else if (k == 0 || (k < 0 && errno == EIO)) {
+                        /* No slave open right now (between exec setup steps, or the command
+                         * ended). Stop polling; the drain at the end picks up the rest. */
+                        if (!(revents & EPOLLIN) || k == 0 || errno == EIO)
+                                (void) sd_event_source_set_io_events(s, p->in_len > 0 ? EPOLLOUT : 0);
+                }
+        }
+        update_events(p);
+        return 0;
+}
+
+int pty_relay_raw_terminal(PtyRelay *p) {
+        if (!p->saved_valid || p->raw)
+                return 0;
+        struct termios raw = p->saved;
+        cfmakeraw(&raw);
+        if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) < 0)
+                return negative_errno();
+        p->raw = true;
+        return 0;
+}
+
+void pty_relay_restore_terminal(PtyRelay *p) {
+        if (p && p->raw) {
+                (void) tcsetattr(STDIN_FILENO, TCSADRAIN, &p->saved);
+                p->raw = false;
+        }
+}
+
+int pty_relay_start(PtyRelay *p, sd_event *e, pty_suspend_fn on_suspend, void *userdata) {
+        int r;
+
+        p->on_suspend = on_suspend;
+        p->userdata = userdata;
+        r = sd_event_add_io(e, &p->in_source, STDIN_FILENO, EPOLLIN, on_input, p);
+        if (r < 0)
+                return r;
+        r = sd_event_add_io(e, &p->master_source, p->master, EPOLLIN, on_master, p);
+        if (r < 0)
+                return r;
+        return pty_relay_raw_terminal(p);
+}
+
+void pty_relay_drain(PtyRelay *p) {
+        char buf[RELAY_BUF];
+        for (;;) {
+                struct pollfd pfd = { .fd = p->master, .events = POLLIN };
+                if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & POLLIN))
+                        break;
+                ssize_t k = read(p->master, buf, sizeof(buf));
+                if (k <= 0)
+                        break;
+                (void) write_all(STDOUT_FILENO, buf, (size_t) k);
+        }
+}
+
+PtyRelay *pty_relay_free(PtyRelay *p) {
+        if (!p)
+                return NULL;
+        pty_relay_restore_terminal(p);
+        sd_event_source_disable_unref(p->in_source);
+        sd_event_source_disable_unref(p->master_source);
+        safe_close(p->master);
+        free(p);
+        return NULL;
+}

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+#include <unistd.h>
+
+#include "pty-relay.h"
+#include "run.h"
+#include "unit-build.h"
+#include "util/log.h"
+#include "util/macro.h"
+#include "watcher.h"
+
+#define SD_DEST "org.freedesktop.systemd1"
+#define SD_PATH "/org/freedesktop/systemd1"
+#define SD_MANAGER "org.freedesktop.systemd1.Manager"
+
+/* systemd's exit codes for a failed exec setup (systemd.exec(5), "Process exit codes"). */
+#define EXIT_CHDIR 200
+#define EXIT_EXEC 203
+#define EXIT_NAMESPACE 226
+
+typedef struct RunContext {
+        sd_event *event;
+        sd_bus *bus;
+        char unit_name[64];
+        char *unit_path;
+
+        bool job_done;
+        char *job_result;
+        char *active_state;
+        bool finished;
+        bool failed_to_start;
+        char *start_error;
+
+        unsigned n_signals;
+        PtyRelay *pty;
+        int watcher_fd;
+} RunContext;
+
+static void run_context_done(RunContext *c) {
+        pty_relay_free(c->pty);
+        free(c->unit_path);
+        free(c->job_result);
+        free(c->active_state);
+        free(c->start_error);
+        sd_bus_flush_close_unref(c->bus);
+        sd_event_unref(c->event);
+        safe_close(c->watcher_fd);
+}
+
+static int make_unit_name(RunContext *c) {
+        uint8_t rnd[8];
+        if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+                return -EIO;
+        int l = snprintf(c->unit_name, sizeof(c->unit_name), "scudo-");
+        for (size_t i = 0; i < sizeof(rnd); i++)
+                l += snprintf(c->unit_name + l, sizeof(c->unit_name) - (size_t) l, "%02x", rnd[i]);
+        (void) snprintf(c->unit_name + l, sizeof(c->unit_name) - (size_t) l, ".service");
+        return sd_bus_path_encode(SD_PATH "/unit", c->unit_name, &c->unit_path);
+}
+
+static void check_finished(RunContext *c) {
+        if (!c->job_done || !c->active_state)
+                return;
+        if (streq(c->active_state, "inactive") || streq(c->active_state, "failed")) {
+                c->finished = true;
+        }
+}
+
+static int set_string(char **p, const char *s) {
+        char *n = strdup(s);
+        if (!n)
+                return -ENOMEM;
+        free(*p);
+        *p = n;
+        return 0;
+}
+
+static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        RunContext *c = userdata;
+        const char *job, *unit, *result;
+        uint32_t id;
+
+        if (sd_bus_message_read(m, "uoss", &id, &job, &unit, &result) < 0)
+                return 0;
+        if (!streq(unit, c->unit_name))
+                return 0;
+        c->job_done = true;
+        (void) set_string(&c->job_result, result);
+        if (!streq(result, "done")) {
+                c->failed_to_start = true;
+                c->finished = true;
+                return 0;
+        }
+        /* The unit may already have ended before we saw its state change. */
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *state = NULL;
+        if (sd_bus_get_property_string(c->bus, SD_DEST, c->unit_path, "org.freedesktop.systemd1.Unit",
+                                       "ActiveState", &e, &state) >= 0)
+                (void) set_string(&c->active_state, state);
+        check_finished(c);
+        return 0;
+}
+
+static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        RunContext *c = userdata;
+        const char *iface;
+
+        if (sd_bus_message_read(m, "s", &iface) < 0 || !streq(iface, "org.freedesktop.systemd1.Unit"))
+                return 0;
+        if (sd_bus_message_enter_container(m, 'a', "{sv}") < 0)
+                return 0;
+        while (sd_bus_message_enter_container(m, 'e', "sv") > 0) {
+                const char *name, *value;
+                if (sd_bus_message_read(m, "s", &name) < 0)
+                        return 0;
+                if (streq(name, "ActiveState")) {
+                        if (sd_bus_message_read(m, "v", "s", &value) < 0)
+                                return 0;
+                        (void) set_string(&c->active_state, value);
+                } else if (sd_bus_message_skip(m, "v") < 0)
+                        return 0;
+                if (sd_bus_message_exit_container(m) < 0)
+                        return 0;
+        }
+        check_finished(c);
+        return 0;
+}
+
+static int on_start_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        RunContext *c = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+        if (e) {
+                (void) set_string(&c->start_error, e->message ?: e->name);
+                c->failed_to_start = true;
+                c->finished = true;
+        }
+        return 0;
+}
+
+static void call_async(RunContext *c, const char *method, const char *types, ...) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        va_list ap;
+        if (sd_bus_message_new_method_call(c->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, method) < 0)
+                return;
+        va_start(ap, types);
+        int r = sd_bus_message_appendv(m, types, ap);
+        va_end(ap);
+        if (r >= 0)
+                (void) sd_bus_call_async(c->bus, NULL, m, NULL, NULL, 0);
+}
+
+/* Freeze the unit, stop ourselves like any job would on ^Z, and thaw when continued. */
+static void suspend(void *userdata) {
+        RunContext *c = userdata;
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        bool frozen = sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "FreezeUnit", &e, NULL,
+                                         "s", c->unit_name) >= 0;
+        pty_relay_restore_terminal(c->pty);
+        (void) kill(getpid(), SIGSTOP);
+        /* … continued (fg or bg) */
+        if (c->pty)
+                (void) pty_relay_raw_terminal(c->pty);
+        if (frozen)
+                (void) sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "ThawUnit", NULL, NULL,
+                                          "s", c->unit_name);
+        if (c->pty)
+                pty_relay_resize(c->pty);
+}
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        RunContext *c = userdata;
+        int sig = (int) si->ssi_signo;
+
+        switch (sig) {
+        case SIGWINCH:
+                if (c->pty)
+                        pty_relay_resize(c->pty);
+                return 0;
+        case SIGTSTP:
+                suspend(c);
+                return 0;
+        default:
+                /* First signal: pass it to every process of the command. Another one: the user
+                 * insists, stop the unit. */
+                if (++c->n_signals == 1)
+                        call_async(c, "KillUnit", "ssi", c->unit_name, "all", sig);
+                else
+                        call_async(c, "StopUnit", "ss", c->unit_name, "replace");
+                return 0;
+        }
+}
+
+static int add_matches(RunContext *c) {
+        int r = sd_bus_match_signal_async(c->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved",
+                                          on_job_removed, NULL, c);
+        if (r < 0)
+                return r;
+        return sd_bus_match_signal_async(c->bus, NULL, SD_DEST, c->unit_path,
+                                         "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                         on_properties_changed, NULL, c);
+}
+
+static int start_unit(RunContext *c, const Plan *plan, const UnitContext *uctx, const UnitStdio *stdio) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r = sd_bus_message_new_method_call(c->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "ss", c->unit_name, "fail");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r < 0)
+                return r;
+        r = unit_append_properties(m, plan, uctx, stdio);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        if (r < 0)
+                return r;
+        return sd_bus_call_async(c->bus, NULL, m, on_start_reply, c, 0);
+}
+
+static int get_int_property(RunContext *c, const char *iface, const char *name, int32_t *ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        return sd_bus_get_property_trivial(c->bus, SD_DEST, c->unit_path, iface, name, &e, 'i', ret);
+}
+
+/* The command's exit status as a shell would report it. */
+static int collect_exit_status(RunContext *c, const Plan *plan) {
+        int32_t code = 0, status = 0;
+        int r;
+
+        r = get_int_property(c, "org.freedesktop.systemd1.Service", "ExecMainCode", &code);
+        if (r >= 0)
+                r = get_int_property(c, "org.freedesktop.systemd1.Service", "ExecMainStatus", &status);
+        if (r < 0) {
+                log_error_errno(r, "Failed to read the result of %s: %m", c->unit_name);
+                return EXIT_SCUDO_SETUP;
+        }
+
+        if (c->failed_to_start || code == 0) {
+                /* The process never ran the command: systemd's own setup failed. */
+                switch (status) {
+                case EXIT_EXEC:
+                        log_error("'%s' cannot be executed inside the sandbox (is it hidden by the profile?)",
+                                  plan->exec_path);
+                        return EXIT_SCUDO_NOTFOUND;
+                case EXIT_CHDIR:
+                        log_error("the working directory '%s' is not available inside the sandbox",
+                                  strempty(plan->working_directory));
+                        return EXIT_SCUDO_SETUP;
+                case EXIT_NAMESPACE:
+                        log_error("the sandbox could not be set up (mount namespace); "
+                                  "'journalctl --user -u %s' may say why", c->unit_name);
+                        return EXIT_SCUDO_SETUP;
+                default:
+                        if (c->failed_to_start) {
+                                log_error("the sandbox did not start (%s, status %d)",
+                                          strempty(c->job_result), (int) status);
+                                return EXIT_SCUDO_SETUP;
+                        }
+                }
+        }
+
+        switch (code) {
+        case CLD_EXITED:
+                return status & 0xff;
+        case CLD_KILLED:
+        case CLD_DUMPED:
+                return 128 + (status & 0x7f);
+        default:
+                return status & 0xff;
+        }
+}
+
+static int open_stdio(RunContext *c, const RunOptions *opts, UnitStdio *stdio) {
+        bool use_pty = !opts->no_pty && isatty(STDIN_FILENO) && (opts->force_pty || isatty(STDOUT_FILENO));
+
+        *stdio = (UnitStdio) { .fd = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO } };
+        if (!use_pty)
+                return 0;
+
+        int r = pty_relay_new(&c->pty);
+        if (r < 0)
+                return r;
+        stdio->tty_path = pty_relay_slave_path(c->pty);
+        stdio->on_tty[0] = stdio->on_tty[1] = true;
+        /* stderr goes to the terminal only when it is one; `cmd 2>log` keeps working */
+        stdio->on_tty[2] = isatty(STDERR_FILENO);
+        return 0;
+}
+
+int run_plan(const Plan *plan, const RunOptions *opts) {
+        _cleanup_(run_context_done) RunContext c = { .watcher_fd = -EBADF };
+        UnitStdio stdio;
+        sigset_t mask;
+        int r;
+
+        r = make_unit_name(&c);
+        if (r < 0)
+                return log_error_errno(r, "Failed to name the unit: %m"), EXIT_SCUDO_SETUP;
+
+        /* Before the bus is open: the watcher must not inherit the connection. */
+        r = watcher_start(&c.watcher_fd);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start the unit watcher: %m"), EXIT_SCUDO_SETUP;
+
+        r = sd_bus_open_user(&c.bus);
+        if (r < 0) {
+                log_error_errno(r, "Cannot reach the user's service manager: %m");
+                log_error("scudo runs commands as units of 'systemd --user': it needs a running user "
+                          "manager and its bus at $XDG_RUNTIME_DIR/bus (log in through a systemd "
+                          "session, or 'loginctl enable-linger %s')", strempty(getenv("USER")));
+                return EXIT_SCUDO_SETUP;
+        }
+        r = sd_event_new(&c.event);
+        if (r >= 0)
+                r = sd_bus_attach_event(c.bus, c.event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the event loop: %m"), EXIT_SCUDO_SETUP;
+
+        (void) sigemptyset(&mask);
+        int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGTSTP };
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++) {
+                (void) sigaddset(&mask, sigs[i]);
+        }
+        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++) {
+                r = sd_event_add_signal(c.event, NULL, sigs[i], on_signal, &c);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to watch signals: %m"), EXIT_SCUDO_SETUP;
+        }
+
+        r = open_stdio(&c, opts, &stdio);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up a terminal for the command: %m"), EXIT_SCUDO_SETUP;
+
+        r = add_matches(&c);
+        if (r < 0)
+                return log_error_errno(r, "Failed to subscribe to the unit's signals: %m"), EXIT_SCUDO_SETUP;
+
+        r = watcher_add_unit(c.watcher_fd, c.unit_name);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm the unit watcher: %m"), EXIT_SCUDO_SETUP;
+
+        UnitContext uctx = {
+                .runtime_dir = opts->runtime_dir,
+                .unit_name = c.unit_name,
+        };
+        r = start_unit(&c, plan, &uctx, &stdio);
+        if (r < 0)
+                return log_error_errno(r, "Failed to build the unit for '%s': %m", plan->exec_path), EXIT_SCUDO_SETUP;
+
+        if (c.pty) {
+                r = pty_relay_start(c.pty, c.event, suspend, &c);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to relay the terminal: %m"), EXIT_SCUDO_SETUP;
+        }
+
+        /* Not sd_event_loop(): leaving it through sd_event_exit() would close the bus, and
+         * the result is read from the bus afterwards. */
+        while (!c.finished) {
+                r = sd_event_run(c.event, UINT64_MAX);
+                if (r < 0)
+                        return log_error_errno(r, "Lost the connection to the service manager: %m"),
+                               EXIT_SCUDO_SETUP;
+                if (sd_bus_is_open(c.bus) <= 0)
+                        return log_error_errno(SYNTHETIC_ERRNO(ECONNRESET),
+                                               "Lost the connection to the service manager"), EXIT_SCUDO_SETUP;
+        }
+
+        if (c.pty) {
+                pty_relay_drain(c.pty);
+                pty_relay_restore_terminal(c.pty);
+        }
+
+        int status;
+        if (c.start_error) {
+                log_error("systemd refused to start the sandbox: %s", c.start_error);
+                status = EXIT_SCUDO_SETUP;
+        } else
+                status = collect_exit_status(&c, plan);
+
+        /* The run is over and accounted for: the watcher can go. */
+        watcher_release(TAKE_FD(c.watcher_fd));
+        return status;
+}

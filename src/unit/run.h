@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#pragma once
+
+/* Runs a validated plan as a transient service of the user's service manager and waits for
+ * it: the caller's terminal or streams, signals forwarded, Ctrl-Z as freeze, the result as an
+ * exit status. */
+
+#include "plan/plan.h"
+
+/* Exit statuses of scudo's own, never used for the command's. */
+enum {
+        EXIT_SCUDO_SETUP = 125,         /* configuration, sandbox setup, bus or helper error */
+        EXIT_SCUDO_NOEXEC = 126,        /* the command exists but cannot be executed */
+        EXIT_SCUDO_NOTFOUND = 127,      /* the command was not found */
+};
+
+typedef struct RunOptions {
+        const char *runtime_dir;
+        bool force_pty;         /* -t: a pty even when stdout is not a terminal */
+        bool no_pty;            /* -T: never a pty */
+        bool dry_run;
+} RunOptions;
+
+/* Returns the exit status to use (the command's own, 128+N for signal N, or one of the
+ * EXIT_SCUDO_* codes after printing why). */
+int run_plan(const Plan *plan, const RunOptions *opts);

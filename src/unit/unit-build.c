@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "properties.h"
+#include "unit-build.h"
+#include "util/path-util.h"
+#include "util/strv.h"
+
+static int append_bool(sd_bus_message *m, const char *name, int b) {
+        return sd_bus_message_append(m, "(sv)", name, "b", b);
+}
+
+static int append_string(sd_bus_message *m, const char *name, const char *s) {
+        return sd_bus_message_append(m, "(sv)", name, "s", s);
+}
+
+static int open_property(sd_bus_message *m, const char *name, const char *sig) {
+        int r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "s", name);
+        if (r < 0)
+                return r;
+        return sd_bus_message_open_container(m, 'v', sig);
+}
+
+static int close_property(sd_bus_message *m) {
+        int r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(m);
+}
+
+/* ExecStartEx with the "no-env-expand" flag: systemd would otherwise expand $VAR and $$ in
+ * the arguments, and they must reach the command byte for byte. */
+static int append_exec(sd_bus_message *m, const Plan *plan) {
+        static char *const flags[] = { (char *) "no-env-expand", NULL };
+        int r = open_property(m, "ExecStartEx", "a(sasas)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "(sasas)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'r', "sasas");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "s", plan->exec_path);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append_strv(m, plan->argv);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append_strv(m, (char **) flags);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        return close_property(m);
+}
+
+static int access_rank(PathAccess a) {
+        /* Higher is more restrictive; when a path is named twice the higher one stays. */
+        switch (a) {
+        case PATH_ACCESS_WRITE: return 0;
+        case PATH_ACCESS_READ: return 1;
+        case PATH_ACCESS_HIDE: return 2;
+        case PATH_ACCESS_DENY: return 3;
+        default: return 3;
+        }
+}
+
+static int compare_paths(const void *a, const void *b) {
+        const PlanPath *x = *(const PlanPath * const *) a, *y = *(const PlanPath * const *) b;
+        int c = strcmp(x->path, y->path);
+        if (c != 0)
+                return c;
+        return access_rank(y->access) - access_rank(x->access);
+}
+
+typedef struct MountLists {
+        char **bind_src, **bind_ro_src, **bind_ro_dst, **tmpfs, **inaccessible;
+} MountLists;
+
+static void mount_lists_done(MountLists *l) {
+        strv_free(l->bind_src);
+        strv_free(l->bind_ro_src);
+        strv_free(l->bind_ro_dst);
+        strv_free(l->tmpfs);
+        strv_free(l->inaccessible);
+}
+
+static int add_inaccessible(MountLists *l, const char *path) {
+        _cleanup_free_ char *s = NULL;
+        /* "-": a path that does not exist inside the sandbox has nothing to protect. */
+        if (asprintf(&s, "-%s", path) < 0)
+                return -ENOMEM;
+        int r = strv_push(&l->inaccessible, s);
+        if (r < 0)
+                return r;
+        s = NULL;
+        return 0;
+}
+
+static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *l) {
+        _cleanup_free_ const PlanPath **sorted = calloc(plan->n_paths + 1, sizeof(PlanPath *));
+        int r;
+
+        if (!sorted)
+                return -ENOMEM;
+        for (size_t i = 0; i < plan->n_paths; i++)
+                sorted[i] = &plan->paths[i];
+        qsort(sorted, plan->n_paths, sizeof(PlanPath *), compare_paths);
+
+        for (size_t i = 0; i < plan->n_paths; i++) {
+                const PlanPath *p = sorted[i];
+                struct stat st;
+
+                if (i > 0 && streq(sorted[i - 1]->path, p->path))
+                        continue;       /* the stricter entry for this path came first */
+                if (!path_is_absolute(p->path))
+                        return -EINVAL;
+
+                bool exists = stat(p->path, &st) >= 0;
+                switch (p->access) {
+                case PATH_ACCESS_WRITE:
+                        r = strv_extend(&l->bind_src, p->path);
+                        break;
+                case PATH_ACCESS_READ:
+                        r = strv_extend(&l->bind_ro_src, p->path);
+                        if (r >= 0)
+                                r = strv_extend(&l->bind_ro_dst, p->path);
+                        break;
+                case PATH_ACCESS_HIDE:
+                        if (!exists)
+                                r = 0;  /* nothing there to hide */
+                        else if (S_ISDIR(st.st_mode))
+                                r = strv_extend(&l->tmpfs, p->path);
+                        else {
+                                /* an empty file in place of the file: /dev/null, read-only */
+                                r = strv_extend(&l->bind_ro_src, "/dev/null");
+                                if (r >= 0)
+                                        r = strv_extend(&l->bind_ro_dst, p->path);
+                        }
+                        break;
+                case PATH_ACCESS_DENY:
+                        r = add_inaccessible(l, p->path);
+                        break;
+                default:
+                        return -EINVAL;
+                }
+                if (r < 0)
+                        return r;
+        }
+
+        /* Always out of reach, whatever the profile says: the service manager's private
+         * socket (a way to start units outside the sandbox) and the network helper's socket. */
+        if (ctx->runtime_dir) {
+                _cleanup_free_ char *private = path_join(ctx->runtime_dir, "systemd");
+                if (!private)
+                        return -ENOMEM;
+                r = add_inaccessible(l, private);
+                if (r < 0)
+                        return r;
+                if (plan->dbus != DBUS_ALLOW) {
+                        _cleanup_free_ char *bus = path_join(ctx->runtime_dir, "bus");
+                        if (!bus)
+                                return -ENOMEM;
+                        r = add_inaccessible(l, bus);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return add_inaccessible(l, SCUDO_BPFD_SOCKET);
+}
+
+static int append_binds(sd_bus_message *m, const char *name, char **src, char **dst) {
+        if (!src)
+                return 0;
+        int r = open_property(m, name, "a(ssbt)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "(ssbt)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; src[i]; i++) {
+                /* ignore_enoent: a missing source is skipped, which only ever grants less */
+                r = sd_bus_message_append(m, "(ssbt)", src[i], dst ? dst[i] : src[i], 1,
+                                          (uint64_t) MS_REC);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        return close_property(m);
+}
+
+int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ctx) {
+        _cleanup_(mount_lists_done) MountLists l = {};
+        int r = collect_mounts(plan, ctx, &l);
+        if (r < 0)
+                return r;
+
+        if (l.tmpfs) {
+                r = open_property(m, "TemporaryFileSystem", "a(ss)");
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_open_container(m, 'a', "(ss)");
+                if (r < 0)
+                        return r;
+                STRV_FOREACH(t, l.tmpfs) {
+                        r = sd_bus_message_append(m, "(ss)", *t, "mode=0755");
+                        if (r < 0)
+                                return r;
+                }
+                r = sd_bus_message_close_container(m);
+                if (r < 0)
+                        return r;
+                r = close_property(m);
+                if (r < 0)
+                        return r;
+        }
+        r = append_binds(m, "BindPaths", l.bind_src, NULL);
+        if (r < 0)
+                return r;
+        r = append_binds(m, "BindReadOnlyPaths", l.bind_ro_src, l.bind_ro_dst);
+        if (r < 0)
+                return r;
+        if (!l.inaccessible)
+                return 0;
+        r = open_property(m, "InaccessiblePaths", "as");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append_strv(m, l.inaccessible);
+        if (r < 0)
+                return r;
+        return close_property(m);
+}
+
+static int append_stdio(sd_bus_message *m, const UnitStdio *stdio) {
+        static const char * const fd_props[3] = {
+                "StandardInputFileDescriptor", "StandardOutputFileDescriptor", "StandardErrorFileDescriptor",
+        };
+        static const char * const tty_props[3] = { "StandardInput", "StandardOutput", "StandardError" };
+        int r;
+
+        if (stdio->tty_path) {
+                r = append_string(m, "TTYPath", stdio->tty_path);
+                if (r < 0)
+                        return r;
+        }
+        for (int i = 0; i < 3; i++) {
+                if (stdio->on_tty[i])
+                        r = append_string(m, tty_props[i], "tty");
+                else
+                        r = sd_bus_message_append(m, "(sv)", fd_props[i], "h", stdio->fd[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContext *ctx,
+                           const UnitStdio *stdio) {
+        _cleanup_free_ char *description = NULL;
+        int r;
+
+        if (asprintf(&description, "scudo: %s", plan->argv && plan->argv[0] ? plan->argv[0] : "?") < 0)
+                return -ENOMEM;
+
+        /* Profile properties first: the fixed ones below come last, so that nothing a
+         * profile says can replace them. */
+        for (size_t i = 0; i < plan->n_properties; i++) {
+                r = unit_property_append(m, plan->properties[i].name, plan->properties[i].value);
+                if (r < 0)
+                        return r;
+        }
+
+        r = append_string(m, "Description", description);
+        if (r >= 0)
+                r = append_string(m, "Type", "exec");   /* a failed execve fails the start job */
+        if (r >= 0)
+                r = append_bool(m, "AddRef", 1);        /* results stay readable until we close */
+        if (r >= 0)
+                r = append_string(m, "CollectMode", "inactive-or-failed");
+        if (r >= 0 && ctx->slice)
+                r = append_string(m, "Slice", ctx->slice);
+        if (r < 0)
+                return r;
+
+        r = append_exec(m, plan);
+        if (r < 0)
+                return r;
+        if (plan->working_directory) {
+                r = append_string(m, "WorkingDirectory", plan->working_directory);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_append(m, "(sv)", "SendSIGHUP", "b", 1);
+        if (r < 0)
+                return r;
+
+        r = open_property(m, "Environment", "as");
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, plan->environment ?: (char *[]) { NULL });
+        if (r >= 0)
+                r = close_property(m);
+        if (r < 0)
+                return r;
+        if (plan->unset_environment) {
+                r = open_property(m, "UnsetEnvironment", "as");
+                if (r >= 0)
+                        r = sd_bus_message_append_strv(m, plan->unset_environment);
+                if (r >= 0)
+                        r = close_property(m);
+                if (r < 0)
+                        return r;
+        }
+
+        r = append_stdio(m, stdio);
+        if (r < 0)
+                return r;
+
+        r = unit_append_paths(m, plan, ctx);
+        if (r < 0)
+                return r;
+
+        /* The sandbox itself. PrivateUsers=yes must be explicit: without it the user manager
+         * silently skips every mount option. ProtectControlGroups=yes keeps the command from
+         * moving itself out of its cgroup (and out of its network rules). */
+        r = append_bool(m, "PrivateUsers", 1);
+        if (r >= 0)
+                r = append_bool(m, "ProtectControlGroups", 1);
+        if (r >= 0)
+                r = append_bool(m, "NoNewPrivileges", 1);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)", "CapabilityBoundingSet", "t", (uint64_t) 0);
+        return r;
+}

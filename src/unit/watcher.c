@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <systemd/sd-bus.h>
+#include <unistd.h>
+
+#include "util/macro.h"
+#include "util/strv.h"
+#include "watcher.h"
+
+#define WATCHER_MAX_UNITS 8
+
+static void stop_units(char units[][256], int n) {
+        sd_bus *bus = NULL;
+        if (sd_bus_open_user(&bus) < 0)
+                return;
+        /* Newest first: the service before the slice that holds it. A frozen unit (scudo was
+         * killed while suspended) is thawed first so that it can be stopped. */
+        for (int i = n - 1; i >= 0; i--) {
+                (void) sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                          "org.freedesktop.systemd1.Manager", "ThawUnit", NULL, NULL,
+                                          "s", units[i]);
+                (void) sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                          "org.freedesktop.systemd1.Manager", "StopUnit", NULL, NULL,
+                                          "ss", units[i], "replace");
+        }
+        sd_bus_flush_close_unref(bus);
+}
+
+_noreturn_ static void watcher_main(int fd) {
+        char units[WATCHER_MAX_UNITS][256];
+        char line[256];
+        size_t len = 0;
+        int n = 0;
+
+        for (;;) {
+                char c;
+                ssize_t k = read(fd, &c, 1);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        break;          /* scudo is gone without saying it is done */
+                if (c != '\n') {
+                        if (len + 1 < sizeof(line))
+                                line[len++] = c;
+                        continue;
+                }
+                if (len == 0)
+                        _exit(0);       /* the run ended normally */
+                line[len] = 0;
+                if (n < WATCHER_MAX_UNITS)
+                        memcpy(units[n++], line, len + 1);
+                len = 0;
+        }
+        stop_units(units, n);
+        _exit(0);
+}
+
+int watcher_start(int *ret_fd) {
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return negative_errno();
+
+        pid_t pid = fork();
+        if (pid < 0) {
+                int r = negative_errno();
+                (void) close(p[0]);
+                (void) close(p[1]);
+                return r;
+        }
+        if (pid == 0) {
+                sigset_t all;
+                /* Out of the terminal's foreground group; deaf to what the caller gets. */
+                (void) setpgid(0, 0);
+                (void) prctl(PR_SET_NAME, "scudo-watch");
+                (void) sigfillset(&all);
+                (void) sigprocmask(SIG_SETMASK, &all, NULL);
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (null >= 0) {
+                        (void) dup2(null, 0);
+                        (void) dup2(null, 1);
+                        (void) dup2(null, 2);
+                }
+                if (dup2(p[0], 3) < 0)
+                        _exit(1);
+                (void) close_range(4, ~0U, 0);
+                watcher_main(3);
+        }
+        (void) close(p[0]);
+        *ret_fd = p[1];
+        return 0;
+}
+
+int watcher_add_unit(int fd, const char *unit) {
+        char buf[300];
+        int l = snprintf(buf, sizeof(buf), "%s\n", unit);
+        if (l < 0 || (size_t) l >= sizeof(buf) || strchr(unit, '\n'))
+                return -EINVAL;
+        if (write(fd, buf, (size_t) l) != l)
+                return -EIO;
+        return 0;
+}
+
+void watcher_release(int fd) {
+        if (fd < 0)
+                return;
+        (void) write(fd, "\n", 1);
+        (void) close(fd);
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "path-util.h"
+
+bool path_is_absolute(const char *p) {
+        return p && p[0] == '/';
+}
+
+char *path_join(const char *a, const char *b) {
+        size_t la = strlen(a), lb = strlen(b);
+        while (la > 0 && a[la - 1] == '/')
+                la--;
+        while (*b == '/') {
+                b++;
+                lb--;
+        }
+        char *r = malloc(la + 1 + lb + 1);
+        if (!r)
+                return NULL;
+        memcpy(r, a, la);
+        r[la] = '/';
+        memcpy(r + la + 1, b, lb);
+        r[la + 1 + lb] = 0;
+        return r;
+}
+
+int path_normalize(const char *path, char **ret) {
+        if (!path_is_absolute(path))
+                return -EINVAL;
+
+        size_t n = strlen(path);
+        _cleanup_free_ char *out = malloc(n + 2);
+        if (!out)
+                return -ENOMEM;
+
+        size_t j = 0;
+        const char *p = path;
+        while (*p) {
+                while (*p == '/')
+                        p++;
+                const char *e = strchrnul(p, '/');
+                size_t len = (size_t) (e - p);
+                if (len == 0)
+                        break;
+                if (len == 1 && p[0] == '.') {
+                        /* nothing */
+                } else if (len == 2 && p[0] == '.' && p[1] == '.') {
+                        while (j > 0 && out[j - 1] != '/')
+                                j--;
+                        if (j > 0)
+                                j--; /* drop the slash too */
+                } else {
+                        out[j++] = '/';
+                        memcpy(out + j, p, len);
+                        j += len;
+                }
+                p = e;
+        }
+        if (j == 0)
+                out[j++] = '/';
+        out[j] = 0;
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+const char *path_startswith(const char *path, const char *prefix) {
+        if (streq(prefix, "/"))
+                return path[0] == '/' ? path + 1 : NULL;
+        size_t l = strlen(prefix);
+        if (strncmp(path, prefix, l) != 0)
+                return NULL;
+        if (path[l] == 0)
+                return path + l;
+        if (path[l] == '/')
+                return path + l + 1;
+        return NULL;
+}
+
+int path_find_executable(const char *name, const char *search_path, dev_t skip_dev, ino_t skip_ino,
+                         char **ret) {
+        bool found_non_exec = false;
+
+        if (strchr(name, '/')) {
+                struct stat st;
+                if (stat(name, &st) < 0)
+                        return negative_errno();
+                if (S_ISDIR(st.st_mode) || access(name, X_OK) < 0)
+                        return -EACCES;
+                char *c = strdup(name);
+                if (!c)
+                        return -ENOMEM;
+                *ret = c;
+                return 0;
+        }
+
+        if (!search_path || !*search_path)
+                search_path = "/usr/local/bin:/usr/bin:/bin";
+
+        for (const char *p = search_path; ; ) {
+                const char *e = strchrnul(p, ':');
+                size_t len = (size_t) (e - p);
+                /* An empty entry or "." would mean the working directory; that is how a
+                 * project could plant a binary in front of the real one, so skip those. */
+                if (len > 0 && p[0] == '/') {
+                        _cleanup_free_ char *dir = strndup(p, len);
+                        if (!dir)
+                                return -ENOMEM;
+                        _cleanup_free_ char *cand = path_join(dir, name);
+                        if (!cand)
+                                return -ENOMEM;
+                        struct stat st;
+                        if (stat(cand, &st) >= 0 && !S_ISDIR(st.st_mode)) {
+                                if (st.st_dev == skip_dev && st.st_ino == skip_ino) {
+                                        /* scudo itself under the command's name: look further */
+                                } else if (access(cand, X_OK) >= 0) {
+                                        *ret = TAKE_PTR(cand);
+                                        return 0;
+                                } else
+                                        found_non_exec = true;
+                        }
+                }
+                if (!*e)
+                        break;
+                p = e + 1;
+        }
+        return found_non_exec ? -EACCES : -ENOENT;
+}
+
+int mkdir_p(const char *path, mode_t mode) {
+        _cleanup_free_ char *p = strdup(path);
+        if (!p)
+                return -ENOMEM;
+        for (char *s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = 0;
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return negative_errno();
+                *s = '/';
+        }
+        if (mkdir(p, mode) < 0 && errno != EEXIST)
+                return negative_errno();
+        return 0;
+}
