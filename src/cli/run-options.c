@@ -234,7 +234,7 @@ int parse_run_args(int argc, char **argv, const char *verb, RunArgs *ret) {
 bool invoked_as_scudo(const char *argv0) {
         const char *b = strrchr(argv0, '/');
         b = b ? b + 1 : argv0;
-        return streq(b, "scudo") || startswith(b, "scudo.") || startswith(b, "scudo-");
+        return streq(b, "scudo");
 }
 
 static char *env_copy_valid(char ***ret) {

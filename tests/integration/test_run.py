@@ -1,0 +1,260 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
+"""The runner: a command confined in a transient unit of dev's real user manager, with the
+caller's streams, working directory, environment and exit status. Every check that something
+is hidden or kept is made from outside the sandbox too."""
+import json
+import os
+import shlex
+import time
+
+from conftest import SCUDO, wait_for
+
+PTYRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ptyrun.py")
+
+
+def test_secret_in_home_unreadable_and_unchanged(tb, work):
+    tb.dev("echo topsecret > ~/.secret-token && chmod 600 ~/.secret-token")
+    r = tb.scudo(["sh", "-c", "cat ~/.secret-token; echo overwritten > ~/.secret-token; ls -A ~"], cwd=work)
+    assert "topsecret" not in r.out, r
+    assert "No such file" in r.err, r
+    # outside: the file is still there, unchanged
+    assert tb.dev("cat ~/.secret-token").out == "topsecret\n"
+
+
+def test_write_in_start_directory_visible_on_host(tb, work):
+    r = tb.scudo(["sh", "-c", "echo made-inside > result.txt"], cwd=work)
+    assert r.rc == 0, r
+    assert tb.root("cat %s/result.txt" % work).out == "made-inside\n"
+
+
+def test_rest_of_filesystem_read_only(tb, work):
+    r = tb.scudo(["sh", "-c", "touch /etc/scudo-probe; echo rc=$?; touch /var/scudo-probe; echo rc=$?"], cwd=work)
+    assert r.out.count("rc=1") == 2, r
+    assert tb.root("ls /etc/scudo-probe 2>&1").rc != 0 and tb.root("ls /var/scudo-probe").rc != 0
+
+
+def test_host_tmp_not_visible_and_private_tmp_discarded(tb, work):
+    tb.dev("echo host > /tmp/host-file-$$; ls /tmp > /dev/null; echo host > /tmp/scudo-host-file")
+    r = tb.scudo(["sh", "-c", "ls -A /tmp; echo inside > /tmp/inside-file; cat /tmp/inside-file"], cwd=work)
+    assert r.rc == 0, r
+    assert "scudo-host-file" not in r.out, r
+    assert "inside" in r.out
+    assert tb.root("test -e /tmp/inside-file").rc != 0
+
+
+def test_runtime_dir_hidden(tb, work):
+    r = tb.scudo(["sh", "-c", "ls -A $XDG_RUNTIME_DIR; test -S $XDG_RUNTIME_DIR/bus && echo BUS;"
+                  "test -e $XDG_RUNTIME_DIR/systemd/private && echo PRIVATE; echo done"], cwd=work)
+    assert r.rc == 0, r
+    assert "BUS" not in r.out and "PRIVATE" not in r.out and "done" in r.out, r
+    # and the outside still has them
+    assert tb.dev("test -S $XDG_RUNTIME_DIR/bus").rc == 0
+
+
+def test_cannot_reach_user_manager(tb, work):
+    r = tb.scudo(["systemctl", "--user", "is-system-running"], cwd=work)
+    assert r.rc != 0 and "running" not in r.out, r
+
+
+def test_cannot_move_out_of_cgroup(tb, work):
+    r = tb.scudo(["sh", "-c", "echo $$ > /sys/fs/cgroup/user.slice/cgroup.procs 2>&1 || echo refused;"
+                  "cat /proc/self/cgroup"], cwd=work)
+    assert "refused" in r.out, r
+    assert "scudo-" in r.out, r
+
+
+def test_no_new_privileges_and_no_capabilities(tb, work):
+    r = tb.scudo(["sh", "-c", "grep -E '^(NoNewPrivs|CapBnd|CapEff)' /proc/self/status"], cwd=work)
+    assert "NoNewPrivs:\t1" in r.out, r
+    assert "CapBnd:\t0000000000000000" in r.out, r
+
+
+def test_exit_codes(tb, work):
+    for code in (0, 1, 42):
+        r = tb.scudo(["sh", "-c", "exit %d" % code], cwd=work)
+        assert r.rc == code, r
+
+
+def test_signal_death_is_128_plus_n(tb, work):
+    r = tb.scudo(["sh", "-c", "kill -KILL $$"], cwd=work)
+    assert r.rc == 128 + 9, r
+    r = tb.scudo(["sh", "-c", "kill -SEGV $$"], cwd=work)
+    assert r.rc == 128 + 11, r
+
+
+def test_stdin_piped_through(tb, work):
+    r = tb.scudo(["sh", "-c", "tr a-z A-Z; echo err >&2"], cwd=work, input=b"hello from stdin\n")
+    assert r.rc == 0
+    assert r.out == "HELLO FROM STDIN\n", r
+    assert "err" in r.err
+
+
+def test_large_output_and_binary_input(tb, work):
+    data = bytes(range(256)) * 4096
+    r = tb.dev("cd %s && head -c 1048576 /dev/urandom > blob && %s sha256sum < blob && sha256sum < blob"
+               % (work, shlex.quote(SCUDO)))
+    lines = r.out.split("\n")
+    assert r.rc == 0 and lines[0] == lines[1], r
+    assert len(data) > 0
+
+
+def test_environment_passed(tb, work):
+    r = tb.scudo(["sh", "-c", 'echo "$SCUDO_TEST_VAR|$WITH_SPACE"'], cwd=work,
+                 extra_env="SCUDO_TEST_VAR=passed WITH_SPACE='a b'")
+    assert r.out == "passed|a b\n", r
+
+
+def test_environment_with_bash_function_still_runs(tb, work):
+    r = tb.dev("cd %s && f() { echo x; }; export -f f; %s sh -c 'echo ran'" % (work, shlex.quote(SCUDO)))
+    assert r.rc == 0 and r.out == "ran\n", r
+
+
+def test_arguments_byte_for_byte(tb, work):
+    r = tb.scudo(["printf", "%s|", "$HOME", "$$", "${X}", "a b", "", "%n", "\\"], cwd=work)
+    assert r.out == "$HOME|$$|${X}|a b||%n|\\|", r
+
+
+def test_shell_expansion_inside(tb, work):
+    r = tb.scudo(["sh", "-c", "echo $$ $HOME"], cwd=work)
+    pid, home = r.out.split()
+    assert pid.isdigit() and home == "/home/dev", r
+
+
+def test_working_directory(tb, work):
+    tb.dev("mkdir -p %s/sub" % work)
+    r = tb.scudo(["pwd"], cwd=work + "/sub")
+    assert r.out == work + "/sub\n", r
+
+
+def test_missing_command_127(tb, work):
+    r = tb.scudo(["no-such-command-xyz"], cwd=work)
+    assert r.rc == 127, r
+    assert "no-such-command-xyz: command not found" in r.err
+
+
+def test_not_executable_126(tb, work):
+    tb.dev("printf '#!/bin/sh\\n' > %s/noexec" % work)
+    r = tb.scudo(["./noexec"], cwd=work)
+    assert r.rc == 126, r
+
+
+def test_command_hidden_by_sandbox(tb, work):
+    tb.dev("mkdir -p ~/mybin && printf '#!/bin/sh\\necho should-not-run\\n' > ~/mybin/tool && chmod +x ~/mybin/tool")
+    r = tb.scudo(["/home/dev/mybin/tool"], cwd=work)
+    assert r.rc == 127, r
+    assert "should-not-run" not in r.out
+    assert "cannot be executed inside the sandbox" in r.err
+
+
+def test_no_user_bus_is_125(tb, work):
+    r = tb.dev("cd %s && env -u DBUS_SESSION_BUS_ADDRESS XDG_RUNTIME_DIR=/nonexistent %s sh -c 'echo ran'"
+               % (work, shlex.quote(SCUDO)))
+    assert r.rc == 125, r
+    assert "ran" not in r.out
+    assert "user manager" in r.err or "service manager" in r.err, r
+
+
+def test_fs_write_read_hide_deny(tb, work):
+    tb.dev("mkdir -p ~/data ~/ro ~/hidden-dir && echo d > ~/data/f && echo r > ~/ro/f && echo h > ~/hidden-dir/f"
+           " && echo s > %s/.env && mkdir -p %s/secrets && echo k > %s/secrets/key" % (work, work, work))
+    script = ("echo w >> ~/data/f && echo write-ok; cat ~/ro/f; echo x >> ~/ro/f || echo ro-refused;"
+              "cat .env || echo env-refused; ls -A secrets; echo y > secrets/new || echo hide-ro")
+    r = tb.scudo(["--fs-write", "/home/dev/data", "--fs-read", "/home/dev/ro", "--fs-deny", work + "/.env",
+                  "--fs-hide", work + "/secrets", "sh", "-c", script], cwd=work)
+    assert "write-ok" in r.out and "r\n" in r.out and "ro-refused" in r.out, r
+    assert "env-refused" in r.out and "Permission denied" in r.err, r
+    assert "key" not in r.out, r
+    assert tb.dev("cat ~/data/f").out == "d\nw\n"
+    assert tb.dev("cat ~/ro/f").out == "r\n"
+    assert tb.dev("cat %s/.env" % work).out == "s\n"
+    assert tb.dev("cat %s/secrets/key; ls %s/secrets" % (work, work)).out == "k\nkey\n"
+
+
+def test_fs_option_relative_path_refused(tb, work):
+    r = tb.scudo(["--fs-write", "relative/dir", "true"], cwd=work)
+    assert r.rc == 125, r
+    assert "relative" in r.err
+
+
+def test_unknown_option_is_125(tb, work):
+    r = tb.scudo(["--bogus-option", "true"], cwd=work)
+    assert r.rc == 125 and "unknown" in r.err, r
+
+
+def test_pty_isatty_and_dev_tty(tb, work):
+    r = tb.dev("cd %s && python3 %s -- %s sh -c 'test -t 0 && test -t 1 && echo TTY-OK; echo via-dev-tty > /dev/tty;"
+               "ps -o tpgid= -p $$'" % (work, PTYRUN, shlex.quote(SCUDO)))
+    res = json.loads(r.out)
+    assert res["rc"] == 0, res
+    assert "TTY-OK" in res["out"] and "via-dev-tty" in res["out"], res
+
+
+def test_pty_ctrl_c_reaches_command(tb, work):
+    r = tb.dev("cd %s && python3 %s --send-after READY '\\x03' -- %s sh -c "
+               "'trap \"echo GOT-SIGINT; exit 7\" INT; echo READY; while :; do sleep 0.1; done'"
+               % (work, PTYRUN, shlex.quote(SCUDO)))
+    res = json.loads(r.out)
+    assert "GOT-SIGINT" in res["out"], res
+    assert res["rc"] == 7, res
+
+
+def test_pty_ctrl_c_default_action(tb, work):
+    r = tb.dev("cd %s && python3 %s --send-after READY '\\x03' -- %s sh -c 'echo READY; exec sleep 30'"
+               % (work, PTYRUN, shlex.quote(SCUDO)))
+    res = json.loads(r.out)
+    assert res["rc"] == 130, res
+
+
+def test_sigint_to_scudo_forwarded(tb, work):
+    r = tb.dev("cd %s && (%s sh -c 'trap \"echo got-int; exit 3\" INT; echo started; sleep 20 & wait' > out.txt & "
+               "P=$!; for i in $(seq 50); do grep -q started out.txt && break; sleep 0.1; done; kill -INT $P; wait $P;"
+               " echo rc=$?); cat out.txt" % (work, shlex.quote(SCUDO)))
+    assert "rc=3" in r.out and "got-int" in r.out, r
+
+
+def test_scudo_sigkill_stops_unit(tb, work):
+    r = tb.dev("cd %s && { %s sh -c 'echo $$ > pid; exec sleep 60' </dev/null >/dev/null 2>&1 & } ; "
+               "for i in $(seq 50); do test -s %s/pid && break; sleep 0.1; done; "
+               "systemctl --user list-units --no-legend 'scudo-*' | wc -l" % (work, shlex.quote(SCUDO), work))
+    assert r.out.strip().split()[-1] != "0", r
+    tb.dev("pkill -KILL -x scudo")
+    t0 = time.time()
+    gone = wait_for(lambda: tb.user_units() == [], timeout=2.0)
+    assert gone, "unit still there after %.1fs: %s" % (time.time() - t0, tb.user_units())
+    pid = tb.root("cat %s/pid" % work).out.strip()
+    assert tb.root("kill -0 %s 2>/dev/null && echo alive || echo dead" % pid).out.strip() == "dead"
+
+
+def test_no_units_or_cgroups_left_after_200_runs(tb, work):
+    r = tb.dev("cd %s && for i in $(seq 200); do %s true || exit 1; done; echo finished"
+               % (work, shlex.quote(SCUDO)), timeout=300)
+    assert "finished" in r.out, r
+    assert wait_for(lambda: tb.user_units() == [], timeout=3), tb.user_units()
+    assert wait_for(lambda: tb.scudo_cgroups() == [], timeout=3), tb.scudo_cgroups()
+
+
+def test_symlink_invocation(tb, work):
+    tool = "linked-tool"
+    tb.root("printf '#!/bin/sh\\necho real-tool \"$@\"; cat /home/dev/.link-secret 2>/dev/null || echo hidden\\n'"
+            " > /usr/local/bin/%s && chmod 755 /usr/local/bin/%s" % (tool, tool))
+    tb.dev("echo s3cret > ~/.link-secret; rm -rf ~/links; mkdir -p ~/links")
+    r = tb.dev("%s link %s --dir ~/links && readlink ~/links/%s" % (shlex.quote(SCUDO), tool, tool))
+    assert r.rc == 0, r
+    assert r.out.strip() == os.path.realpath(SCUDO), r
+    r = tb.dev("cd %s && PATH=$HOME/links:$PATH %s --flag 'a b'" % (work, tool))
+    assert r.out == "real-tool --flag a b\nhidden\n", r
+    # unlink removes only our link
+    r = tb.dev("%s unlink %s --dir ~/links; ls ~/links" % (shlex.quote(SCUDO), tool))
+    assert r.rc == 0 and tool not in r.out, r
+
+
+def test_unlink_leaves_foreign_files(tb):
+    r = tb.dev("mkdir -p ~/links2 && echo mine > ~/links2/foo && %s unlink foo --dir ~/links2; echo rc=$?;"
+               " cat ~/links2/foo" % shlex.quote(SCUDO))
+    assert "rc=1" in r.out and "mine" in r.out, r
+
+
+def test_dry_run_starts_nothing(tb, work):
+    r = tb.scudo(["--dry-run", "touch", "made-by-dry-run"], cwd=work)
+    assert r.rc == 0 and "exec: /usr/bin/touch" in r.out, r
+    assert tb.root("test -e %s/made-by-dry-run" % work).rc != 0

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* Unit tests for the property table (src/unit/properties.c) and the plan → unit mapping of
+ * paths (src/unit/unit-build.c), checked by reading the built D-Bus message back. */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "plan/plan.h"
+#include "tap.h"
+#include "unit/properties.h"
+#include "unit/unit-build.h"
+#include "util/macro.h"
+
+static void test_check(void) {
+        static const struct { const char *name, *value; int expect; } cases[] = {
+                { "MemoryMax", "4G", 0 },
+                { "MemoryMax", "50%", 0 },
+                { "MemoryMax", "infinity", 0 },
+                { "MemoryMax", "4X", -EINVAL },
+                { "MemoryMax", "-1", -EINVAL },
+                { "CPUQuota", "200%", 0 },
+                { "CPUQuota", "200", -EINVAL },
+                { "IOWeight", "50", 0 },
+                { "IOWeight", "0", -EINVAL },
+                { "TasksMax", "512", 0 },
+                { "PrivateTmp", "true", 0 },
+                { "PrivateTmp", "maybe", -EINVAL },
+                { "PrivateUsers", "yes", 0 },
+                { "PrivateUsers", "no", -EINVAL },
+                { "ProtectControlGroups", "false", -EINVAL },
+                { "NoNewPrivileges", "0", -EINVAL },
+                { "ProtectSystem", "strict", 0 },
+                { "ProtectSystem", "stricter", -EINVAL },
+                { "SystemCallFilter", "~@mount @swap", 0 },
+                { "SystemCallFilter", "~@mount;rm -rf", -EINVAL },
+                { "RestrictAddressFamilies", "AF_UNIX AF_INET", 0 },
+                { "CapabilityBoundingSet", "", 0 },
+                { "CapabilityBoundingSet", "CAP_NET_RAW", 0 },
+                { "CapabilityBoundingSet", "CAP_BOGUS", -EINVAL },
+                { "SystemCallErrorNumber", "EPERM", 0 },
+                { "SystemCallErrorNumber", "ENOTANERRNO", -EINVAL },
+                { "KillSignal", "SIGINT", 0 },
+                { "RuntimeMaxSec", "5min", 0 },
+                { "UMask", "0077", 0 },
+                { "UMask", "999", -EINVAL },
+                { "Nice", "-21", -EINVAL },
+                { "ExecStart", "/bin/sh", -ENOENT },
+                { "BindPaths", "/", -ENOENT },
+                { "User", "root", -ENOENT },
+                { "Description", "line\nbreak", -EINVAL },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *err = NULL;
+                int r = unit_property_check(cases[i].name, cases[i].value, &err);
+                TAP_CHECK(r == cases[i].expect, "%s=%s gives %d (got %d: %s)", cases[i].name, cases[i].value,
+                          cases[i].expect, r, err ? err : "");
+                TAP_CHECK((r == 0) == (err == NULL), "%s=%s: a message exactly when refused", cases[i].name,
+                          cases[i].value);
+                free(err);
+        }
+}
+
+static void test_suggest(void) {
+        char *err = NULL;
+        TAP_CHECK(unit_property_check("MemroyMax", "1G", &err) == -ENOENT, "typo refused");
+        TAP_CHECK(err && strstr(err, "did you mean 'MemoryMax'"), "typo gets a suggestion: %s", err ? err : "");
+        free(err);
+        TAP_CHECK(unit_property_suggest("Zzzzzzzzzzzzzzzzz") == NULL, "nothing close, no suggestion");
+}
+
+/* Reads the a(sv) array back and returns the names in order, joined by spaces. */
+static char *read_names(sd_bus_message *m, char **ret_binds) {
+        char *names = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&names, &len);
+        char *binds = NULL;
+        size_t blen = 0;
+        FILE *bf = open_memstream(&binds, &blen);
+        sd_bus_message_enter_container(m, 'a', "(sv)");
+        while (sd_bus_message_enter_container(m, 'r', "sv") > 0) {
+                const char *name, *contents;
+                char type;
+                sd_bus_message_read(m, "s", &name);
+                fprintf(f, "%s ", name);
+                sd_bus_message_peek_type(m, &type, &contents);
+                if (strcmp(name, "BindPaths") == 0 || strcmp(name, "BindReadOnlyPaths") == 0) {
+                        const char *src, *dst;
+                        int ign;
+                        uint64_t flags;
+                        sd_bus_message_enter_container(m, 'v', "a(ssbt)");
+                        sd_bus_message_enter_container(m, 'a', "(ssbt)");
+                        while (sd_bus_message_read(m, "(ssbt)", &src, &dst, &ign, &flags) > 0)
+                                fprintf(bf, "%s:%s:%s ", name, src, dst);
+                        sd_bus_message_exit_container(m);
+                        sd_bus_message_exit_container(m);
+                } else if (strcmp(name, "InaccessiblePaths") == 0) {
+                        char **l = NULL;
+                        sd_bus_message_enter_container(m, 'v', "as");
+                        sd_bus_message_read_strv(m, &l);
+                        for (char **s = l; s && *s; s++)
+                                fprintf(bf, "Inaccessible:%s ", *s);
+                        for (char **s = l; s && *s; s++)
+                                free(*s);
+                        free(l);
+                        sd_bus_message_exit_container(m);
+                } else if (strcmp(name, "TemporaryFileSystem") == 0) {
+                        const char *p, *o;
+                        sd_bus_message_enter_container(m, 'v', "a(ss)");
+                        sd_bus_message_enter_container(m, 'a', "(ss)");
+                        while (sd_bus_message_read(m, "(ss)", &p, &o) > 0)
+                                fprintf(bf, "Tmpfs:%s ", p);
+                        sd_bus_message_exit_container(m);
+                        sd_bus_message_exit_container(m);
+                } else
+                        sd_bus_message_skip(m, "v");
+                sd_bus_message_exit_container(m);
+        }
+        sd_bus_message_exit_container(m);
+        fclose(f);
+        fclose(bf);
+        *ret_binds = binds;
+        return names;
+}
+
+static void test_unit_paths(void) {
+        sd_bus *bus = NULL;
+        sd_bus_message *m = NULL;
+        Plan *p = plan_new();
+
+        int fds[2];
+        /* Messages need a bus in a started state; a socketpair nobody answers is enough. */
+        TAP_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0, "socketpair");
+        TAP_CHECK(sd_bus_new(&bus) >= 0 && sd_bus_set_fd(bus, fds[0], fds[0]) >= 0 && sd_bus_start(bus) >= 0,
+                  "bus object for messages");
+        TAP_CHECK(sd_bus_message_new_method_call(bus, &m, "a.b", "/", "a.b", "M") >= 0, "message");
+        /* /tmp exists (dir), /dev/null exists (not a dir), /nonexistent does not */
+        plan_add_path(p, PATH_ACCESS_WRITE, "/tmp", "t");
+        plan_add_path(p, PATH_ACCESS_HIDE, "/tmp", "t");        /* stricter wins for the same path */
+        plan_add_path(p, PATH_ACCESS_READ, "/etc", "t");
+        plan_add_path(p, PATH_ACCESS_HIDE, "/etc/hostname", "t");
+        plan_add_path(p, PATH_ACCESS_HIDE, "/nonexistent-scudo", "t");
+        plan_add_path(p, PATH_ACCESS_DENY, "/var/secret", "t");
+        plan_add_path(p, PATH_ACCESS_WRITE, "/var/tmp", "t");
+        UnitContext ctx = { .runtime_dir = "/run/user/1000" };
+
+        sd_bus_message_open_container(m, 'a', "(sv)");
+        TAP_CHECK(unit_append_paths(m, p, &ctx) >= 0, "paths appended");
+        sd_bus_message_close_container(m);
+        sd_bus_message_seal(m, 1, 0);
+        sd_bus_message_rewind(m, true);
+
+        char *binds = NULL;
+        char *names = read_names(m, &binds);
+        TAP_CHECK(strstr(binds, "Tmpfs:/tmp ") != NULL, "hide of a directory is a tmpfs (%s)", binds);
+        TAP_CHECK(strstr(binds, "BindPaths:/tmp:") == NULL, "the write of a hidden path is dropped");
+        TAP_CHECK(strstr(binds, "BindPaths:/var/tmp:/var/tmp ") != NULL, "write is a bind");
+        TAP_CHECK(strstr(binds, "BindReadOnlyPaths:/etc:/etc ") != NULL, "read is a read-only bind");
+        TAP_CHECK(strstr(binds, "BindReadOnlyPaths:/dev/null:/etc/hostname ") != NULL,
+                  "hide of a file is an empty read-only file");
+        TAP_CHECK(strstr(binds, "nonexistent") == NULL, "hiding a missing path adds nothing");
+        TAP_CHECK(strstr(binds, "Inaccessible:-/var/secret ") != NULL, "deny is inaccessible, optional");
+        TAP_CHECK(strstr(binds, "Inaccessible:-/run/user/1000/systemd ") != NULL,
+                  "the manager's private socket is always denied");
+        TAP_CHECK(strstr(binds, "Inaccessible:-/run/user/1000/bus ") != NULL,
+                  "the session bus is denied unless dbus.session = allow");
+        free(names);
+        free(binds);
+        sd_bus_message_unref(m);
+        sd_bus_close_unref(bus);
+        close(fds[1]);
+        plan_free(p);
+}
+
+int main(void) {
+        test_check();
+        test_suggest();
+        test_unit_paths();
+        return tap_done();
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* Unit tests for src/util: path handling, PATH lookup, environment validity, strv. */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "util/env-util.h"
+#include "util/macro.h"
+#include "util/path-util.h"
+#include "util/strv.h"
+
+static void test_normalize(void) {
+        static const struct { const char *in, *out; } cases[] = {
+                { "/", "/" },
+                { "//a//b/", "/a/b" },
+                { "/a/./b/.", "/a/b" },
+                { "/a/b/../c", "/a/c" },
+                { "/../..", "/" },
+                { "/home/dev/../../etc/shadow", "/etc/shadow" },
+                { "/a/b/c/../../..", "/" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *n = NULL;
+                int r = path_normalize(cases[i].in, &n);
+                TAP_CHECK(r == 0, "normalize '%s' succeeds", cases[i].in);
+                TAP_STREQ(n, cases[i].out, "normalize '%s'", cases[i].in);
+        }
+        char *n = NULL;
+        TAP_CHECK(path_normalize("relative/x", &n) == -EINVAL && !n, "relative path refused");
+}
+
+static void test_startswith(void) {
+        TAP_STREQ(path_startswith("/home/dev/x", "/home/dev"), "x", "child of prefix");
+        TAP_STREQ(path_startswith("/home/dev", "/home/dev"), "", "prefix itself");
+        TAP_CHECK(!path_startswith("/home/devil", "/home/dev"), "no match across a component boundary");
+        TAP_STREQ(path_startswith("/etc", "/"), "etc", "everything is under /");
+}
+
+static void test_find_executable(void) {
+        char dir[] = "/tmp/scudo-test-XXXXXX";
+        TAP_CHECK(mkdtemp(dir) != NULL, "temp dir");
+        _cleanup_free_ char *a = path_join(dir, "a"), *b = path_join(dir, "b"), *tool_a = NULL, *tool_b = NULL;
+        (void) mkdir(a, 0755);
+        (void) mkdir(b, 0755);
+        tool_a = path_join(a, "tool");
+        tool_b = path_join(b, "tool");
+        FILE *f = fopen(tool_a, "w");
+        fclose(f);
+        chmod(tool_a, 0755);
+        f = fopen(tool_b, "w");
+        fclose(f);
+        chmod(tool_b, 0755);
+
+        _cleanup_free_ char *search = NULL;
+        TAP_CHECK(asprintf(&search, ".::%s:%s", a, b) > 0, "search path");
+        char *found = NULL;
+        TAP_CHECK(path_find_executable("tool", search, 0, 0, &found) == 0, "tool found");
+        TAP_STREQ(found, tool_a, "first PATH entry wins, relative entries skipped");
+        free(found);
+
+        struct stat st;
+        stat(tool_a, &st);
+        found = NULL;
+        TAP_CHECK(path_find_executable("tool", search, st.st_dev, st.st_ino, &found) == 0, "found past self");
+        TAP_STREQ(found, tool_b, "the entry that is scudo itself is skipped");
+        free(found);
+
+        chmod(tool_b, 0644);
+        found = NULL;
+        TAP_CHECK(path_find_executable("tool", search, st.st_dev, st.st_ino, &found) == -EACCES,
+                  "only a non-executable candidate left: EACCES");
+        TAP_CHECK(path_find_executable("nope", search, 0, 0, &found) == -ENOENT, "missing: ENOENT");
+
+        unlink(tool_a);
+        unlink(tool_b);
+        rmdir(a);
+        rmdir(b);
+        rmdir(dir);
+}
+
+static void test_env(void) {
+        TAP_CHECK(env_assignment_is_valid("A=b"), "plain assignment");
+        TAP_CHECK(env_assignment_is_valid("A_1="), "empty value");
+        TAP_CHECK(env_assignment_is_valid("X=line1\nline2\tx"), "newline and tab allowed");
+        TAP_CHECK(!env_assignment_is_valid("BASH_FUNC_f%%=() { :; }"), "bash function export refused");
+        TAP_CHECK(!env_assignment_is_valid("1A=b"), "leading digit refused");
+        TAP_CHECK(!env_assignment_is_valid("A=\x01"), "control character refused");
+        TAP_CHECK(!env_assignment_is_valid("A=\xff\xfe"), "invalid UTF-8 refused");
+        TAP_CHECK(!env_assignment_is_valid("A=\xed\xa0\x80"), "UTF-16 surrogate refused");
+        TAP_CHECK(env_assignment_is_valid("A=caf\xc3\xa9"), "UTF-8 accepted");
+        TAP_CHECK(!env_assignment_is_valid("NOEQUALS"), "no '=' refused");
+}
+
+static void test_strv(void) {
+        _cleanup_strv_free_ char **l = NULL;
+        TAP_CHECK(strv_extend(&l, "a") == 0 && strv_extend(&l, "b") == 0, "extend");
+        TAP_CHECK(strv_length(l) == 2 && strv_contains(l, "b") && !strv_contains(l, "c"), "length, contains");
+        _cleanup_strv_free_ char **c = strv_copy(l);
+        TAP_CHECK(c && strv_length(c) == 2 && c[0] != l[0], "copy is deep");
+}
+
+int main(void) {
+        test_normalize();
+        test_startswith();
+        test_find_executable();
+        test_env();
+        test_strv();
+        return tap_done();
+}
