@@ -296,6 +296,11 @@ int request_complete(Request *req) {
         if (!env_copy_valid(&req->environ))
                 return log_error_errno(ENOMEM, "Out of memory"), EXIT_SCUDO_SETUP;
 
+        /* Set by scudo on every unit it starts. Removing it inside gains nothing: the bus an
+         * outer scudo would need is not there. */
+        const char *sandbox = getenv("SCUDO_SANDBOX");
+        req->nested = sandbox && *sandbox;
+
         req->uid = getuid();
         const char *home = getenv("HOME");
         if (!home || home[0] != '/') {

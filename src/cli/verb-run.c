@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plan/plan.h"
 #include "policy/policy.h"
@@ -57,6 +58,56 @@ static bool userns_available(void) {
         return true;
 }
 
+/* The options that would widen what a sandbox grants; a scudo started inside one refuses
+ * them, since the sandbox around it decides. */
+static const char *widening_option(const Request *req) {
+        if (req->profiles)
+                return "--profile";
+        if (req->no_match)
+                return "--no-match";
+        if (req->fs_write || req->fs_read || req->fs_hide || req->fs_deny)
+                return "--fs-*";
+        if (req->net_allow || req->net_deny || req->no_network)
+                return "--net-* / --no-network";
+        if (req->deny_env || req->allow_env || req->env_copy)
+                return "--env / --deny-env / --allow-env";
+        if (req->properties)
+                return "--property";
+        if (req->delegate != 0)
+                return "--delegate / --no-delegate";
+        return NULL;
+}
+
+/* Inside a sandbox there is no service manager to ask (its bus is hidden), and the command
+ * is confined already: it runs in place, with the sandbox's access. */
+static int run_nested(RunArgs *args) {
+        const char *opt = widening_option(&args->request);
+        if (opt) {
+                log_error("%s is refused inside a scudo sandbox (%s): the sandbox around this command "
+                          "decides what it may do", opt, getenv("SCUDO_SANDBOX"));
+                return EXIT_SCUDO_SETUP;
+        }
+        if (args->dry_run) {
+                printf("nested in %s: would run %s in place\n", getenv("SCUDO_SANDBOX"),
+                       args->request.exec_path);
+                return 0;
+        }
+        execv(args->request.exec_path, args->request.argv);
+        log_error_errno(negative_errno(), "Cannot execute '%s': %m", args->request.exec_path);
+        return errno == ENOENT ? EXIT_SCUDO_NOTFOUND : EXIT_SCUDO_NOEXEC;
+}
+
+/* A one-run path that does not exist is skipped by systemd (a bind with nothing to bind, a
+ * deny with nothing to deny): say so, since the user asked for it by name. */
+static void warn_missing_paths(const Request *req) {
+        char **lists[] = { req->fs_write, req->fs_read, req->fs_hide, req->fs_deny };
+        const char *names[] = { "--fs-write", "--fs-read", "--fs-hide", "--fs-deny" };
+        for (size_t i = 0; i < ELEMENTSOF(lists); i++)
+                STRV_FOREACH(p, lists[i])
+                        if (access(*p, F_OK) < 0 && errno == ENOENT)
+                                log_warning("%s '%s' does not exist, ignoring", names[i], *p);
+}
+
 int run_request(RunArgs *args) {
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *error = NULL;
@@ -65,6 +116,10 @@ int run_request(RunArgs *args) {
         r = request_complete(&args->request);
         if (r != 0)
                 return r;
+
+        if (args->request.nested)
+                return run_nested(args);
+        warn_missing_paths(&args->request);
 
         r = policy_resolve(&args->request, &plan, &error);
         if (r < 0) {

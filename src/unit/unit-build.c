@@ -274,7 +274,9 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
         _cleanup_free_ char *description = NULL;
         int r;
 
-        if (asprintf(&description, "scudo: %s", plan->argv && plan->argv[0] ? plan->argv[0] : "?") < 0)
+        _cleanup_free_ char *sandbox_var = NULL;
+        if (asprintf(&description, "scudo: %s", plan->argv && plan->argv[0] ? plan->argv[0] : "?") < 0 ||
+            asprintf(&sandbox_var, "SCUDO_SANDBOX=%s", strempty(ctx->unit_name)) < 0)
                 return -ENOMEM;
 
         /* Profile properties first: the fixed ones below come last, so that nothing a
@@ -314,6 +316,10 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
                 r = sd_bus_message_append_strv(m, plan->environment ?: (char *[]) { NULL });
         if (r >= 0)
                 r = close_property(m);
+        if (r < 0)
+                return r;
+        /* Last, so it wins over the caller's: how a scudo started inside knows it is nested. */
+        r = sd_bus_message_append(m, "(sv)", "Environment", "as", 1, sandbox_var);
         if (r < 0)
                 return r;
         if (plan->unset_environment) {

@@ -258,3 +258,20 @@ def test_dry_run_starts_nothing(tb, work):
     r = tb.scudo(["--dry-run", "touch", "made-by-dry-run"], cwd=work)
     assert r.rc == 0 and "exec: /usr/bin/touch" in r.out, r
     assert tb.root("test -e %s/made-by-dry-run" % work).rc != 0
+
+
+def test_nested_scudo_runs_in_place_and_refuses_widening(tb, work):
+    inner = shlex.quote(SCUDO)
+    r = tb.scudo(["sh", "-c", "%s --fs-write /home/dev true; echo widen=$?; "
+                  "%s sh -c 'cat /proc/self/cgroup; ls -A ~'; echo nested=$?" % (inner, inner)], cwd=work)
+    assert "widen=125" in r.out and "refused inside a scudo sandbox" in r.err, r
+    assert "nested=0" in r.out, r
+    # the nested command ran in the same unit as its parent, home still hidden
+    assert r.out.count("scudo-") == 1, r
+    assert ".bashrc" not in r.out, r
+
+
+def test_missing_fs_path_is_a_warning(tb, work):
+    r = tb.scudo(["--fs-write", "/home/dev/does-not-exist", "sh", "-c", "echo ran"], cwd=work)
+    assert r.rc == 0 and "ran" in r.out, r
+    assert "'/home/dev/does-not-exist' does not exist, ignoring" in r.err, r
