@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "unit/properties.h"
 #include "util/path-util.h"
 #include "util/strv.h"
 
@@ -59,6 +60,19 @@ int policy_resolve(const Request *req, Plan **ret_plan, char **ret_error) {
                 r = add_list(p, PATH_ACCESS_DENY, req->fs_deny, "--fs-deny", ret_error);
         if (r < 0)
                 return r;
+
+        STRV_FOREACH(kv, req->properties) {
+                _cleanup_free_ char *name = strndup(*kv, strcspn(*kv, "="));
+                const char *value = strchr(*kv, '=');
+                if (!name || !value)
+                        return -ENOMEM;
+                r = unit_property_check(name, value + 1, ret_error);
+                if (r < 0)
+                        return r;
+                r = plan_add_property(p, name, value + 1, "--property");
+                if (r < 0)
+                        return r;
+        }
 
         *ret_plan = TAKE_PTR(p);
         return 0;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <seccomp.h>
 #include <sys/capability.h>
 
 #include "properties.h"
@@ -370,12 +371,84 @@ static int conv_bool_strv(sd_bus_message *m, const char *name, const char *value
         return r;
 }
 
+static int errno_from_name(const char *s);
+static int conv_strv(sd_bus_message *m, const char *name, const char *value);
+
+/* systemd 252 skips names it does not know with no more than a log line, which would leave
+ * the sandbox weaker than the profile says; so every name is checked here first. */
+static const char * const syscall_groups[] = {
+        "@aio", "@basic-io", "@chown", "@clock", "@cpu-emulation", "@debug", "@file-system",
+        "@io-event", "@ipc", "@keyring", "@memlock", "@module", "@mount", "@network-io",
+        "@obsolete", "@pkey", "@privileged", "@process", "@raw-io", "@reboot", "@resources",
+        "@sandbox", "@setuid", "@signal", "@swap", "@sync", "@system-service", "@timer",
+        "@known", "@default", NULL,
+};
+
+static bool syscall_entry_is_valid(const char *w) {
+        _cleanup_free_ char *n = strdup(w);
+        if (!n)
+                return false;
+        char *colon = strchr(n, ':');   /* "name:ERRNO" */
+        if (colon) {
+                *colon = 0;
+                if (errno_from_name(colon + 1) < 0 && !streq(colon + 1, "kill"))
+                        return false;
+        }
+        if (n[0] == '@')
+                return string_in(n, syscall_groups) >= 0;
+        return seccomp_syscall_resolve_name(n) != __NR_SCMP_ERROR;
+}
+
+static const char * const address_families[] = {
+        "AF_UNIX", "AF_LOCAL", "AF_INET", "AF_INET6", "AF_NETLINK", "AF_PACKET", "AF_BLUETOOTH",
+        "AF_ALG", "AF_CAN", "AF_VSOCK", "AF_XDP", "AF_KEY", "AF_TIPC", "AF_RDS", "AF_SMC",
+        "AF_QIPCRTR", "AF_IEEE802154", "AF_NFC", "AF_APPLETALK", "AF_AX25", "AF_X25", "AF_IPX",
+        "AF_DECnet", "AF_ROSE", "AF_NETROM", "AF_ATMPVC", "AF_ATMSVC", "AF_SNA", "AF_IRDA",
+        "AF_PPPOX", "AF_WANPIPE", "AF_LLC", "AF_IB", "AF_MPLS", "AF_ISDN", "AF_PHONET", "AF_CAIF",
+        "AF_RXRPC", "AF_IUCV", "AF_KCM", "AF_MCTP", "AF_BRIDGE", "AF_SECURITY", "AF_ECONET",
+        "AF_ASH", "AF_NETBEUI", "AF_PPPOX", "AF_ROUTE", NULL,
+};
+
 static int conv_syscall_filter(sd_bus_message *m, const char *name, const char *value) {
+        _cleanup_strv_free_ char **l = NULL;
+        bool inverted;
+        int r = split_words(value, &inverted, &l);
+        if (r < 0)
+                return r;
+        STRV_FOREACH(w, l)
+                if (!syscall_entry_is_valid(*w))
+                        return -EINVAL;
         return conv_bool_strv(m, name, value, "@:-");
 }
 
 static int conv_address_families(sd_bus_message *m, const char *name, const char *value) {
+        _cleanup_strv_free_ char **l = NULL;
+        bool inverted;
+        int r = split_words(value, &inverted, &l);
+        if (r < 0)
+                return r;
+        /* Not "none": an empty allow-list reaches systemd as "no restriction at all". */
+        STRV_FOREACH(w, l)
+                if (string_in(*w, address_families) < 0)
+                        return -EINVAL;
         return conv_bool_strv(m, name, value, "");
+}
+
+static const char * const architectures[] = {
+        "native", "x86", "x86-64", "x32", "arm", "arm64", "mips", "mips64", "mips-le", "mips64-le",
+        "ppc", "ppc64", "ppc64-le", "s390", "s390x", "riscv64", "loongarch64", NULL,
+};
+
+static int conv_architectures(sd_bus_message *m, const char *name, const char *value) {
+        _cleanup_strv_free_ char **l = NULL;
+        bool inverted;
+        int r = split_words(value, &inverted, &l);
+        if (r < 0)
+                return r;
+        STRV_FOREACH(w, l)
+                if (string_in(*w, architectures) < 0)
+                        return -EINVAL;
+        return conv_strv(m, name, value);
 }
 
 static int conv_strv(sd_bus_message *m, const char *name, const char *value) {
@@ -501,8 +574,8 @@ static const UnitProperty properties[] = {
         { "MemoryDenyWriteExecute",  conv_bool,             "a boolean" },
         { "SystemCallFilter",        conv_syscall_filter,   "system call names or @groups, ~ to deny" },
         { "SystemCallErrorNumber",   conv_errno,            "an errno name such as EPERM" },
-        { "SystemCallArchitectures", conv_strv,             "architecture names such as native" },
-        { "RestrictAddressFamilies", conv_address_families, "address families such as AF_UNIX, ~ to deny" },
+        { "SystemCallArchitectures", conv_architectures,             "architecture names such as native" },
+        { "RestrictAddressFamilies", conv_address_families, "address families such as AF_UNIX (none is not supported), ~ to deny" },
         { "UMask",                   conv_umask,            "an octal mode such as 0077" },
         { "KeyringMode",             conv_keyring_mode,     "inherit, private or shared" },
         { "KillMode",                conv_kill_mode,        "control-group, mixed or process" },

@@ -14,6 +14,10 @@
 
 struct PtyRelay {
         int master;
+        /* Our own handle on the slave side. Without it the master reports hang-up whenever no
+         * process has the terminal open (before systemd opens TTYPath=, after the command
+         * exits), and epoll reports hang-ups whether asked for or not. */
+        int slave;
         char slave_path[64];
         struct termios saved;
         bool saved_valid, raw;
@@ -30,6 +34,7 @@ int pty_relay_new(PtyRelay **ret) {
         _cleanup_free_ PtyRelay *p = calloc(1, sizeof(PtyRelay));
         if (!p)
                 return -ENOMEM;
+        p->slave = -EBADF;
         p->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
         if (p->master < 0)
                 return negative_errno();
@@ -40,14 +45,16 @@ int pty_relay_new(PtyRelay **ret) {
                 return r;
         }
 
+        p->slave = open(p->slave_path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (p->slave < 0) {
+                int r = negative_errno();
+                (void) close(p->master);
+                return r;
+        }
         /* The pty starts with the caller's settings and size, as if it were the terminal. */
         if (tcgetattr(STDIN_FILENO, &p->saved) >= 0) {
                 p->saved_valid = true;
-                int s = open(p->slave_path, O_RDWR | O_NOCTTY | O_CLOEXEC);
-                if (s >= 0) {
-                        (void) tcsetattr(s, TCSANOW, &p->saved);
-                        (void) close(s);
-                }
+                (void) tcsetattr(p->slave, TCSANOW, &p->saved);
         }
         pty_relay_resize(p);
         *ret = TAKE_PTR(p);
@@ -143,15 +150,15 @@ static int on_master(sd_event_source *s, int fd, uint32_t revents, void *userdat
 
         if (revents & EPOLLOUT)
                 flush_input(p);
-        if (revents & (EPOLLIN | EPOLLHUP)) {
+        if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
                 ssize_t k = read(fd, buf, sizeof(buf));
                 if (k > 0)
                         (void) write_all(STDOUT_FILENO, buf, (size_t) k);
-                else if (k == 0 || (k < 0 && errno == EIO)) {
-                        /* No slave open right now (between exec setup steps, or the command
-                         * ended). Stop polling; the drain at the end picks up the rest. */
-                        if (!(revents & EPOLLIN) || k == 0 || errno == EIO)
-                                (void) sd_event_source_set_io_events(s, p->in_len > 0 ? EPOLLOUT : 0);
+                else if (k == 0 || (errno != EAGAIN && errno != EINTR)) {
+                        /* Cannot happen while we hold the slave open; if it does, stop
+                         * watching rather than spin on a hang-up. */
+                        (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
+                        return 0;
                 }
         }
         update_events(p);
@@ -209,6 +216,7 @@ PtyRelay *pty_relay_free(PtyRelay *p) {
         pty_relay_restore_terminal(p);
         sd_event_source_disable_unref(p->in_source);
         sd_event_source_disable_unref(p->master_source);
+        safe_close(p->slave);
         safe_close(p->master);
         free(p);
         return NULL;

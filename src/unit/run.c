@@ -248,26 +248,34 @@ static int collect_exit_status(RunContext *c, const Plan *plan) {
                 log_error_errno(r, "Failed to read the result of %s: %m", c->unit_name);
                 return EXIT_SCUDO_SETUP;
         }
+        log_debug("%s: job %s, state %s, ExecMainCode=%d ExecMainStatus=%d", c->unit_name,
+                  strempty(c->job_result), strempty(c->active_state), (int) code, (int) status);
 
-        if (c->failed_to_start || code == 0) {
-                /* The process never ran the command: systemd's own setup failed. */
-                switch (status) {
-                case EXIT_EXEC:
-                        log_error("'%s' cannot be executed inside the sandbox (is it hidden by the profile?)",
-                                  plan->exec_path);
-                        return EXIT_SCUDO_NOTFOUND;
-                case EXIT_CHDIR:
-                        log_error("the working directory '%s' is not available inside the sandbox",
-                                  strempty(plan->working_directory));
+        /* A start job that did not finish as "done" means either that systemd's setup of the
+         * process failed (it then exits with one of its own codes, 200…245, before the
+         * command runs) or that the command ran and ended before the job was processed. */
+        if (c->failed_to_start) {
+                if (code == 0) {
+                        log_error("the sandbox did not start (%s)", strempty(c->job_result));
                         return EXIT_SCUDO_SETUP;
-                case EXIT_NAMESPACE:
-                        log_error("the sandbox could not be set up (mount namespace); "
-                                  "'journalctl --user -u %s' may say why", c->unit_name);
-                        return EXIT_SCUDO_SETUP;
-                default:
-                        if (c->failed_to_start) {
-                                log_error("the sandbox did not start (%s, status %d)",
-                                          strempty(c->job_result), (int) status);
+                }
+                if (code == CLD_EXITED && status >= 200 && status <= 245) {
+                        switch (status) {
+                        case EXIT_EXEC:
+                                log_error("'%s' cannot be executed inside the sandbox (is it hidden by the profile?)",
+                                          plan->exec_path);
+                                return EXIT_SCUDO_NOTFOUND;
+                        case EXIT_CHDIR:
+                                log_error("the working directory '%s' is not available inside the sandbox",
+                                          strempty(plan->working_directory));
+                                return EXIT_SCUDO_SETUP;
+                        case EXIT_NAMESPACE:
+                                log_error("the sandbox could not be set up (mount namespace); "
+                                          "'journalctl --user -u %s' may say why", c->unit_name);
+                                return EXIT_SCUDO_SETUP;
+                        default:
+                                log_error("the sandbox could not be set up (systemd exit status %d, see "
+                                          "systemd.exec(5))", (int) status);
                                 return EXIT_SCUDO_SETUP;
                         }
                 }

@@ -62,10 +62,13 @@ def main():
                 pass
             break
     if status is None:
-        try:
-            _, status = os.waitpid(pid, 0 if time.time() < end else os.WNOHANG)
-        except ChildProcessError:
-            status = None
+        # the pty closed: give the process what is left of the time to exit
+        while time.time() < end:
+            p, st = os.waitpid(pid, os.WNOHANG)
+            if p:
+                status = st
+                break
+            time.sleep(0.05)
     if status is None:
         os.kill(pid, 9)
         _, status = os.waitpid(pid, 0)

@@ -275,3 +275,67 @@ def test_missing_fs_path_is_a_warning(tb, work):
     r = tb.scudo(["--fs-write", "/home/dev/does-not-exist", "sh", "-c", "echo ran"], cwd=work)
     assert r.rc == 0 and "ran" in r.out, r
     assert "'/home/dev/does-not-exist' does not exist, ignoring" in r.err, r
+
+
+SUSPEND_PROBE = r'''
+import os, pty, select, signal, subprocess, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "sh", "-c", "while :; do echo tick; sleep 0.05; done"])
+def read_for(sec):
+    out, end = b"", time.time() + sec
+    while time.time() < end:
+        if select.select([fd], [], [], 0.05)[0]:
+            try:
+                out += os.read(fd, 4096)
+            except OSError:
+                break
+    return out
+def state():
+    return open("/proc/%d/stat" % pid).read().split(")")[1].split()[0]
+def freezer():
+    units = subprocess.run(["systemctl", "--user", "list-units", "--no-legend", "--plain", "scudo-*"],
+                           capture_output=True, text=True).stdout.split()
+    u = [x for x in units if x.endswith(".service")][0]
+    return subprocess.run(["systemctl", "--user", "show", "-P", "FreezerState", u],
+                          capture_output=True, text=True).stdout.strip()
+assert b"tick" in read_for(1.0)
+os.write(fd, b"\x1a")
+time.sleep(0.5)
+read_for(0.2)
+print("state-after-ctrl-z", state(), freezer())
+quiet = read_for(0.5)
+print("ticks-while-frozen", quiet.count(b"tick"))
+os.kill(pid, signal.SIGCONT)
+time.sleep(0.3)
+print("state-after-cont", state(), freezer())
+print("ticks-after-cont", read_for(0.5).count(b"tick"))
+os.kill(pid, signal.SIGTERM)
+os.waitpid(pid, 0)
+'''
+
+
+def test_ctrl_z_freezes_unit_and_suspends(tb, work):
+    r = tb.dev("cd %s && python3 - %s <<'EOF'\n%s\nEOF" % (work, shlex.quote(SCUDO), SUSPEND_PROBE))
+    assert "state-after-ctrl-z T frozen" in r.out, r
+    assert "ticks-while-frozen 0" in r.out, r
+    assert "state-after-cont S running" in r.out or "state-after-cont R running" in r.out, r
+    assert "ticks-after-cont 0" not in r.out, r
+
+
+def test_name_systemd_would_ignore_is_refused(tb, work):
+    # systemd 252 skips unknown address families and system calls silently, which would
+    # leave the sandbox weaker than the profile says: scudo refuses them before starting.
+    for prop in ("RestrictAddressFamilies=AF_INTE", "SystemCallFilter=~@mountt", "SystemCallFilter=~nosuchcall"):
+        r = tb.scudo(["--property", prop, "sh", "-c", "echo ran"], cwd=work)
+        assert r.rc == 125, (prop, r)
+        assert "ran" not in r.out and "bad value" in r.err, (prop, r)
+
+
+def test_fast_exit_status_is_reliable(tb, work):
+    # A command that ends before systemd has finished its start job must still report its own
+    # status, on a terminal and without one.
+    r = tb.dev("cd %s && for i in $(seq 25); do %s sh -c 'exit 7' </dev/null; echo -n \"$? \";"
+               " python3 %s -- %s sh -c 'exit 7' | grep -o '\"rc\": [0-9a-z\"]*'; done"
+               % (work, shlex.quote(SCUDO), PTYRUN, shlex.quote(SCUDO)), timeout=200)
+    assert r.out.count('7 "rc": 7') == 25, r
