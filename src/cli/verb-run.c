@@ -5,7 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "plan/plan.h"
+#include "util/path-util.h"
 #include "policy/policy.h"
 #include "run-options.h"
 #include "unit/properties.h"
@@ -108,6 +110,25 @@ static void warn_missing_paths(const Request *req) {
                                 log_warning("%s '%s' does not exist, ignoring", names[i], *p);
 }
 
+/* scudo-confine beside scudo (a build tree, or both in one bin dir), else where meson
+ * installs it. */
+static char *find_confine(void) {
+        _cleanup_free_ char *self = realpath("/proc/self/exe", NULL);
+        if (self) {
+                char *slash = strrchr(self, '/');
+                if (slash) {
+                        *slash = 0;
+                        char *c = path_join(self, "scudo-confine");
+                        if (c && access(c, X_OK) >= 0)
+                                return c;
+                        free(c);
+                }
+        }
+        if (access(SCUDO_LIBEXECDIR "/scudo-confine", X_OK) >= 0)
+                return strdup(SCUDO_LIBEXECDIR "/scudo-confine");
+        return NULL;
+}
+
 int run_request(RunArgs *args) {
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *error = NULL;
@@ -142,6 +163,13 @@ int run_request(RunArgs *args) {
                 return EXIT_SCUDO_SETUP;
         }
 
+        _cleanup_free_ char *confine = find_confine();
+        if (!confine) {
+                log_error("scudo-confine, which runs before every sandboxed command, is not installed "
+                          "next to scudo nor in " SCUDO_LIBEXECDIR "; the command was not run");
+                return EXIT_SCUDO_SETUP;
+        }
         args->run.runtime_dir = args->request.runtime_dir;
+        args->run.confine_path = confine;
         return run_plan(plan, &args->run);
 }

@@ -61,6 +61,16 @@ int policy_resolve(const Request *req, Plan **ret_plan, char **ret_error) {
         if (r < 0)
                 return r;
 
+        if (req->net_allow || req->net_deny || req->no_network) {
+                p->network_filtered = true;
+                if (!req->no_network) {
+                        p->net_allow = strv_copy(req->net_allow ?: (char *[]) { NULL });
+                        p->net_deny = strv_copy(req->net_deny ?: (char *[]) { NULL });
+                        if (!p->net_allow || !p->net_deny)
+                                return -ENOMEM;
+                }
+        }
+
         STRV_FOREACH(kv, req->properties) {
                 _cleanup_free_ char *name = strndup(*kv, strcspn(*kv, "="));
                 const char *value = strchr(*kv, '=');

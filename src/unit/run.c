@@ -10,6 +10,7 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include "net/net-session.h"
 #include "pty-relay.h"
 #include "run.h"
 #include "unit-build.h"
@@ -32,6 +33,14 @@ typedef struct RunContext {
         char unit_name[64];
         char *unit_path;
 
+        /* With network rules: the run's own slice, restricted by scudo-bpfd before the
+         * service starts in it. A flat name, so that no parent slice is left behind. */
+        char slice_name[64];
+        bool slice_job_done;
+        char *slice_job_result;
+        NetSession *net;
+        sd_event_source *net_source;
+
         bool job_done;
         char *job_result;
         char *active_state;
@@ -44,7 +53,14 @@ typedef struct RunContext {
         int watcher_fd;
 } RunContext;
 
+static void stop_slice(RunContext *c);
+
 static void run_context_done(RunContext *c) {
+        /* Whatever way the run ended, its slice goes (and with its cgroup, the BPF programs). */
+        stop_slice(c);
+        sd_event_source_disable_unref(c->net_source);
+        net_session_free(c->net);
+        free(c->slice_job_result);
         pty_relay_free(c->pty);
         free(c->unit_path);
         free(c->job_result);
@@ -62,6 +78,7 @@ static int make_unit_name(RunContext *c) {
         int l = snprintf(c->unit_name, sizeof(c->unit_name), "scudo-");
         for (size_t i = 0; i < sizeof(rnd); i++)
                 l += snprintf(c->unit_name + l, sizeof(c->unit_name) - (size_t) l, "%02x", rnd[i]);
+        (void) snprintf(c->slice_name, sizeof(c->slice_name), "app-scudo_%.*s.slice", l - 6, c->unit_name + 6);
         (void) snprintf(c->unit_name + l, sizeof(c->unit_name) - (size_t) l, ".service");
         return sd_bus_path_encode(SD_PATH "/unit", c->unit_name, &c->unit_path);
 }
@@ -90,6 +107,11 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
 
         if (sd_bus_message_read(m, "uoss", &id, &job, &unit, &result) < 0)
                 return 0;
+        if (streq(unit, c->slice_name)) {
+                c->slice_job_done = true;
+                (void) set_string(&c->slice_job_result, result);
+                return 0;
+        }
         if (!streq(unit, c->unit_name))
                 return 0;
         c->job_done = true;
@@ -231,6 +253,83 @@ static int start_unit(RunContext *c, const Plan *plan, const UnitContext *uctx, 
         return sd_bus_call_async(c->bus, NULL, m, on_start_reply, c, 0);
 }
 
+static int on_net_event(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        RunContext *c = userdata;
+        if (net_session_dispatch(c->net) < 0)
+                (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        return 0;
+}
+
+/* Starts the run's slice and has scudo-bpfd restrict its cgroup. The service is started in
+ * it only after that succeeded, so the command's first instruction already runs under the
+ * network rules; anything that fails here fails the run. */
+static int start_restricted_slice(RunContext *c, const Plan *plan) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_free_ char *slice_path = NULL, *cgroup = NULL;
+        int r;
+
+        r = watcher_add_unit(c->watcher_fd, c->slice_name);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm the unit watcher: %m");
+
+        r = sd_bus_message_new_method_call(c->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "ss", c->slice_name, "fail");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "a(sv)", 2,
+                                          "Description", "s", "scudo: network-restricted slice",
+                                          "CollectMode", "s", "inactive-or-failed");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        if (r < 0)
+                return log_error_errno(r, "Failed to build the slice: %m");
+        r = sd_bus_call(c->bus, m, 0, &e, &reply);
+        if (r < 0)
+                return log_error_errno(r, "systemd refused to start the run's slice: %s",
+                                       e.message ?: "unknown error");
+
+        while (!c->slice_job_done) {
+                r = sd_event_run(c->event, UINT64_MAX);
+                if (r < 0)
+                        return log_error_errno(r, "Lost the connection to the service manager: %m");
+        }
+        if (!streq_ptr(c->slice_job_result, "done"))
+                return log_error_errno(SYNTHETIC_ERRNO(EIO), "The run's slice did not start (%s)",
+                                       strempty(c->slice_job_result));
+
+        r = sd_bus_path_encode(SD_PATH "/unit", c->slice_name, &slice_path);
+        if (r >= 0)
+                r = sd_bus_get_property_string(c->bus, SD_DEST, slice_path, "org.freedesktop.systemd1.Slice",
+                                               "ControlGroup", &e, &cgroup);
+        if (r < 0 || !cgroup || !*cgroup)
+                return log_error_errno(r < 0 ? r : -ENODATA, "Cannot find the cgroup of the run's slice: %m");
+
+        r = net_session_open(cgroup, plan, &c->net);
+        if (r < 0) {
+                const char *why = net_session_error();
+                if (r == -ECONNREFUSED || r == -ENOENT)
+                        return log_error_errno(r, "The profile has network rules, but scudo-bpfd is not "
+                                               "reachable (%s). Enable it with 'systemctl enable --now "
+                                               "scudo-bpfd.socket' (see docs/network.md); the command "
+                                               "was not run.", *why ? why : "no socket");
+                return log_error_errno(r, "scudo-bpfd could not restrict the network: %s%s%m",
+                                       why, *why ? ": " : "");
+        }
+        r = sd_event_add_io(c->event, &c->net_source, net_session_get_fd(c->net), EPOLLIN, on_net_event, c);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch the network helper: %m");
+        return 0;
+}
+
+static void stop_slice(RunContext *c) {
+        if (!c->slice_job_done || !c->bus)
+                return;
+        c->slice_job_done = false;
+        (void) sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", NULL, NULL,
+                                  "ss", c->slice_name, "replace");
+}
+
 static int get_int_property(RunContext *c, const char *iface, const char *name, int32_t *ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         return sd_bus_get_property_trivial(c->bus, SD_DEST, c->unit_path, iface, name, &e, 'i', ret);
@@ -362,9 +461,17 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         if (r < 0)
                 return log_error_errno(r, "Failed to arm the unit watcher: %m"), EXIT_SCUDO_SETUP;
 
+        if (plan->network_filtered) {
+                r = start_restricted_slice(&c, plan);
+                if (r < 0)
+                        return EXIT_SCUDO_SETUP;
+        }
+
         UnitContext uctx = {
                 .runtime_dir = opts->runtime_dir,
                 .unit_name = c.unit_name,
+                .confine_path = opts->confine_path,
+                .slice = plan->network_filtered ? c.slice_name : NULL,
         };
         r = start_unit(&c, plan, &uctx, &stdio);
         if (r < 0)
@@ -393,6 +500,10 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 pty_relay_restore_terminal(c.pty);
         }
 
+        /* The last reports of refused connections, then the slice can go. */
+        if (c.net)
+                (void) net_session_dispatch(c.net);
+
         int status;
         if (c.start_error) {
                 log_error("systemd refused to start the sandbox: %s", c.start_error);
@@ -400,7 +511,8 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         } else
                 status = collect_exit_status(&c, plan);
 
-        /* The run is over and accounted for: the watcher can go. */
+        /* The run is over and accounted for: the watcher can go (the slice is stopped on the
+         * way out, by run_context_done()). */
         watcher_release(TAKE_FD(c.watcher_fd));
         return status;
 }

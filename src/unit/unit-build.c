@@ -38,8 +38,20 @@ static int close_property(sd_bus_message *m) {
 
 /* ExecStartEx with the "no-env-expand" flag: systemd would otherwise expand $VAR and $$ in
  * the arguments, and they must reach the command byte for byte. */
-static int append_exec(sd_bus_message *m, const Plan *plan) {
+static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *ctx) {
         static char *const flags[] = { (char *) "no-env-expand", NULL };
+        _cleanup_free_ char **argv = NULL;
+        size_t n = 0;
+
+        /* scudo-confine EXECUTABLE ARGV...: it adds what systemd cannot, then execs. */
+        argv = calloc(strv_length(plan->argv) + 3, sizeof(char *));
+        if (!argv)
+                return -ENOMEM;
+        argv[n++] = (char *) "scudo-confine";
+        argv[n++] = plan->exec_path;
+        STRV_FOREACH(a, plan->argv)
+                argv[n++] = *a;
+
         int r = open_property(m, "ExecStartEx", "a(sasas)");
         if (r < 0)
                 return r;
@@ -49,10 +61,10 @@ static int append_exec(sd_bus_message *m, const Plan *plan) {
         r = sd_bus_message_open_container(m, 'r', "sasas");
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(m, "s", plan->exec_path);
+        r = sd_bus_message_append(m, "s", ctx->confine_path);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append_strv(m, plan->argv);
+        r = sd_bus_message_append_strv(m, argv);
         if (r < 0)
                 return r;
         r = sd_bus_message_append_strv(m, (char **) flags);
@@ -232,6 +244,14 @@ int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ct
         r = append_binds(m, "BindPaths", l.bind_src, NULL);
         if (r < 0)
                 return r;
+        /* scudo-confine must be there whatever the profile hides: bind it at its own path. */
+        if (ctx->confine_path) {
+                r = strv_extend(&l.bind_ro_src, ctx->confine_path);
+                if (r >= 0)
+                        r = strv_extend(&l.bind_ro_dst, ctx->confine_path);
+                if (r < 0)
+                        return r;
+        }
         r = append_binds(m, "BindReadOnlyPaths", l.bind_ro_src, l.bind_ro_dst);
         if (r < 0)
                 return r;
@@ -279,7 +299,12 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
             asprintf(&sandbox_var, "SCUDO_SANDBOX=%s", strempty(ctx->unit_name)) < 0)
                 return -ENOMEM;
 
-        /* Profile properties first: the fixed ones below come last, so that nothing a
+        /* Defaults a profile may change: a keyring of the unit's own, not the manager's. */
+        r = append_string(m, "KeyringMode", "private");
+        if (r < 0)
+                return r;
+
+        /* Profile properties next: the fixed ones below come last, so that nothing a
          * profile says can replace them. */
         for (size_t i = 0; i < plan->n_properties; i++) {
                 r = unit_property_append(m, plan->properties[i].name, plan->properties[i].value);
@@ -299,7 +324,7 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
         if (r < 0)
                 return r;
 
-        r = append_exec(m, plan);
+        r = append_exec(m, plan, ctx);
         if (r < 0)
                 return r;
         if (plan->working_directory) {

@@ -20,6 +20,7 @@ typedef struct UnitContext {
         const char *slice;              /* NULL for the manager's default */
         const char *runtime_dir;        /* the caller's $XDG_RUNTIME_DIR */
         const char *unit_name;
+        const char *confine_path;       /* scudo-confine, run before the command */
 } UnitContext;
 
 int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContext *ctx,

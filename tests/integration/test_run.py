@@ -339,3 +339,49 @@ def test_fast_exit_status_is_reliable(tb, work):
                " python3 %s -- %s sh -c 'exit 7' | grep -o '\"rc\": [0-9a-z\"]*'; done"
                % (work, shlex.quote(SCUDO), PTYRUN, shlex.quote(SCUDO)), timeout=200)
     assert r.out.count('7 "rc": 7') == 25, r
+
+
+ABSTRACT_LISTENER = r'''
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind("\0scudo-test-abstract")
+s.listen(1)
+s.settimeout(float(sys.argv[1]))
+print("listening", flush=True)
+try:
+    c, _ = s.accept()
+    print("CONNECTED", flush=True)
+except socket.timeout:
+    print("no-connection", flush=True)
+'''
+
+ABSTRACT_CLIENT = ("import socket\n"
+                   "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+                   "try:\n"
+                   "    s.connect('\\0scudo-test-abstract'); print('client-connected')\n"
+                   "except OSError as e:\n"
+                   "    print('client-refused', e.errno)\n")
+
+
+def test_abstract_socket_outside_unreachable(tb, work):
+    tb.dev("cat > %s/listen.py <<'EOF'\n%s\nEOF" % (work, ABSTRACT_LISTENER))
+    tb.dev("cat > %s/client.py <<'EOF'\n%s\nEOF" % (work, ABSTRACT_CLIENT))
+    # control: without scudo the client connects
+    r = tb.dev("cd %s && (python3 listen.py 5 > out1 &) ; sleep 0.5; python3 client.py; sleep 0.3; cat out1" % work)
+    assert "client-connected" in r.out and "CONNECTED" in r.out, r
+    r = tb.dev("cd %s && (python3 listen.py 3 > out2 &) ; sleep 0.5; %s python3 client.py; sleep 3; cat out2"
+               % (work, shlex.quote(SCUDO)))
+    assert "client-refused 1" in r.out, r          # EPERM from the Landlock scope
+    assert "no-connection" in r.out and "CONNECTED" not in r.out, r
+
+
+def test_cannot_signal_processes_outside(tb, work):
+    r = tb.dev("cd %s && { sleep 60 >/dev/null 2>&1 & } ; P=$!; %s sh -c \"kill -TERM $P; echo kill=\\$?\"; sleep 0.3;"
+               " kill -0 $P && echo still-alive; kill $P" % (work, shlex.quote(SCUDO)))
+    assert "kill=1" in r.out, r
+    assert "still-alive" in r.out, r
+
+
+def test_signals_inside_sandbox_still_work(tb, work):
+    r = tb.scudo(["sh", "-c", "sleep 30 & kill -TERM $!; wait $!; echo status=$?"], cwd=work)
+    assert "status=143" in r.out, r

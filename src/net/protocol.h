@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#pragma once
+
+/* The wire format between scudo (unprivileged) and scudo-bpfd (privileged).
+ *
+ * The transport is a SOCK_SEQPACKET unix socket, so message boundaries are kept and each
+ * message is read whole. Every message starts with BpfdHeader; its `size` must equal the
+ * number of bytes received. All integers are in host byte order (both ends are on one
+ * machine), except addresses and where noted. The layouts are fixed and padding-free; the
+ * helper checks every field of every message and trusts nothing the client says.
+ *
+ * A session:
+ *   client → OPEN      cgroup path, DNS mode, number of rules that will follow
+ *   client → RULES     0..n messages, each with up to BPFD_RULES_PER_MESSAGE rules
+ *   client → COMMIT    apply: the helper fills the maps, attaches, and answers
+ *   helper → REPLY     error 0 (enforcing) or a negative errno and a reason
+ *   helper → EVENT     refusals in this sandbox, for as long as the connection is open
+ *
+ * Any other order, or a second OPEN, ends the connection with an error REPLY. */
+
+#include <assert.h>
+#include <stdint.h>
+
+#define BPFD_MAGIC UINT32_C(0x44424353) /* "SCBD" in memory on little-endian */
+#define BPFD_VERSION 1
+
+#define BPFD_MESSAGE_MAX (64U * 1024U)
+#define BPFD_CGROUP_PATH_MAX 512U
+#define BPFD_RULES_MAX 100000U
+#define BPFD_RULES_PER_MESSAGE 1024U
+#define BPFD_NAME_MAX 253U              /* a DNS name in text form, without the final dot */
+#define BPFD_REASON_MAX 256U
+
+typedef enum BpfdMessageType {
+        BPFD_MSG_OPEN = 1,
+        BPFD_MSG_RULES = 2,
+        BPFD_MSG_COMMIT = 3,
+        BPFD_MSG_REPLY = 16,
+        BPFD_MSG_EVENT = 17,
+} BpfdMessageType;
+
+typedef struct BpfdHeader {
+        uint32_t magic;
+        uint16_t version;
+        uint16_t type;                  /* BpfdMessageType */
+        uint32_t size;                  /* whole message, header included */
+        uint32_t reserved;              /* 0 */
+} BpfdHeader;
+static_assert(sizeof(BpfdHeader) == 16, "BpfdHeader layout");
+
+typedef enum BpfdDns {
+        BPFD_DNS_FILTERED = 1,          /* port 53 goes to the helper's filtering proxy */
+        BPFD_DNS_OPEN = 2,              /* port 53 to the system's resolvers is allowed as is */
+} BpfdDns;
+
+typedef struct BpfdOpen {
+        BpfdHeader header;
+        uint32_t dns;                   /* BpfdDns */
+        uint32_t flags;                 /* 0 */
+        uint32_t n_rules;               /* rules in the RULES messages that follow */
+        uint32_t path_len;              /* strlen(path), < BPFD_CGROUP_PATH_MAX */
+        char path[BPFD_CGROUP_PATH_MAX];/* NUL-terminated, NUL-padded cgroup path */
+} BpfdOpen;
+static_assert(sizeof(BpfdOpen) == 16 + 16 + 512, "BpfdOpen layout");
+
+typedef enum BpfdAction {
+        BPFD_ACTION_ALLOW = 1,
+        BPFD_ACTION_DENY = 2,
+} BpfdAction;
+
+typedef enum BpfdRuleKind {
+        BPFD_RULE_ADDRESS = 1,          /* addr/prefixlen, in the 128-bit space (IPv4 v4-mapped) */
+        BPFD_RULE_HOST = 2,             /* exactly the name */
+        BPFD_RULE_DOMAIN = 3,           /* any name below the name ("*.name") */
+} BpfdRuleKind;
+
+typedef struct BpfdRule {
+        uint8_t action;                 /* BpfdAction */
+        uint8_t kind;                   /* BpfdRuleKind */
+        uint8_t prefixlen;              /* ADDRESS: 0..128; bits past it must be 0. Else 0 */
+        uint8_t flags;                  /* 0 */
+        uint16_t port;                  /* 0 = any port */
+        uint16_t name_len;              /* HOST/DOMAIN: strlen(name); else 0 */
+        uint32_t name_offset;           /* HOST/DOMAIN: offset in the message's name area */
+        uint32_t reserved;              /* 0 */
+        uint8_t addr[16];               /* ADDRESS: network order; else all 0 */
+} BpfdRule;
+static_assert(sizeof(BpfdRule) == 32, "BpfdRule layout");
+
+/* Followed by n_rules BpfdRule, then names_size bytes of NUL-terminated lower-case names. */
+typedef struct BpfdRules {
+        BpfdHeader header;
+        uint32_t n_rules;
+        uint32_t names_size;
+} BpfdRules;
+static_assert(sizeof(BpfdRules) == 24, "BpfdRules layout");
+
+typedef struct BpfdReply {
+        BpfdHeader header;
+        int32_t error;                  /* 0 or a negative errno */
+        uint32_t proxy4;                /* the sandbox's DNS proxy (IPv4, network order) or 0 */
+        char reason[BPFD_REASON_MAX];   /* NUL-terminated; empty on success */
+} BpfdReply;
+static_assert(sizeof(BpfdReply) == 16 + 8 + 256, "BpfdReply layout");
+
+typedef enum BpfdEventKind {
+        BPFD_EVENT_CONNECT = 1,         /* connect() refused */
+        BPFD_EVENT_SENDMSG = 2,         /* a datagram to a refused address */
+        BPFD_EVENT_SOCKET = 3,          /* a socket kind other than TCP/UDP refused */
+        BPFD_EVENT_DNS = 4,             /* a name refused by the DNS filter */
+        BPFD_EVENT_LOST = 5,            /* `count` events were dropped (rate limit or overflow) */
+} BpfdEventKind;
+
+typedef struct BpfdEvent {
+        BpfdHeader header;
+        uint32_t kind;                  /* BpfdEventKind */
+        uint32_t pid;                   /* 0 when unknown (DNS) */
+        uint8_t addr[16];               /* CONNECT/SENDMSG: network order, IPv4 v4-mapped */
+        uint16_t port;
+        uint8_t protocol;               /* IPPROTO_* */
+        uint8_t family;                 /* AF_INET/AF_INET6 of the socket */
+        uint32_t sock_type;             /* SOCKET: SOCK_* */
+        uint16_t qtype;                 /* DNS: the query type */
+        uint16_t reserved;
+        uint32_t count;                 /* LOST */
+        char comm[16];                  /* NUL-terminated; may be empty */
+        char name[BPFD_NAME_MAX + 3];   /* DNS: NUL-terminated name */
+} BpfdEvent;
+static_assert(sizeof(BpfdEvent) == 16 + 8 + 16 + 4 + 4 + 4 + 4 + 16 + 256, "BpfdEvent layout");
