@@ -3,7 +3,10 @@
  *
  * This file only dispatches: a subcommand by name, a run otherwise, or (when started through
  * a symlink named after a command) a run of that command with every argument its own. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "cli/run-options.h"
@@ -56,6 +59,20 @@ static int run(int argc, char **argv) {
         return run_request(&args);
 }
 
+/* Closed standard streams would be handed on as whatever the next open() returns (or make the
+ * unit fail to start): give them /dev/null first. */
+static void ensure_std_fds(void) {
+        for (int fd = 0; fd < 3; fd++)
+                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+                        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+                        if (n >= 0 && n != fd) {
+                                (void) dup2(n, fd);
+                                (void) close(n);
+                        }
+                }
+}
+
 int main(int argc, char **argv) {
+        ensure_std_fds();
         return run(argc, argv);
 }

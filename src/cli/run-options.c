@@ -288,6 +288,15 @@ int request_complete(Request *req) {
                 req->exec_path = TAKE_PTR(n);
         }
 
+        /* D-Bus carries only UTF-8: say which argument cannot be passed instead of failing
+         * somewhere in the message builder. */
+        for (size_t i = 0; req->argv[i]; i++)
+                if (!utf8_is_valid(req->argv[i])) {
+                        log_error("argument %zu of '%s' is not valid UTF-8, which systemd cannot pass on",
+                                  i, req->command_name);
+                        return EXIT_SCUDO_SETUP;
+                }
+
         req->start_dir = getcwd(NULL, 0);
         if (!req->start_dir)
                 return log_error_errno(negative_errno(), "Cannot determine the working directory: %m"),

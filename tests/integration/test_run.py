@@ -385,3 +385,10 @@ def test_cannot_signal_processes_outside(tb, work):
 def test_signals_inside_sandbox_still_work(tb, work):
     r = tb.scudo(["sh", "-c", "sleep 30 & kill -TERM $!; wait $!; echo status=$?"], cwd=work)
     assert "status=143" in r.out, r
+
+
+def test_closed_stdin_and_non_utf8_argument(tb, work):
+    r = tb.dev("cd %s && %s sh -c 'cat; echo done' <&-" % (work, shlex.quote(SCUDO)))
+    assert r.rc == 0 and "done" in r.out, r
+    r = tb.dev("cd %s && %s echo $'\\xff\\xfe'" % (work, shlex.quote(SCUDO)))
+    assert r.rc == 125 and "not valid UTF-8" in r.err, r
