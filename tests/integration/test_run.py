@@ -392,3 +392,21 @@ def test_closed_stdin_and_non_utf8_argument(tb, work):
     assert r.rc == 0 and "done" in r.out, r
     r = tb.dev("cd %s && %s echo $'\\xff\\xfe'" % (work, shlex.quote(SCUDO)))
     assert r.rc == 125 and "not valid UTF-8" in r.err, r
+
+
+def test_outside_processes_files_unreachable_through_proc(tb, work):
+    tb.dev("echo proc-secret > ~/.proc-secret")
+    r = tb.dev("cd %s && { sleep 30 >/dev/null 2>&1 & } ; P=$!; %s sh -c \"cat /proc/$P/root/home/dev/.proc-secret;"
+               " ls /proc/$P/cwd/; cat /proc/$P/environ; echo end\"; kill $P" % (work, shlex.quote(SCUDO)))
+    assert "proc-secret" not in r.out, r
+    assert "HOME=" not in r.out, r
+    assert "end" in r.out, r
+
+
+def test_dev_shm_and_ipc_private(tb, work):
+    tb.dev("echo outside > /dev/shm/scudo-outside-shm")
+    r = tb.scudo(["--property", "PrivateIPC=yes", "--fs-hide", "/dev/shm", "sh", "-c",
+                  "ls /dev/shm; echo inside > /dev/shm/scudo-inside-shm && echo shm-writable"], cwd=work)
+    assert "scudo-outside-shm" not in r.out and "shm-writable" in r.out, r
+    assert tb.dev("test -e /dev/shm/scudo-inside-shm").rc != 0
+    assert tb.dev("cat /dev/shm/scudo-outside-shm").out == "outside\n"
