@@ -183,7 +183,8 @@ static int send_rules(int fd, const BpfdRule *rules, size_t n, const char *names
                         }
                 }
 
-                header_init(&m->header, BPFD_MSG_RULES, sizeof(BpfdRules) + count * sizeof(BpfdRule) + names_size);
+                header_init(&m->header, BPFD_MSG_RULES,
+                            sizeof(BpfdRules) + count * sizeof(BpfdRule) + names_size);
                 m->n_rules = (uint32_t) count;
                 m->names_size = (uint32_t) names_size;
                 k = send_message(fd, buf, m->header.size);

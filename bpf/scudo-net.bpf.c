@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+
+/* scudo's network filter: cgroup socket hooks attached by scudo-bpfd to one sandbox's cgroup.
+ *
+ * connect and sendmsg decide whether a destination may be reached (deny rules first, then
+ * allow rules, then addresses learned from DNS answers); port 53 is sent to the sandbox's own
+ * DNS proxy instead, and recvmsg/getpeername make the answers look as if they came from the
+ * server that was asked. sock_create keeps everything but TCP and UDP out, since raw,
+ * ICMP, SCTP or MPTCP sockets would not pass through the checks above. */
+
+#include "vmlinux.h"
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "scudo-net.h"
+
+#define AF_INET 2
+#define AF_INET6 10
+#define DNS_PORT 53
+
+/* Set by the loader before load. comm needs CAP_PERFMON in these program types, so it is
+ * read only when the loader has it; the verifier drops the call otherwise. */
+const volatile bool report_comm = false;
+/* The helper's pid namespace, so that reported pids are the ones it (and scudo) see. */
+const volatile __u64 pidns_dev = 0;
+const volatile __u64 pidns_ino = 0;
+
+struct {
+        __uint(type, BPF_MAP_TYPE_CGROUP_STORAGE);
+        __type(key, __u64);
+        __type(value, struct net_layer);
+} layers SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+        __uint(max_entries, NET_RULES_MAX);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, struct net_lpm_key);
+        __type(value, __u8);
+} allow_rules SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+        __uint(max_entries, NET_RULES_MAX);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, struct net_lpm_key);
+        __type(value, __u8);
+} deny_rules SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, NET_LEARNED_MAX);
+        __type(key, struct net_exact_key);
+        __type(value, __u64);
+} learned_allow SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, NET_LEARNED_MAX);
+        __type(key, struct net_exact_key);
+        __type(value, __u64);
+} learned_deny SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, NET_VERDICTS_MAX);
+        __type(key, struct net_exact_key);
+        __type(value, __u8);
+} verdicts SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_SK_STORAGE);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, int);
+        __type(value, struct net_orig);
+} dns_orig SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_RINGBUF);
+        __uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+/* Events that did not fit in the ring buffer. */
+__u64 events_lost = 0;
+
+static __always_inline bool lpm_hit(void *map, __u64 sid, __u16 port, const __u32 *addr) {
+        struct net_lpm_key k = {
+                .prefixlen = NET_LPM_FULL_BITS,
+                .sid_lo = (__u32) sid,
+                .sid_hi = (__u32) (sid >> 32),
+                .port = port,
+                .addr = { addr[0], addr[1], addr[2], addr[3] },
+        };
+
+        if (bpf_map_lookup_elem(map, &k))
+                return true;
+        k.port = 0;
+        return bpf_map_lookup_elem(map, &k) != NULL;
+}
+
+static __always_inline bool learned_hit(void *map, __u64 sid, __u16 port, const __u32 *addr) {
+        struct net_exact_key k = {
+                .sid = sid,
+                .port = port,
+                .addr = { addr[0], addr[1], addr[2], addr[3] },
+        };
+        __u64 now = bpf_ktime_get_ns();
+        __u64 *expires;
+
+        expires = bpf_map_lookup_elem(map, &k);
+        if (expires && (*expires == 0 || *expires > now))
+                return true;
+        k.port = 0;
+        expires = bpf_map_lookup_elem(map, &k);
+        return expires && (*expires == 0 || *expires > now);
+}
+
+/* The rule tries' answer, from the verdict cache when it has been asked before: walking a
+ * trie of thousands of rules costs more than the connect() around it. */
+static __always_inline __u8 static_verdict(const struct net_layer *l, __u16 port, const __u32 *addr) {
+        struct net_exact_key k = {
+                .sid = l->sid,
+                .port = port,
+                .addr = { addr[0], addr[1], addr[2], addr[3] },
+        };
+        __u8 *cached, v;
+
+        cached = bpf_map_lookup_elem(&verdicts, &k);
+        if (cached)
+                return *cached;
+        if (lpm_hit(&deny_rules, l->sid, port, addr))
+                v = NET_STATIC_DENY;
+        else if (lpm_hit(&allow_rules, l->sid, port, addr))
+                v = NET_STATIC_ALLOW;
+        else
+                v = NET_STATIC_NONE;
+        (void) bpf_map_update_elem(&verdicts, &k, &v, BPF_ANY);
+        return v;
+}
+
+/* Deny beats allow: a destination is reachable when no deny rule and no denied DNS answer
+ * covers it, and an allow rule or an allowed DNS answer does. */
+static __always_inline bool permitted(const struct net_layer *l, __u16 port, const __u32 *addr) {
+        __u8 v = static_verdict(l, port, addr);
+
+        if (v == NET_STATIC_DENY)
+                return false;
+        if ((l->flags & NET_LAYER_LEARN_DENY) && learned_hit(&learned_deny, l->sid, port, addr))
+                return false;
+        if (v == NET_STATIC_ALLOW)
+                return true;
+        return (l->flags & NET_LAYER_LEARN_ALLOW) && learned_hit(&learned_allow, l->sid, port, addr);
+}
+
+static __always_inline __u32 current_pid(void) {
+        struct bpf_pidns_info ns = {};
+
+        if (pidns_ino != 0 &&
+            bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)) == 0)
+                return ns.tgid;
+        return (__u32) (bpf_get_current_pid_tgid() >> 32);
+}
+
+static __always_inline void report(const struct net_layer *l, __u32 kind, __u16 port, const __u32 *addr,
+                                   __u8 protocol, __u8 family, __u32 sock_type) {
+        struct net_event *e;
+
+        e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+        if (!e) {
+                __sync_fetch_and_add(&events_lost, 1);
+                return;
+        }
+        e->sid = l->sid;
+        e->kind = kind;
+        e->pid = current_pid();
+        e->addr[0] = addr[0];
+        e->addr[1] = addr[1];
+        e->addr[2] = addr[2];
+        e->addr[3] = addr[3];
+        e->port = port;
+        e->protocol = protocol;
+        e->family = family;
+        e->sock_type = sock_type;
+        __builtin_memset(e->comm, 0, sizeof(e->comm));
+        if (report_comm)
+                bpf_get_current_comm(e->comm, sizeof(e->comm));
+        bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline bool is_loopback6(const __u32 *addr) {
+        return addr[0] == 0 && addr[1] == 0 && addr[2] == 0 && addr[3] == bpf_htonl(1);
+}
+
+static __always_inline bool is_proxy(const struct net_layer *l, const __u32 *addr, __u16 port) {
+        if (l->proxy4 != 0 && port == DNS_PORT &&
+            addr[0] == 0 && addr[1] == 0 && addr[2] == bpf_htonl(0xffff) && addr[3] == l->proxy4)
+                return true;
+        return l->proxy6_port != 0 && port == bpf_ntohs(l->proxy6_port) && is_loopback6(addr);
+}
+
+static __always_inline bool wants_dns_redirect(const struct net_layer *l, __u16 port, __u32 protocol) {
+        return (l->flags & NET_LAYER_DNS_FILTERED) && l->proxy4 != 0 && port == DNS_PORT &&
+                (protocol == IPPROTO_UDP || protocol == IPPROTO_TCP);
+}
+
+static __always_inline void remember_orig(struct bpf_sock_addr *ctx, __u16 family, const __u32 *ip6) {
+        struct net_orig *o;
+
+        o = bpf_sk_storage_get(&dns_orig, ctx->sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
+        if (!o)
+                return;
+        o->addr[0] = ip6[0];
+        o->addr[1] = ip6[1];
+        o->addr[2] = ip6[2];
+        o->addr[3] = ip6[3];
+        o->port = (__u16) ctx->user_port;
+        o->family = family;
+}
+
+/* connect4 and sendmsg4: 1 lets the call through, 0 fails it with EPERM. */
+static __always_inline int check4(struct bpf_sock_addr *ctx, __u32 kind) {
+        struct net_layer *l = bpf_get_local_storage(&layers, 0);
+        __u16 port = bpf_ntohs((__u16) ctx->user_port);
+        __u32 addr[4] = { 0, 0, bpf_htonl(0xffff), ctx->user_ip4 };
+
+        if (l->sid == 0)
+                return 0;
+
+        if (wants_dns_redirect(l, port, ctx->protocol)) {
+                remember_orig(ctx, AF_INET, addr);
+                ctx->user_ip4 = l->proxy4;
+                return 1;
+        }
+        if (is_proxy(l, addr, port) || permitted(l, port, addr))
+                return 1;
+
+        report(l, kind, port, addr, ctx->protocol, AF_INET, 0);
+        return 0;
+}
+
+static __always_inline int check6(struct bpf_sock_addr *ctx, __u32 kind) {
+        struct net_layer *l = bpf_get_local_storage(&layers, 0);
+        __u16 port = bpf_ntohs((__u16) ctx->user_port);
+        __u32 addr[4] = { ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2], ctx->user_ip6[3] };
+
+        if (l->sid == 0)
+                return 0;
+
+        /* A v4-mapped server goes to the IPv4 proxy, as from an AF_INET socket. A native
+         * IPv6 one goes to the proxy's IPv6 side on [::1]: the kernel refuses a sendmsg
+         * rewritten from IPv6 to v4-mapped. */
+        if (wants_dns_redirect(l, port, ctx->protocol)) {
+                bool mapped = addr[0] == 0 && addr[1] == 0 && addr[2] == bpf_htonl(0xffff);
+
+                remember_orig(ctx, AF_INET6, addr);
+                if (mapped || l->proxy6_port == 0) {
+                        ctx->user_ip6[0] = 0;
+                        ctx->user_ip6[1] = 0;
+                        ctx->user_ip6[2] = bpf_htonl(0xffff);
+                        ctx->user_ip6[3] = l->proxy4;
+                } else {
+                        ctx->user_ip6[0] = 0;
+                        ctx->user_ip6[1] = 0;
+                        ctx->user_ip6[2] = 0;
+                        ctx->user_ip6[3] = bpf_htonl(1);
+                        ctx->user_port = l->proxy6_port;
+                }
+                return 1;
+        }
+        if (is_proxy(l, addr, port) || permitted(l, port, addr))
+                return 1;
+
+        report(l, kind, port, addr, ctx->protocol, AF_INET6, 0);
+        return 0;
+}
+
+SEC("cgroup/connect4")
+int scudo_connect4(struct bpf_sock_addr *ctx) {
+        return check4(ctx, NET_EVENT_CONNECT);
+}
+
+SEC("cgroup/sendmsg4")
+int scudo_sendmsg4(struct bpf_sock_addr *ctx) {
+        return check4(ctx, NET_EVENT_SENDMSG);
+}
+
+SEC("cgroup/connect6")
+int scudo_connect6(struct bpf_sock_addr *ctx) {
+        return check6(ctx, NET_EVENT_CONNECT);
+}
+
+SEC("cgroup/sendmsg6")
+int scudo_sendmsg6(struct bpf_sock_addr *ctx) {
+        return check6(ctx, NET_EVENT_SENDMSG);
+}
+
+/* recvmsg and getpeername: a peer that is our proxy on port 53 is shown as the server the
+ * socket originally addressed. These hooks must return 1. */
+static __always_inline void unmask4(struct bpf_sock_addr *ctx) {
+        struct net_layer *l = bpf_get_local_storage(&layers, 0);
+        struct net_orig *o;
+
+        if (l->proxy4 == 0 || ctx->user_ip4 != l->proxy4 || bpf_ntohs((__u16) ctx->user_port) != DNS_PORT)
+                return;
+        o = bpf_sk_storage_get(&dns_orig, ctx->sk, NULL, 0);
+        if (!o || o->family != AF_INET)
+                return;
+        ctx->user_ip4 = o->addr[3];
+        ctx->user_port = o->port;
+}
+
+static __always_inline void unmask6(struct bpf_sock_addr *ctx) {
+        struct net_layer *l = bpf_get_local_storage(&layers, 0);
+        __u32 addr[4] = { ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2], ctx->user_ip6[3] };
+        struct net_orig *o;
+
+        if (!is_proxy(l, addr, bpf_ntohs((__u16) ctx->user_port)))
+                return;
+        /* An AF_INET6 socket may have addressed an IPv4 server v4-mapped, which runs the
+         * IPv4 sendmsg hook; either way the original is kept in its IPv6 form. */
+        o = bpf_sk_storage_get(&dns_orig, ctx->sk, NULL, 0);
+        if (!o)
+                return;
+        ctx->user_ip6[0] = o->addr[0];
+        ctx->user_ip6[1] = o->addr[1];
+        ctx->user_ip6[2] = o->addr[2];
+        ctx->user_ip6[3] = o->addr[3];
+        ctx->user_port = o->port;
+}
+
+SEC("cgroup/recvmsg4")
+int scudo_recvmsg4(struct bpf_sock_addr *ctx) {
+        unmask4(ctx);
+        return 1;
+}
+
+SEC("cgroup/recvmsg6")
+int scudo_recvmsg6(struct bpf_sock_addr *ctx) {
+        unmask6(ctx);
+        return 1;
+}
+
+SEC("cgroup/getpeername4")
+int scudo_getpeername4(struct bpf_sock_addr *ctx) {
+        unmask4(ctx);
+        return 1;
+}
+
+SEC("cgroup/getpeername6")
+int scudo_getpeername6(struct bpf_sock_addr *ctx) {
+        unmask6(ctx);
+        return 1;
+}
+
+/* Only TCP and UDP sockets go through connect/sendmsg hooks that we check; anything else of
+ * AF_INET/AF_INET6 (raw, ICMP "ping", SCTP, MPTCP, UDP-Lite) is refused when it is created. */
+SEC("cgroup/sock_create")
+int scudo_sock_create(struct bpf_sock *sk) {
+        struct net_layer *l = bpf_get_local_storage(&layers, 0);
+        __u32 zero[4] = {};
+
+        if (l->sid == 0)
+                return 0;
+        if (sk->type == SOCK_STREAM && sk->protocol == IPPROTO_TCP)
+                return 1;
+        if (sk->type == SOCK_DGRAM && sk->protocol == IPPROTO_UDP)
+                return 1;
+
+        report(l, NET_EVENT_SOCKET, 0, zero, (__u8) sk->protocol, (__u8) sk->family, sk->type);
+        return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

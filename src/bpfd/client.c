@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "bpfd/manager.h"
+#include "util/log.h"
+#include "util/macro.h"
+
+static void header_init(BpfdHeader *h, BpfdMessageType type, size_t size) {
+        *h = (BpfdHeader) {
+                .magic = BPFD_MAGIC,
+                .version = BPFD_VERSION,
+                .type = (uint16_t) type,
+                .size = (uint32_t) size,
+        };
+}
+
+Client *client_free(Client *c) {
+        Manager *m;
+
+        if (!c)
+                return NULL;
+        m = c->manager;
+        for (Client **p = &m->clients; *p; p = &(*p)->next)
+                if (*p == c) {
+                        *p = c->next;
+                        m->n_clients--;
+                        break;
+                }
+        if (c->sandbox)
+                c->sandbox->client = NULL;
+        sd_event_source_disable_unref(c->io);
+        sd_event_source_disable_unref(c->timeout);
+        safe_close(c->fd);
+        rule_set_done(&c->rules);
+        free(c);
+        return NULL;
+}
+
+static void reply(Client *c, int error, const char *reason, uint32_t proxy4) {
+        BpfdReply r = {
+                .error = error,
+                .proxy4 = proxy4,
+        };
+
+        header_init(&r.header, BPFD_MSG_REPLY, sizeof(r));
+        if (reason)
+                (void) snprintf(r.reason, sizeof(r.reason), "%s", reason);
+        (void) send(c->fd, &r, sizeof(r), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/* Refuses the request and ends the connection. After this `c` is gone. */
+static int refuse(Client *c, int error, const char *reason) {
+        Manager *m = c->manager;
+
+        log_notice("refused request from uid %u pid %d: %s", (unsigned) c->uid, (int) c->pid, reason);
+        reply(c, error, reason, 0);
+        client_free(c);
+        manager_check_idle(m);
+        return 0;
+}
+
+int client_send_event(Client *c, const BpfdEvent *e) {
+        if (send(c->fd, e, sizeof(*e), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static int handle_message(Client *c, const uint8_t *buf, size_t size) {
+        const char *reason = "malformed message";
+        Sandbox *s = NULL;
+        int type, k;
+
+        type = bpfd_message_type(buf, size, &reason);
+        if (type < 0)
+                return refuse(c, -EBADMSG, reason);
+
+        switch (c->state) {
+        case CLIENT_WANT_OPEN:
+                if (type != BPFD_MSG_OPEN)
+                        return refuse(c, -EBADMSG, "expected OPEN");
+                k = bpfd_parse_open(buf, size, &c->open, &reason);
+                if (k < 0)
+                        return refuse(c, k, reason);
+                /* Check the path now already, so that a hopeless request ends early. */
+                k = bpfd_check_cgroup_path(c->open.path, c->uid, &reason);
+                if (k < 0)
+                        return refuse(c, k, reason);
+                c->state = CLIENT_WANT_RULES;
+                return 0;
+
+        case CLIENT_WANT_RULES:
+                if (type == BPFD_MSG_RULES) {
+                        BpfdRules m;
+
+                        /* The declared total bounds what we accept, before anything is stored. */
+                        if (size >= sizeof(m)) {
+                                memcpy(&m, buf, sizeof(m));
+                                if (m.n_rules > c->open.n_rules - c->received)
+                                        return refuse(c, -EBADMSG, "more rules than announced");
+                        }
+                        k = bpfd_parse_rules(buf, size, rule_set_add, &c->rules, &reason);
+                        if (k == -ENOMEM)
+                                return refuse(c, k, "out of memory");
+                        if (k < 0)
+                                return refuse(c, k, reason);
+                        c->received += (uint32_t) k;
+                        return 0;
+                }
+                if (type != BPFD_MSG_COMMIT)
+                        return refuse(c, -EBADMSG, "expected RULES or COMMIT");
+                k = bpfd_parse_commit(buf, size, &reason);
+                if (k < 0)
+                        return refuse(c, k, reason);
+                if (c->received != c->open.n_rules)
+                        return refuse(c, -EBADMSG, "fewer rules than announced");
+
+                k = sandbox_create(c->manager, c, &s, &reason);
+                if (k < 0)
+                        return refuse(c, k, reason);
+                c->sandbox = s;
+                c->state = CLIENT_ACTIVE;
+                rule_set_done(&c->rules);
+                c->timeout = sd_event_source_disable_unref(c->timeout);
+                reply(c, 0, NULL, s->proxy ? dns_proxy_address(s->proxy) : 0);
+                return 0;
+
+        case CLIENT_ACTIVE:
+        default:
+                /* The session is set; nothing a client says can change it. */
+                return refuse(c, -EBADMSG, "the session is already set up");
+        }
+}
+
+static int on_client_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        Client *c = userdata;
+        Manager *m = c->manager;
+        ssize_t n;
+
+        n = recv(fd, m->buf, BPFD_MESSAGE_MAX + 1, MSG_DONTWAIT | MSG_TRUNC);
+        if (n < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                        return 0;
+                n = 0;
+        }
+        if (n == 0) {
+                /* Hang-up. The sandbox stays restricted; if its cgroup is gone already,
+                 * forget it now rather than at the next sweep. */
+                client_free(c);
+                return manager_sweep(m);
+        }
+        if ((size_t) n > BPFD_MESSAGE_MAX)
+                return refuse(c, -EMSGSIZE, "message too large");
+        return handle_message(c, m->buf, (size_t) n);
+}
+
+static int on_client_timeout(sd_event_source *source, uint64_t usec, void *userdata) {
+        return refuse(userdata, -ETIMEDOUT, "request not completed in time");
+}
+
+int client_new(Manager *m, int fd) {
+        struct ucred cred;
+        socklen_t l = sizeof(cred);
+        Client *c;
+        int k;
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &l) < 0 || l != sizeof(cred)) {
+                safe_close(fd);
+                return -EIO;
+        }
+        if (m->n_clients >= BPFD_MAX_CLIENTS) {
+                log_warning("too many clients, refusing uid %u", (unsigned) cred.uid);
+                safe_close(fd);
+                return -EUSERS;
+        }
+
+        c = calloc(1, sizeof(Client));
+        if (!c) {
+                safe_close(fd);
+                return -ENOMEM;
+        }
+        c->manager = m;
+        c->fd = fd;
+        c->uid = cred.uid;
+        c->pid = cred.pid;
+        c->next = m->clients;
+        m->clients = c;
+        m->n_clients++;
+
+        k = sd_event_add_io(m->event, &c->io, fd, EPOLLIN, on_client_io, c);
+        if (k >= 0)
+                k = sd_event_add_time_relative(m->event, &c->timeout, CLOCK_MONOTONIC,
+                                               BPFD_REQUEST_TIMEOUT_USEC, 0, on_client_timeout, c);
+        if (k < 0) {
+                client_free(c);
+                return k;
+        }
+        manager_check_idle(m);
+        return 0;
+}

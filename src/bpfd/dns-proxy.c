@@ -1,0 +1,706 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+
+/* One filtering DNS forwarder per sandbox, on its own address 127.53.X.Y port 53, where the
+ * BPF programs send every port-53 datagram and connection of that sandbox. The address says
+ * which sandbox asks: UDP carries no credentials, but each sandbox can only reach its own.
+ *
+ * A name the rules mention is forwarded to the system's resolver; the addresses of the
+ * answer are put into the sandbox's allow map *before* the answer is passed on, so that the
+ * connect() that follows finds them. Any other name gets REFUSED at once. */
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "bpfd/dns-cache.h"
+#include "bpfd/dns-packet.h"
+#include "bpfd/manager.h"
+#include "util/log.h"
+#include "util/macro.h"
+
+#define UPSTREAM_TIMEOUT_USEC (3U * 1000000U)
+#define TCP_IDLE_USEC (10U * 1000000U)
+#define MAX_QUERIES 256U
+#define MAX_CONNS 32U
+#define DNS_MAX 65535U
+
+typedef struct Query Query;
+typedef struct TcpConn TcpConn;
+
+struct DnsProxy {
+        Sandbox *sandbox;
+        unsigned slot;
+        uint32_t addr;                  /* network order */
+        uint16_t port6;                 /* the IPv6 side on [::1], network order; 0 = none */
+        int udp_fd, tcp_fd, udp6_fd, tcp6_fd;
+        sd_event_source *udp_io, *tcp_io, *udp6_io, *tcp6_io;
+        Nameserver servers[RESOLV_CONF_MAX_SERVERS];
+        unsigned n_servers;
+        Query *queries;
+        unsigned n_queries;
+        TcpConn *conns;
+        unsigned n_conns;
+        DnsCache cache;
+};
+
+struct TcpConn {
+        DnsProxy *proxy;
+        TcpConn *next;
+        int fd;
+        sd_event_source *io, *timer;
+        uint8_t in[2 + DNS_MAX];
+        size_t in_len;
+        uint8_t *out;
+        size_t out_len, out_sent;
+        Query *pending;
+};
+
+struct Query {
+        DnsProxy *proxy;
+        Query *next;
+        DnsQuestion q;
+        uint8_t *msg;                   /* the query as the sandbox sent it */
+        size_t size;
+        bool tcp;
+        int reply_fd;                   /* UDP: the proxy socket it came in on */
+        struct sockaddr_storage client; /* UDP: where to answer */
+        socklen_t client_len;
+        TcpConn *conn;                  /* TCP: where to answer */
+        unsigned server;
+        int fd;
+        sd_event_source *io, *timer;
+        uint8_t *buf;                   /* TCP upstream: framed query out, then framed answer in */
+        size_t buf_len, buf_done;
+        bool receiving;
+        DnsCachedAddress addrs[DNS_CACHE_ADDRESSES];   /* from the answer, for the cache */
+        size_t n_addrs;
+        uint32_t min_ttl;
+};
+
+static void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
+static void conn_free(TcpConn *c);
+static void conn_resume(TcpConn *c);
+static int query_start(Query *q);
+
+uint32_t dns_proxy_address(DnsProxy *p) {
+        return p->addr;
+}
+
+uint16_t dns_proxy_port6(DnsProxy *p) {
+        return p->port6;
+}
+
+static Query *query_free(Query *q) {
+        DnsProxy *p;
+
+        if (!q)
+                return NULL;
+        p = q->proxy;
+        for (Query **i = &p->queries; *i; i = &(*i)->next)
+                if (*i == q) {
+                        *i = q->next;
+                        p->n_queries--;
+                        break;
+                }
+        if (q->conn && q->conn->pending == q)
+                q->conn->pending = NULL;
+        sd_event_source_disable_unref(q->io);
+        sd_event_source_disable_unref(q->timer);
+        safe_close(q->fd);
+        free(q->buf);
+        free(q->msg);
+        free(q);
+        return NULL;
+}
+
+static void query_stop_upstream(Query *q) {
+        q->io = sd_event_source_disable_unref(q->io);
+        q->timer = sd_event_source_disable_unref(q->timer);
+        q->fd = safe_close(q->fd);
+        q->buf = mfree(q->buf);
+        q->buf_len = q->buf_done = 0;
+        q->receiving = false;
+}
+
+static int conn_send(TcpConn *c, const uint8_t *msg, size_t size) {
+        uint8_t *out;
+
+        out = malloc(size + 2);
+        if (!out)
+                return -ENOMEM;
+        out[0] = (uint8_t) (size >> 8);
+        out[1] = (uint8_t) size;
+        memcpy(out + 2, msg, size);
+        free(c->out);
+        c->out = out;
+        c->out_len = size + 2;
+        c->out_sent = 0;
+        /* Write from the io handler, which waits for EPOLLOUT if the client reads slowly. */
+        return sd_event_source_set_io_events(c->io, EPOLLOUT);
+}
+
+/* Hands an answer (or our own error reply) to whoever asked, and ends the query. */
+static void query_deliver(Query *q, const uint8_t *answer, size_t size) {
+        if (!q->tcp)
+                (void) sendto(q->reply_fd, answer, size, MSG_DONTWAIT | MSG_NOSIGNAL,
+                              (struct sockaddr *) &q->client, q->client_len);
+        else if (q->conn) {
+                TcpConn *c = q->conn;
+
+                c->pending = NULL;
+                if (conn_send(c, answer, size) < 0) {
+                        query_free(q);
+                        conn_free(c);
+                        return;
+                }
+        }
+        query_free(q);
+}
+
+static void query_fail(Query *q) {
+        uint8_t reply[DNS_HEADER_SIZE + DNS_NAME_TEXT_MAX + 8];
+        int n;
+
+        query_stop_upstream(q);
+        if (++q->server < q->proxy->n_servers && query_start(q) >= 0)
+                return;
+
+        n = dns_make_error_reply(q->msg, &q->q, DNS_RCODE_SERVFAIL, reply, sizeof(reply));
+        if (n < 0) {
+                query_free(q);
+                return;
+        }
+        query_deliver(q, reply, (size_t) n);
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000U + (uint64_t) ts.tv_nsec / 1000U;
+}
+
+static int learn_address(const uint8_t addr[16], uint32_t ttl, void *userdata) {
+        Query *q = userdata;
+
+        if (q->n_addrs < DNS_CACHE_ADDRESSES) {
+                memcpy(q->addrs[q->n_addrs].addr, addr, 16);
+                q->addrs[q->n_addrs].ttl = ttl;
+        }
+        q->n_addrs++;
+        q->min_ttl = q->n_addrs == 1 ? ttl : MIN(q->min_ttl, ttl);
+        return sandbox_learn(q->proxy->sandbox, q->q.name, addr, ttl);
+}
+
+/* 0: delivered; -EBADMSG: not an answer to this query (ignore it, keep waiting on UDP). */
+static int query_answer(Query *q, const uint8_t *answer, size_t size) {
+        int k;
+
+        k = dns_parse_answer(answer, size, &q->q, learn_address, q);
+        if (k == -EBADMSG)
+                return k;
+        if (k < 0) {
+                /* Could not store the addresses: an answer the sandbox could not use. */
+                log_warning_errno(k, "cannot store the addresses of '%s': %m", q->q.name);
+                query_fail(q);
+                return 0;
+        }
+        /* A complete, successful answer whose every address was noted may be reused. */
+        if (k > 0 && (size_t) k == q->n_addrs && size >= DNS_HEADER_SIZE && !(answer[2] & 0x02) &&
+            (answer[3] & 0x0f) == 0)
+                (void) dns_cache_store(&q->proxy->cache, q->tcp, q->msg, q->size, answer, size, q->addrs,
+                                       q->n_addrs, q->min_ttl, now_usec());
+        query_deliver(q, answer, size);
+        return 0;
+}
+
+static int on_upstream_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        query_fail(userdata);
+        return 0;
+}
+
+static int on_upstream_udp(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Query *q = userdata;
+        Manager *m = q->proxy->sandbox->manager;
+        ssize_t n;
+
+        n = recv(fd, m->buf, DNS_MAX, MSG_DONTWAIT);
+        if (n < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                        return 0;
+                query_fail(q);          /* ICMP unreachable shows up as ECONNREFUSED */
+                return 0;
+        }
+        (void) query_answer(q, m->buf, (size_t) n);
+        return 0;
+}
+
+static int on_upstream_tcp(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Query *q = userdata;
+        ssize_t n;
+
+        if (!q->receiving) {
+                int err = 0;
+                socklen_t l = sizeof(err);
+
+                if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0 || err != 0) {
+                        query_fail(q);
+                        return 0;
+                }
+                n = send(fd, q->buf + q->buf_done, q->buf_len - q->buf_done, MSG_DONTWAIT | MSG_NOSIGNAL);
+                if (n < 0) {
+                        if (errno != EAGAIN && errno != EINTR)
+                                query_fail(q);
+                        return 0;
+                }
+                q->buf_done += (size_t) n;
+                if (q->buf_done < q->buf_len)
+                        return 0;
+                free(q->buf);
+                q->buf = malloc(2 + DNS_MAX);
+                if (!q->buf) {
+                        query_fail(q);
+                        return 0;
+                }
+                q->buf_len = 2;
+                q->buf_done = 0;
+                q->receiving = true;
+                (void) sd_event_source_set_io_events(s, EPOLLIN);
+                return 0;
+        }
+
+        n = recv(fd, q->buf + q->buf_done, q->buf_len - q->buf_done, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        if (n <= 0) {
+                query_fail(q);
+                return 0;
+        }
+        q->buf_done += (size_t) n;
+        if (q->buf_done == 2 && q->buf_len == 2) {
+                q->buf_len = 2 + (((size_t) q->buf[0] << 8) | q->buf[1]);
+                if (q->buf_len == 2) {
+                        query_fail(q);
+                        return 0;
+                }
+        }
+        if (q->buf_done < q->buf_len)
+                return 0;
+        if (query_answer(q, q->buf + 2, q->buf_len - 2) == -EBADMSG)
+                query_fail(q);
+        return 0;
+}
+
+static int query_start(Query *q) {
+        DnsProxy *p = q->proxy;
+        Manager *m = p->sandbox->manager;
+        const struct sockaddr_in6 *server = &p->servers[q->server].addr;
+        int k;
+
+        q->fd = socket(AF_INET6, (q->tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (q->fd < 0)
+                return negative_errno();
+        if (connect(q->fd, (const struct sockaddr *) server, sizeof(*server)) < 0 && errno != EINPROGRESS) {
+                k = negative_errno();
+                q->fd = safe_close(q->fd);
+                return k;
+        }
+
+        if (q->tcp) {
+                q->buf = malloc(q->size + 2);
+                if (!q->buf)
+                        return -ENOMEM;
+                q->buf[0] = (uint8_t) (q->size >> 8);
+                q->buf[1] = (uint8_t) q->size;
+                memcpy(q->buf + 2, q->msg, q->size);
+                q->buf_len = q->size + 2;
+                q->buf_done = 0;
+                k = sd_event_add_io(m->event, &q->io, q->fd, EPOLLOUT, on_upstream_tcp, q);
+        } else {
+                if (send(q->fd, q->msg, q->size, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+                        return negative_errno();
+                k = sd_event_add_io(m->event, &q->io, q->fd, EPOLLIN, on_upstream_udp, q);
+        }
+        if (k < 0)
+                return k;
+        return sd_event_add_time_relative(m->event, &q->timer, CLOCK_MONOTONIC, UPSTREAM_TIMEOUT_USEC, 0,
+                                          on_upstream_timeout, q);
+}
+
+/* Answers from the cache, after putting the answer's addresses into the allow map again
+ * (they may have been pushed out of it). Returns the answer's size, or 0 for a miss. */
+static size_t answer_from_cache(DnsProxy *p, bool tcp, const uint8_t *msg, size_t size, const DnsQuestion *q,
+                                uint8_t *reply, size_t reply_size) {
+        const DnsCacheEntry *e;
+
+        e = dns_cache_lookup(&p->cache, tcp, msg, size, now_usec());
+        if (!e || e->answer_len > reply_size)
+                return 0;
+        for (size_t i = 0; i < e->n_addrs; i++)
+                if (sandbox_learn(p->sandbox, q->name, e->addrs[i].addr, e->addrs[i].ttl) < 0)
+                        return 0;
+        memcpy(reply, e->answer, e->answer_len);
+        reply[0] = msg[0];              /* the asker's id */
+        reply[1] = msg[1];
+        return e->answer_len;
+}
+
+/* A query from the sandbox. Returns 1 when an answer was written to `reply` right away
+ * (REFUSED, or from the cache), 0 when it was forwarded, <0 to drop it. */
+static int handle_query(DnsProxy *p, bool tcp, const uint8_t *msg, size_t size, Query **ret_query,
+                        uint8_t *reply, size_t reply_size, size_t *ret_reply_len) {
+        DnsQuestion question;
+        Query *q;
+        size_t n;
+        int k;
+
+        k = dns_parse_query(msg, size, &question);
+        if (k < 0)
+                return k;
+
+        if (sandbox_check_name(p->sandbox, question.name, question.name_ok) < 0) {
+                sandbox_report_dns(p->sandbox, question.name, question.qtype);
+                k = dns_make_error_reply(msg, &question, DNS_RCODE_REFUSED, reply, reply_size);
+                if (k < 0)
+                        return k;
+                *ret_reply_len = (size_t) k;
+                return 1;
+        }
+
+        n = answer_from_cache(p, tcp, msg, size, &question, reply, reply_size);
+        if (n > 0) {
+                *ret_reply_len = n;
+                return 1;
+        }
+
+        if (p->n_queries >= MAX_QUERIES)
+                return -EBUSY;
+
+        q = calloc(1, sizeof(Query));
+        if (!q)
+                return -ENOMEM;
+        q->proxy = p;
+        q->fd = -EBADF;
+        q->q = question;
+        q->size = size;
+        q->msg = malloc(size);
+        if (!q->msg) {
+                free(q);
+                return -ENOMEM;
+        }
+        memcpy(q->msg, msg, size);
+        q->next = p->queries;
+        p->queries = q;
+        p->n_queries++;
+        *ret_query = q;
+        return 0;
+}
+
+static int on_udp(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        DnsProxy *p = userdata;
+        Manager *m = p->sandbox->manager;
+        uint8_t *reply = m->reply;
+        struct sockaddr_storage from;
+        socklen_t from_len = sizeof(from);
+        size_t reply_len = 0;
+        Query *q = NULL;
+        ssize_t n;
+        int k;
+
+        n = recvfrom(fd, m->buf, DNS_MAX, MSG_DONTWAIT, (struct sockaddr *) &from, &from_len);
+        if (n < 0)
+                return 0;
+
+        k = handle_query(p, false, m->buf, (size_t) n, &q, reply, sizeof(m->reply), &reply_len);
+        if (k < 0)
+                return 0;
+        if (k > 0) {
+                (void) sendto(fd, reply, reply_len, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *) &from,
+                              from_len);
+                return 0;
+        }
+        q->client = from;
+        q->client_len = from_len;
+        q->reply_fd = fd;
+        if (query_start(q) < 0)
+                query_fail(q);
+        return 0;
+}
+
+static void conn_free(TcpConn *c) {
+        DnsProxy *p = c->proxy;
+
+        for (TcpConn **i = &p->conns; *i; i = &(*i)->next)
+                if (*i == c) {
+                        *i = c->next;
+                        p->n_conns--;
+                        break;
+                }
+        if (c->pending) {
+                c->pending->conn = NULL;
+                query_free(c->pending);
+        }
+        sd_event_source_disable_unref(c->io);
+        sd_event_source_disable_unref(c->timer);
+        safe_close(c->fd);
+        free(c->out);
+        free(c);
+}
+
+/* Takes the next complete query from the input buffer, if there is one. */
+static void conn_process(TcpConn *c) {
+        Manager *m = c->proxy->sandbox->manager;
+        uint8_t *reply = m->reply;
+        size_t len, reply_len = 0;
+        Query *q = NULL;
+        int k;
+
+        if (c->pending || c->out || c->in_len < 2)
+                return;
+        len = ((size_t) c->in[0] << 8) | c->in[1];
+        if (c->in_len < 2 + len)
+                return;
+
+        k = handle_query(c->proxy, true, c->in + 2, len, &q, reply, sizeof(m->reply), &reply_len);
+        memmove(c->in, c->in + 2 + len, c->in_len - 2 - len);
+        c->in_len -= 2 + len;
+        if (k < 0) {
+                conn_free(c);
+                return;
+        }
+        if (k > 0) {
+                if (conn_send(c, reply, reply_len) < 0)
+                        conn_free(c);
+                return;
+        }
+        q->tcp = true;
+        q->conn = c;
+        c->pending = q;
+        (void) sd_event_source_set_io_events(c->io, 0);
+        if (query_start(q) < 0)
+                query_fail(q);
+}
+
+static void conn_resume(TcpConn *c) {
+        (void) sd_event_source_set_io_events(c->io, EPOLLIN);
+        (void) sd_event_source_set_time_relative(c->timer, TCP_IDLE_USEC);
+        conn_process(c);
+}
+
+static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        TcpConn *c = userdata;
+        ssize_t n;
+
+        if (c->out) {
+                n = send(fd, c->out + c->out_sent, c->out_len - c->out_sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+                if (n < 0) {
+                        if (errno != EAGAIN && errno != EINTR)
+                                conn_free(c);
+                        return 0;
+                }
+                c->out_sent += (size_t) n;
+                if (c->out_sent == c->out_len) {
+                        c->out = mfree(c->out);
+                        conn_resume(c);
+                }
+                return 0;
+        }
+
+        n = recv(fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        if (n <= 0) {
+                conn_free(c);
+                return 0;
+        }
+        c->in_len += (size_t) n;
+        (void) sd_event_source_set_time_relative(c->timer, TCP_IDLE_USEC);
+        conn_process(c);
+        return 0;
+}
+
+static int on_conn_idle(sd_event_source *s, uint64_t usec, void *userdata) {
+        TcpConn *c = userdata;
+
+        if (c->pending)         /* the upstream timeout will end this */
+                return sd_event_source_set_time_relative(s, TCP_IDLE_USEC);
+        conn_free(c);
+        return 0;
+}
+
+static int on_tcp_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        DnsProxy *p = userdata;
+        Manager *m = p->sandbox->manager;
+        TcpConn *c;
+        int cfd, k;
+
+        cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd < 0)
+                return 0;
+        if (p->n_conns >= MAX_CONNS) {
+                safe_close(cfd);
+                return 0;
+        }
+        c = calloc(1, sizeof(TcpConn));
+        if (!c) {
+                safe_close(cfd);
+                return 0;
+        }
+        c->proxy = p;
+        c->fd = cfd;
+        c->next = p->conns;
+        p->conns = c;
+        p->n_conns++;
+        k = sd_event_add_io(m->event, &c->io, cfd, EPOLLIN, on_conn_io, c);
+        if (k >= 0)
+                k = sd_event_add_time_relative(m->event, &c->timer, CLOCK_MONOTONIC, TCP_IDLE_USEC, 0,
+                                               on_conn_idle, c);
+        if (k < 0)
+                conn_free(c);
+        return 0;
+}
+
+static uint32_t slot_address(unsigned slot) {
+        return htonl((127U << 24) | (53U << 16) | ((slot / 254U) << 8) | (slot % 254U + 1U));
+}
+
+static int bind_slot(DnsProxy *p, unsigned slot) {
+        struct sockaddr_in sa = {
+                .sin_family = AF_INET,
+                .sin_port = htons(NET_PROXY_PORT),
+                .sin_addr.s_addr = slot_address(slot),
+        };
+        _cleanup_close_ int u = -EBADF, t = -EBADF;
+        int one = 1;
+
+        u = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        t = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (u < 0 || t < 0)
+                return negative_errno();
+        (void) setsockopt(t, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (bind(u, (struct sockaddr *) &sa, sizeof(sa)) < 0 ||
+            bind(t, (struct sockaddr *) &sa, sizeof(sa)) < 0 ||
+            listen(t, 64) < 0)
+                return negative_errno();
+        p->udp_fd = TAKE_FD(u);
+        p->tcp_fd = TAKE_FD(t);
+        p->slot = slot;
+        p->addr = sa.sin_addr.s_addr;
+        return 0;
+}
+
+/* The IPv6 side: [::1] has one address only, so sandboxes differ by port there. Ports
+ * below the usual ephemeral range, so that outgoing connections do not take them. */
+#define PORT6_FIRST 20000U
+#define PORT6_COUNT 12000U
+
+static int bind_port6(DnsProxy *p) {
+        for (unsigned i = 0; i < 64; i++) {
+                struct sockaddr_in6 sa = {
+                        .sin6_family = AF_INET6,
+                        .sin6_port = htons((uint16_t) (PORT6_FIRST + (p->slot + i * 191U) % PORT6_COUNT)),
+                        .sin6_addr = IN6ADDR_LOOPBACK_INIT,
+                };
+                _cleanup_close_ int u = -EBADF, t = -EBADF;
+                int one = 1;
+
+                u = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+                t = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+                if (u < 0 || t < 0)
+                        return negative_errno();
+                (void) setsockopt(u, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+                (void) setsockopt(t, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+                (void) setsockopt(t, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+                if (bind(u, (struct sockaddr *) &sa, sizeof(sa)) < 0 ||
+                    bind(t, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                        if (errno == EADDRINUSE)
+                                continue;
+                        return negative_errno();        /* no IPv6 here: v4-mapped only */
+                }
+                if (listen(t, 64) < 0)
+                        return negative_errno();
+                p->udp6_fd = TAKE_FD(u);
+                p->tcp6_fd = TAKE_FD(t);
+                p->port6 = sa.sin6_port;
+                return 0;
+        }
+        return -EADDRINUSE;
+}
+
+int dns_proxy_new(Sandbox *s, DnsProxy **ret) {
+        Manager *m = s->manager;
+        DnsProxy *p;
+        int k = -EADDRNOTAVAIL;
+
+        p = calloc(1, sizeof(DnsProxy));
+        if (!p)
+                return -ENOMEM;
+        p->sandbox = s;
+        p->udp_fd = p->tcp_fd = p->udp6_fd = p->tcp6_fd = -EBADF;
+        p->n_servers = (unsigned) resolv_conf_load(m->resolv_conf, p->servers);
+
+        /* The first free slot whose address nobody else has taken. */
+        for (unsigned slot = 0; slot < BPFD_PROXY_SLOTS; slot++) {
+                if (m->proxy_used[slot / 8] & (1U << (slot % 8)))
+                        continue;
+                k = bind_slot(p, slot);
+                if (k >= 0) {
+                        m->proxy_used[slot / 8] |= (uint8_t) (1U << (slot % 8));
+                        break;
+                }
+                if (k != -EADDRINUSE)
+                        break;
+        }
+        if (k < 0) {
+                free(p);
+                return k;
+        }
+
+        if (bind_port6(p) < 0)
+                log_info("no IPv6 side for the DNS proxy of %s", s->path);
+
+        k = sd_event_add_io(m->event, &p->udp_io, p->udp_fd, EPOLLIN, on_udp, p);
+        if (k >= 0)
+                k = sd_event_add_io(m->event, &p->tcp_io, p->tcp_fd, EPOLLIN, on_tcp_accept, p);
+        if (k >= 0 && p->udp6_fd >= 0)
+                k = sd_event_add_io(m->event, &p->udp6_io, p->udp6_fd, EPOLLIN, on_udp, p);
+        if (k >= 0 && p->tcp6_fd >= 0)
+                k = sd_event_add_io(m->event, &p->tcp6_io, p->tcp6_fd, EPOLLIN, on_tcp_accept, p);
+        if (k < 0) {
+                dns_proxy_free(p);
+                return k;
+        }
+        *ret = p;
+        return 0;
+}
+
+DnsProxy *dns_proxy_free(DnsProxy *p) {
+        Manager *m;
+
+        if (!p)
+                return NULL;
+        m = p->sandbox->manager;
+        while (p->conns)
+                conn_free(p->conns);
+        while (p->queries)
+                query_free(p->queries);
+        dns_cache_clear(&p->cache);
+        sd_event_source_disable_unref(p->udp_io);
+        sd_event_source_disable_unref(p->tcp_io);
+        sd_event_source_disable_unref(p->udp6_io);
+        sd_event_source_disable_unref(p->tcp6_io);
+        safe_close(p->udp6_fd);
+        safe_close(p->tcp6_fd);
+        if (p->udp_fd >= 0)
+                m->proxy_used[p->slot / 8] &= (uint8_t) ~(1U << (p->slot % 8));
+        safe_close(p->udp_fd);
+        safe_close(p->tcp_fd);
+        free(p);
+        return NULL;
+}

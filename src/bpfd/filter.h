@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#pragma once
+
+/* The loaded BPF programs and their maps. One Filter per helper process; every sandbox is
+ * a set of entries keyed by its sid (cgroup id) in the shared maps, plus an attachment of
+ * each program to its cgroup. Programs are always attached with BPF_F_ALLOW_MULTI: an
+ * exclusive attachment could be detached by anyone who can open the cgroup, while a
+ * multi one needs the program fd, which never leaves this process. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "scudo-net.h"
+
+typedef struct Filter Filter;
+
+typedef int (*FilterEventCallback)(const struct net_event *e, void *userdata);
+
+int filter_new(FilterEventCallback cb, void *userdata, Filter **ret);
+Filter *filter_free(Filter *f);
+
+/* Attaches every program to the cgroup; on failure detaches what it attached. */
+int filter_attach(Filter *f, int cgroup_fd);
+void filter_detach(Filter *f, int cgroup_fd);
+
+/* The cgroup's configuration slot exists once the programs are attached. -ENOENT before. */
+int filter_layer_get(Filter *f, uint64_t cgid, struct net_layer *ret);
+int filter_layer_set(Filter *f, uint64_t cgid, const struct net_layer *layer);
+
+/* A rule: addr in the 128-bit space (IPv4 v4-mapped), prefixlen 0..128, port 0 = any. */
+int filter_rule_add(Filter *f, bool deny, uint64_t sid, uint16_t port, const uint8_t addr[16],
+                    unsigned prefixlen);
+/* An address learned from DNS, until `expires_ns` (CLOCK_MONOTONIC). */
+int filter_learned_add(Filter *f, bool deny, uint64_t sid, uint16_t port, const uint8_t addr[16],
+                       uint64_t expires_ns);
+
+/* Removes every rule and learned address of `sid`. Returns how many were removed. */
+int filter_forget(Filter *f, uint64_t sid);
+/* Removes learned addresses that have expired, of all sandboxes. */
+int filter_expire(Filter *f, uint64_t now_ns);
+
+int filter_events_fd(Filter *f);
+int filter_events_consume(Filter *f);
+uint64_t filter_events_lost(Filter *f);
+bool filter_reports_comm(Filter *f);

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#pragma once
+
+/* scudo-bpfd's state: the loaded filter, the connected clients, and the sandboxes (cgroups
+ * it has restricted). A sandbox outlives the client that asked for it: its restrictions stay
+ * for as long as the cgroup exists, and are forgotten once the cgroup is gone. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "bpfd/filter.h"
+#include "bpfd/request.h"
+#include "bpfd/resolv-conf.h"
+#include "net/protocol.h"
+
+#define BPFD_MAX_CLIENTS 256U
+#define BPFD_MAX_SANDBOXES_PER_UID 256U
+#define BPFD_REQUEST_TIMEOUT_USEC (30U * 1000000U)
+#define BPFD_SWEEP_USEC (5U * 1000000U)
+#define BPFD_PROXY_SLOTS 65024U         /* 127.53.0.1 .. 127.53.253.254 */
+
+typedef struct Manager Manager;
+typedef struct Client Client;
+typedef struct Sandbox Sandbox;
+typedef struct DnsProxy DnsProxy;
+
+typedef struct NameRule {
+        BpfdAction action;
+        BpfdRuleKind kind;
+        uint16_t port;
+        char name[BPFD_NAME_MAX + 1];
+} NameRule;
+
+typedef struct AddressRule {
+        BpfdAction action;
+        unsigned prefixlen;
+        uint16_t port;
+        uint8_t addr[16];
+} AddressRule;
+
+/* What a client asked for, before it is applied. */
+typedef struct RuleSet {
+        AddressRule *addresses;
+        size_t n_addresses, allocated_addresses;
+        NameRule *names;
+        size_t n_names, allocated_names;
+} RuleSet;
+
+void rule_set_done(RuleSet *s);
+int rule_set_add(const BpfdCheckedRule *r, void *userdata);   /* a BpfdRuleCallback */
+
+struct Client {
+        Manager *manager;
+        Client *next;
+        int fd;
+        sd_event_source *io, *timeout;
+        uid_t uid;
+        pid_t pid;
+        enum { CLIENT_WANT_OPEN, CLIENT_WANT_RULES, CLIENT_ACTIVE } state;
+        BpfdOpenRequest open;
+        RuleSet rules;
+        uint32_t received;
+        Sandbox *sandbox;               /* once active; may go away before the client */
+};
+
+struct Sandbox {
+        Manager *manager;
+        Sandbox *next;
+        uint64_t sid;                   /* the cgroup id */
+        uid_t uid;
+        char *path;
+        NameRule *names;
+        size_t n_names;
+        DnsProxy *proxy;                /* NULL with DNS open */
+        Client *client;                 /* where reports go, while connected */
+        uint64_t window_start;          /* report rate limit: start of the window (µs) */
+        unsigned window_count;
+        unsigned lost;
+};
+
+struct Manager {
+        sd_event *event;
+        Filter *filter;
+        int listen_fd;
+        int inotify_fd;
+        sd_event_source *listen_io, *events_io, *inotify_io, *sweep_timer, *idle_timer;
+        Client *clients;
+        unsigned n_clients;
+        Sandbox *sandboxes;
+        unsigned n_sandboxes;
+        uint64_t exit_idle_usec;        /* 0: never exit when idle */
+        unsigned dns_grace_sec;
+        const char *resolv_conf;
+        uint8_t proxy_used[BPFD_PROXY_SLOTS / 8];
+        uint8_t buf[65536 + 2];         /* scratch for one message at a time */
+        uint8_t reply[4096];            /* a DNS answer made or taken from a cache */
+};
+
+/* client.c */
+int client_new(Manager *m, int fd);
+Client *client_free(Client *c);
+int client_send_event(Client *c, const BpfdEvent *e);
+
+/* sandbox.c */
+int sandbox_create(Manager *m, Client *c, Sandbox **ret, const char **ret_reason);
+Sandbox *sandbox_free(Sandbox *s);
+Sandbox *sandbox_find(Manager *m, uint64_t sid);
+/* -EPERM: refuse the name; 0: forward it. For an allowed name, `learn` then inserts the
+ * addresses of its answer (called by the proxy before the answer goes out). */
+int sandbox_check_name(Sandbox *s, const char *name, bool name_ok);
+int sandbox_learn(Sandbox *s, const char *name, const uint8_t addr[16], uint32_t ttl);
+void sandbox_report(Sandbox *s, const BpfdEvent *e);
+void sandbox_report_dns(Sandbox *s, const char *name, uint16_t qtype);
+int manager_sweep(Manager *m);
+void manager_check_idle(Manager *m);
+
+/* dns-proxy.c */
+int dns_proxy_new(Sandbox *s, DnsProxy **ret);
+DnsProxy *dns_proxy_free(DnsProxy *p);
+uint32_t dns_proxy_address(DnsProxy *p);
+uint16_t dns_proxy_port6(DnsProxy *p);

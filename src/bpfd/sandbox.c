@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <time.h>
+
+#include "bpfd/cgroup.h"
+#include "bpfd/manager.h"
+#include "net/net-rule.h"
+#include "util/log.h"
+#include "util/macro.h"
+
+/* At most this many reports per sandbox and second go to the client; the rest are counted. */
+#define REPORTS_PER_SECOND 50U
+#define MAX_TTL_SEC (24U * 3600U)
+
+void rule_set_done(RuleSet *s) {
+        free(s->addresses);
+        free(s->names);
+        *s = (RuleSet) {};
+}
+
+static int grow(void **p, size_t *allocated, size_t n, size_t size) {
+        size_t a;
+        void *q;
+
+        if (n < *allocated)
+                return 0;
+        a = MAX(*allocated * 2, 16U);
+        q = reallocarray(*p, a, size);
+        if (!q)
+                return -ENOMEM;
+        *p = q;
+        *allocated = a;
+        return 0;
+}
+
+int rule_set_add(const BpfdCheckedRule *r, void *userdata) {
+        RuleSet *s = userdata;
+        int k;
+
+        if (r->kind == BPFD_RULE_ADDRESS) {
+                k = grow((void **) &s->addresses, &s->allocated_addresses, s->n_addresses,
+                         sizeof(AddressRule));
+                if (k < 0)
+                        return k;
+                s->addresses[s->n_addresses] = (AddressRule) {
+                        .action = r->action,
+                        .prefixlen = r->prefixlen,
+                        .port = r->port,
+                };
+                memcpy(s->addresses[s->n_addresses].addr, r->addr, 16);
+                s->n_addresses++;
+                return 0;
+        }
+
+        k = grow((void **) &s->names, &s->allocated_names, s->n_names, sizeof(NameRule));
+        if (k < 0)
+                return k;
+        s->names[s->n_names] = (NameRule) {
+                .action = r->action,
+                .kind = r->kind,
+                .port = r->port,
+        };
+        /* checked by bpfd_parse_rules(): at most BPFD_NAME_MAX bytes */
+        strncpy(s->names[s->n_names].name, r->name, BPFD_NAME_MAX);
+        s->n_names++;
+        return 0;
+}
+
+static uint64_t now_usec(clockid_t clock) {
+        struct timespec ts;
+
+        (void) clock_gettime(clock, &ts);
+        return (uint64_t) ts.tv_sec * 1000000U + (uint64_t) ts.tv_nsec / 1000U;
+}
+
+Sandbox *sandbox_find(Manager *m, uint64_t sid) {
+        for (Sandbox *s = m->sandboxes; s; s = s->next)
+                if (s->sid == sid)
+                        return s;
+        return NULL;
+}
+
+Sandbox *sandbox_free(Sandbox *s) {
+        Manager *m;
+
+        if (!s)
+                return NULL;
+        m = s->manager;
+        for (Sandbox **p = &m->sandboxes; *p; p = &(*p)->next)
+                if (*p == s) {
+                        *p = s->next;
+                        m->n_sandboxes--;
+                        break;
+                }
+        if (s->client)
+                s->client->sandbox = NULL;
+        /* The attachments go with the cgroup; what is ours to clean are the map entries. */
+        (void) filter_forget(m->filter, s->sid);
+        dns_proxy_free(s->proxy);
+        free(s->names);
+        free(s->path);
+        free(s);
+        return NULL;
+}
+
+static bool name_rule_matches(const NameRule *r, const char *name) {
+        NetRule n = {
+                .kind = r->kind == BPFD_RULE_HOST ? NET_RULE_HOST : NET_RULE_DOMAIN,
+        };
+
+        memcpy(n.name, r->name, sizeof(n.name));
+        return net_rule_matches_name(&n, name);
+}
+
+int sandbox_check_name(Sandbox *s, const char *name, bool name_ok) {
+        bool allowed = false;
+
+        if (!name_ok)
+                return -EPERM;
+        for (size_t i = 0; i < s->n_names; i++) {
+                const NameRule *r = &s->names[i];
+
+                if (!name_rule_matches(r, name))
+                        continue;
+                /* A deny rule for every port of the name refuses it outright; one for some
+                 * ports only is applied to its answers in sandbox_learn(). */
+                if (r->action == BPFD_ACTION_DENY && r->port == 0)
+                        return -EPERM;
+                if (r->action == BPFD_ACTION_ALLOW)
+                        allowed = true;
+        }
+        return allowed ? 0 : -EPERM;
+}
+
+int sandbox_learn(Sandbox *s, const char *name, const uint8_t addr[16], uint32_t ttl) {
+        Manager *m = s->manager;
+        uint64_t expires;
+        int r = 0;
+
+        /* The answer's TTL, plus a grace period for programs that connect a little later
+         * than they resolve; capped, so that no answer allows an address for days. */
+        expires = now_usec(CLOCK_MONOTONIC) * 1000U +
+                (uint64_t) (MIN(ttl, MAX_TTL_SEC) + m->dns_grace_sec) * 1000000000U;
+
+        for (size_t i = 0; i < s->n_names; i++) {
+                const NameRule *nr = &s->names[i];
+                int k;
+
+                if (!name_rule_matches(nr, name))
+                        continue;
+                k = filter_learned_add(m->filter, nr->action == BPFD_ACTION_DENY, s->sid, nr->port, addr,
+                                       expires);
+                if (k < 0)
+                        r = k;
+        }
+        return r;
+}
+
+static void fill_comm(BpfdEvent *e) {
+        char path[64], comm[sizeof(e->comm)] = "";
+        ssize_t n;
+        int fd;
+
+        if (e->comm[0] || e->pid == 0)
+                return;
+        (void) snprintf(path, sizeof(path), "/proc/%u/comm", e->pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return;
+        n = read(fd, comm, sizeof(comm) - 1);
+        safe_close(fd);
+        if (n <= 0)
+                return;
+        comm[n] = 0;
+        comm[strcspn(comm, "\n")] = 0;
+        memcpy(e->comm, comm, sizeof(e->comm));
+}
+
+static void log_event(const Sandbox *s, const BpfdEvent *e) {
+        char a[INET6_ADDRSTRLEN] = "";
+
+        if (log_get_max_level() < LOG_LEVEL_INFO)
+                return;
+        if (e->kind == BPFD_EVENT_DNS)
+                log_info("refused DNS name '%s' (type %u) for %s", e->name, e->qtype, s->path);
+        else {
+                (void) inet_ntop(AF_INET6, e->addr, a, sizeof(a));
+                log_info("refused kind=%u dst=[%s]:%u proto=%u pid=%u comm=%.16s for %s",
+                         e->kind, a, e->port, e->protocol, e->pid, e->comm, s->path);
+        }
+}
+
+void sandbox_report(Sandbox *s, const BpfdEvent *event) {
+        BpfdEvent e = *event;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        fill_comm(&e);
+        log_event(s, &e);
+
+        if (!s->client)
+                return;
+
+        if (now - s->window_start >= 1000000U) {
+                if (s->lost > 0) {
+                        BpfdEvent lost = {
+                                .header = e.header,
+                                .kind = BPFD_EVENT_LOST,
+                                .count = s->lost,
+                        };
+
+                        if (client_send_event(s->client, &lost) >= 0)
+                                s->lost = 0;
+                }
+                s->window_start = now;
+                s->window_count = 0;
+        }
+        if (s->window_count >= REPORTS_PER_SECOND || client_send_event(s->client, &e) < 0) {
+                s->lost++;
+                return;
+        }
+        s->window_count++;
+}
+
+void sandbox_report_dns(Sandbox *s, const char *name, uint16_t qtype) {
+        BpfdEvent e = {
+                .header = {
+                        .magic = BPFD_MAGIC,
+                        .version = BPFD_VERSION,
+                        .type = BPFD_MSG_EVENT,
+                        .size = sizeof(BpfdEvent),
+                },
+                .kind = BPFD_EVENT_DNS,
+                .qtype = qtype,
+        };
+
+        (void) snprintf(e.name, sizeof(e.name), "%s", name);
+        sandbox_report(s, &e);
+}
+
+static unsigned count_for_uid(Manager *m, uid_t uid) {
+        unsigned n = 0;
+
+        for (Sandbox *s = m->sandboxes; s; s = s->next)
+                n += s->uid == uid;
+        return n;
+}
+
+static int add_address_rules(Manager *m, uint64_t sid, const RuleSet *rules) {
+        for (size_t i = 0; i < rules->n_addresses; i++) {
+                const AddressRule *r = &rules->addresses[i];
+                int k;
+
+                k = filter_rule_add(m->filter, r->action == BPFD_ACTION_DENY, sid, r->port, r->addr,
+                                    r->prefixlen);
+                if (k < 0)
+                        return k;
+        }
+        return 0;
+}
+
+/* network.dns = "open": the system's resolvers may be reached on port 53, as they are. */
+static int add_resolver_rules(Manager *m, uint64_t sid) {
+        Nameserver ns[RESOLV_CONF_MAX_SERVERS];
+        int n;
+
+        n = resolv_conf_load(m->resolv_conf, ns);
+        for (int i = 0; i < n; i++) {
+                int k;
+
+                k = filter_rule_add(m->filter, false, sid, 53, ns[i].addr.sin6_addr.s6_addr, 128);
+                if (k < 0)
+                        return k;
+        }
+        return 0;
+}
+
+static void watch_parent(Manager *m, int cgroup_fd) {
+        char p[64];
+        int fd;
+
+        /* Removal of the cgroup shows up as IN_DELETE on its parent; the periodic sweep
+         * catches anything this misses. */
+        fd = openat(cgroup_fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        (void) snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+        (void) inotify_add_watch(m->inotify_fd, p, IN_DELETE | IN_ONLYDIR);
+        safe_close(fd);
+}
+
+int sandbox_create(Manager *m, Client *c, Sandbox **ret, const char **ret_reason) {
+        _cleanup_close_ int cgfd = -EBADF;
+        struct net_layer layer = {};
+        Sandbox *s = NULL;
+        uint64_t cgid;
+        int k;
+
+        k = bpfd_check_cgroup_path(c->open.path, c->uid, ret_reason);
+        if (k < 0)
+                return k;
+        k = cgroup_open_owned(c->open.path, c->uid, &cgfd, &cgid, ret_reason);
+        if (k < 0)
+                return k;
+
+        /* Never a second policy for one cgroup: it could only be a wider one. */
+        if (sandbox_find(m, cgid) || filter_layer_get(m->filter, cgid, &layer) >= 0) {
+                *ret_reason = "the cgroup already has a network policy";
+                return -EBUSY;
+        }
+        if (count_for_uid(m, c->uid) >= BPFD_MAX_SANDBOXES_PER_UID) {
+                *ret_reason = "too many sandboxes for this user";
+                return -EUSERS;
+        }
+
+        s = calloc(1, sizeof(Sandbox));
+        if (!s)
+                return -ENOMEM;
+        s->manager = m;
+        s->sid = cgid;
+        s->uid = c->uid;
+        s->path = strdup(c->open.path);
+        if (!s->path) {
+                free(s);
+                return -ENOMEM;
+        }
+        s->names = TAKE_PTR(c->rules.names);
+        s->n_names = c->rules.n_names;
+        c->rules.n_names = c->rules.allocated_names = 0;
+
+        /* Listed from here on, so that sandbox_free() undoes whatever follows. */
+        s->next = m->sandboxes;
+        m->sandboxes = s;
+        m->n_sandboxes++;
+
+        k = add_address_rules(m, cgid, &c->rules);
+        if (k < 0) {
+                *ret_reason = "cannot store the rules";
+                goto fail;
+        }
+        if (c->open.dns == BPFD_DNS_FILTERED) {
+                k = dns_proxy_new(s, &s->proxy);
+                if (k < 0) {
+                        *ret_reason = "cannot set up the DNS proxy";
+                        goto fail;
+                }
+                layer.proxy4 = dns_proxy_address(s->proxy);
+                layer.proxy6_port = dns_proxy_port6(s->proxy);
+                layer.flags |= NET_LAYER_DNS_FILTERED;
+        } else {
+                k = add_resolver_rules(m, cgid);
+                if (k < 0) {
+                        *ret_reason = "cannot store the resolver rules";
+                        goto fail;
+                }
+        }
+
+        for (size_t i = 0; i < s->n_names; i++) {
+                if (s->names[i].action == BPFD_ACTION_ALLOW)
+                        layer.flags |= NET_LAYER_LEARN_ALLOW;
+                else if (s->names[i].port != 0)
+                        layer.flags |= NET_LAYER_LEARN_DENY;
+        }
+
+        k = filter_attach(m->filter, cgfd);
+        if (k < 0) {
+                *ret_reason = "cannot attach the BPF programs";
+                goto fail;
+        }
+        layer.sid = cgid;
+        k = filter_layer_set(m->filter, cgid, &layer);
+        if (k < 0) {
+                filter_detach(m->filter, cgfd);
+                *ret_reason = "cannot configure the BPF programs";
+                goto fail;
+        }
+
+        watch_parent(m, cgfd);
+        s->client = c;
+        log_info("restricting %s (uid %u, %zu address rules, %zu name rules, dns %s)", s->path,
+                 (unsigned) s->uid, c->rules.n_addresses, s->n_names,
+                 s->proxy ? "filtered" : "open");
+        *ret = s;
+        return 0;
+
+fail:
+        sandbox_free(s);
+        return k;
+}
+
+int manager_sweep(Manager *m) {
+        struct timespec ts;
+        Sandbox *next;
+
+        for (Sandbox *s = m->sandboxes; s; s = next) {
+                next = s->next;
+                if (cgroup_exists(s->path, s->sid) == 0) {
+                        log_info("%s is gone, forgetting its rules", s->path);
+                        sandbox_free(s);
+                }
+        }
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        (void) filter_expire(m->filter, (uint64_t) ts.tv_sec * 1000000000U + (uint64_t) ts.tv_nsec);
+        manager_check_idle(m);
+        return 0;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+
+/* libFuzzer target: every message scudo-bpfd accepts from an unprivileged client goes
+ * through these checks first. Beyond not crashing, a message they accept must hold what
+ * the helper then relies on. */
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfd/request.h"
+#include "net/net-rule.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int check_rule(const BpfdCheckedRule *r, void *userdata) {
+        size_t *n = userdata;
+
+        assert(r->action == BPFD_ACTION_ALLOW || r->action == BPFD_ACTION_DENY);
+        if (r->kind == BPFD_RULE_ADDRESS) {
+                assert(r->prefixlen <= 128);
+                assert(!r->name);
+        } else {
+                assert(r->kind == BPFD_RULE_HOST || r->kind == BPFD_RULE_DOMAIN);
+                assert(r->name && strlen(r->name) <= BPFD_NAME_MAX);
+                assert(net_name_is_valid(r->name));
+        }
+        (*n)++;
+        return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        const char *reason = NULL;
+        BpfdOpenRequest open;
+        uint8_t *copy;
+        size_t n = 0;
+        int k;
+
+        /* A copy of exactly `size` bytes, so that ASan sees any read past the message. */
+        copy = malloc(size ?: 1);
+        if (!copy)
+                return 0;
+        memcpy(copy, data, size);
+
+        k = bpfd_message_type(copy, size, &reason);
+        if (k == BPFD_MSG_OPEN && bpfd_parse_open(copy, size, &open, &reason) == 0) {
+                assert(memchr(open.path, 0, sizeof(open.path)));
+                assert(open.n_rules <= BPFD_RULES_MAX);
+                (void) bpfd_check_cgroup_path(open.path, 1001, &reason);
+        }
+        if (k == BPFD_MSG_RULES) {
+                k = bpfd_parse_rules(copy, size, check_rule, &n, &reason);
+                assert(k < 0 || (size_t) k == n);
+                assert(k < 0 || n <= BPFD_RULES_PER_MESSAGE);
+        }
+        if (k == BPFD_MSG_COMMIT)
+                (void) bpfd_parse_commit(copy, size, &reason);
+
+        /* The same bytes as a cgroup path and as a rule in text form. */
+        if (size < 1024) {
+                char s[1024];
+                NetRule r;
+
+                memcpy(s, data, size);
+                s[size] = 0;
+                (void) bpfd_check_cgroup_path(s, 1001, &reason);
+                if (net_rule_parse_reason(s, &r, &reason) == 0) {
+                        char buf[512];
+
+                        assert(r.prefixlen <= 128);
+                        (void) net_rule_format(&r, buf, sizeof(buf));
+                }
+        }
+        free(copy);
+        return 0;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+
+/* libFuzzer target: the DNS messages scudo-bpfd's proxy reads, queries from a sandbox and
+ * answers from the network, plus resolv.conf. */
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfd/dns-packet.h"
+#include "bpfd/resolv-conf.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int on_address(const uint8_t addr[16], uint32_t ttl, void *userdata) {
+        assert(ttl <= INT32_MAX);
+        (*(int *) userdata)++;
+        return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        uint8_t *msg, reply[DNS_HEADER_SIZE + DNS_NAME_TEXT_MAX + 8];
+        DnsQuestion q;
+        int n = 0, k;
+
+        msg = malloc(size ?: 1);
+        if (!msg)
+                return 0;
+        memcpy(msg, data, size);
+
+        /* As a query. */
+        if (dns_parse_query(msg, size, &q) == 0) {
+                assert(strlen(q.name) < DNS_NAME_TEXT_MAX);
+                assert(q.end <= size);
+                k = dns_make_error_reply(msg, &q, DNS_RCODE_REFUSED, reply, sizeof(reply));
+                assert(k < 0 || (size_t) k == q.end);
+        }
+
+        /* As an answer to its own question: read the question from a copy turned into a
+         * query, then parse the bytes as the response. */
+        if (size >= DNS_HEADER_SIZE) {
+                uint8_t *query = malloc(size);
+
+                if (query) {
+                        memcpy(query, data, size);
+                        query[2] &= 0x07;       /* QR=0, opcode 0 */
+                        memset(query + 6, 0, 6);
+                        if (dns_parse_query(query, size, &q) == 0) {
+                                msg[2] |= 0x80;
+                                k = dns_parse_answer(msg, size, &q, on_address, &n);
+                                assert(k < 0 || k == n);
+                        }
+                        free(query);
+                }
+        }
+
+        /* As resolv.conf. */
+        if (size < 4096) {
+                Nameserver ns[RESOLV_CONF_MAX_SERVERS];
+                char text[4096];
+
+                memcpy(text, data, size);
+                text[size] = 0;
+                k = resolv_conf_parse(text, ns);
+                assert(k >= 0 && k <= RESOLV_CONF_MAX_SERVERS);
+        }
+        free(msg);
+        return 0;
+}

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* Unit tests for src/bpfd/request.c: what scudo-bpfd accepts from an unprivileged client. */
+#include <stdlib.h>
+
+#include "bpfd/request.h"
+#include "net/net-session.h"
+#include "tap.h"
+
+static void header(BpfdHeader *h, uint16_t type, size_t size) {
+        *h = (BpfdHeader) { .magic = BPFD_MAGIC, .version = BPFD_VERSION, .type = type, .size = (uint32_t) size };
+}
+
+static BpfdOpen good_open(void) {
+        BpfdOpen o = { .dns = BPFD_DNS_FILTERED, .n_rules = 3 };
+        const char *p = "/user.slice/user-1001.slice/user@1001.service/app.slice/app-scudo_x.slice";
+
+        header(&o.header, BPFD_MSG_OPEN, sizeof(o));
+        o.path_len = (uint32_t) strlen(p);
+        memcpy(o.path, p, o.path_len);
+        return o;
+}
+
+static void test_header(void) {
+        BpfdHeader h;
+        const char *reason = NULL;
+
+        header(&h, BPFD_MSG_COMMIT, sizeof(h));
+        TAP_CHECK(bpfd_message_type(&h, sizeof(h), &reason) == BPFD_MSG_COMMIT, "good header");
+        TAP_CHECK(bpfd_message_type(&h, 4, &reason) == -EBADMSG, "short message refused");
+        h.magic ^= 1;
+        TAP_CHECK(bpfd_message_type(&h, sizeof(h), &reason) == -EBADMSG, "bad magic refused");
+        header(&h, BPFD_MSG_COMMIT, sizeof(h));
+        h.version = 2;
+        TAP_CHECK(bpfd_message_type(&h, sizeof(h), &reason) == -EBADMSG, "unknown version refused");
+        header(&h, BPFD_MSG_COMMIT, sizeof(h) + 1);
+        TAP_CHECK(bpfd_message_type(&h, sizeof(h), &reason) == -EBADMSG, "size mismatch refused");
+        header(&h, BPFD_MSG_COMMIT, sizeof(h));
+        h.reserved = 1;
+        TAP_CHECK(bpfd_message_type(&h, sizeof(h), &reason) == -EBADMSG, "reserved field refused");
+        header(&h, BPFD_MSG_REPLY, sizeof(h));
+        TAP_CHECK(bpfd_message_type(&h, sizeof(h), &reason) == -EBADMSG, "a REPLY from a client refused");
+        header(&h, 999, sizeof(h));
+        TAP_CHECK(bpfd_message_type(&h, sizeof(h), &reason) == -EBADMSG, "unknown type refused");
+        header(&h, BPFD_MSG_COMMIT, sizeof(h));
+        TAP_CHECK(bpfd_parse_commit(&h, sizeof(h), &reason) == 0, "COMMIT accepted");
+        {
+                uint8_t b[sizeof(h) + 4] = {};
+                header(&h, BPFD_MSG_COMMIT, sizeof(b));
+                memcpy(b, &h, sizeof(h));
+                TAP_CHECK(bpfd_parse_commit(b, sizeof(b), &reason) == -EBADMSG, "COMMIT with a payload refused");
+        }
+}
+
+static void test_open(void) {
+        BpfdOpenRequest req;
+        const char *reason = NULL;
+        BpfdOpen o;
+
+        o = good_open();
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == 0 && req.n_rules == 3 &&
+                  req.dns == BPFD_DNS_FILTERED && streq(req.path, o.path), "good OPEN");
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o) - 1, &req, &reason) == -EBADMSG, "truncated OPEN refused");
+
+        o = good_open();
+        o.dns = 7;
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "unknown DNS mode refused");
+        o = good_open();
+        o.flags = 1;
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "unknown flag refused");
+        o = good_open();
+        o.n_rules = BPFD_RULES_MAX + 1;
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "too many rules refused");
+        o = good_open();
+        o.path_len = 0;
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "empty path refused");
+        o = good_open();
+        o.path_len = BPFD_CGROUP_PATH_MAX;
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "path length past the field refused");
+        o = good_open();
+        o.path_len = 0xffffffff;
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "huge path length refused");
+        o = good_open();
+        o.path[5] = 0;
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "NUL inside the path refused");
+        o = good_open();
+        o.path[o.path_len + 3] = 'x';
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "bytes after the path refused");
+        o = good_open();
+        o.path_len -= 1;
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "path_len shorter than the path refused");
+}
+
+typedef struct Collected {
+        BpfdCheckedRule rules[16];
+        char names[16][256];
+        int n;
+} Collected;
+
+static int collect(const BpfdCheckedRule *r, void *userdata) {
+        Collected *c = userdata;
+
+        if (c->n >= 16)
+                return -E2BIG;
+        c->rules[c->n] = *r;
+        if (r->name) {
+                snprintf(c->names[c->n], sizeof(c->names[c->n]), "%s", r->name);
+                c->rules[c->n].name = c->names[c->n];
+        }
+        c->n++;
+        return 0;
+}
+
+/* Builds a RULES message from compiled rules, as net-session.c sends them. */
+static size_t build_rules(uint8_t *buf, const BpfdRule *rules, size_t n, const char *names, size_t names_size) {
+        BpfdRules m = { .n_rules = (uint32_t) n, .names_size = (uint32_t) names_size };
+        size_t size = sizeof(m) + n * sizeof(BpfdRule) + names_size;
+
+        header(&m.header, BPFD_MSG_RULES, size);
+        memcpy(buf, &m, sizeof(m));
+        memcpy(buf + sizeof(m), rules, n * sizeof(BpfdRule));
+        memcpy(buf + sizeof(m) + n * sizeof(BpfdRule), names, names_size);
+        return size;
+}
+
+static void test_rules(void) {
+        char *allow[] = { (char *) "example.com:443", (char *) "10.0.0.0/8", (char *) "[::1]:53",
+                          (char *) "*.example.org", NULL };
+        char *deny[] = { (char *) "10.1.0.0/16", NULL };
+        _cleanup_free_ BpfdRule *rules = NULL;
+        _cleanup_free_ char *names = NULL;
+        static uint8_t buf[BPFD_MESSAGE_MAX], copy[BPFD_MESSAGE_MAX];
+        const char *reason = NULL;
+        size_t n = 0, names_size = 0, size;
+        Collected c = {};
+        BpfdRule *r;
+
+        TAP_CHECK(net_rules_compile(allow, deny, &rules, &n, &names, &names_size) == 0 && n == 5,
+                  "rules compile");
+        size = build_rules(buf, rules, n, names, names_size);
+        TAP_CHECK(bpfd_parse_rules(buf, size, collect, &c, &reason) == 5 && c.n == 5, "compiled rules accepted");
+        TAP_CHECK(c.rules[0].action == BPFD_ACTION_DENY && c.rules[0].kind == BPFD_RULE_ADDRESS &&
+                  c.rules[0].prefixlen == 112, "deny rule comes first, /16 in the 128-bit space");
+        TAP_CHECK(c.rules[1].kind == BPFD_RULE_HOST && c.rules[1].port == 443 &&
+                  streq(c.names[1], "example.com"), "host rule with its name and port");
+        TAP_CHECK(c.rules[4].kind == BPFD_RULE_DOMAIN && streq(c.names[4], "example.org"), "domain rule");
+
+#define MUTATE(what, stmt)                                                              \
+        do {                                                                            \
+                memcpy(copy, buf, size);                                                \
+                r = (BpfdRule *) (copy + sizeof(BpfdRules));                            \
+                (void) r;                                                               \
+                stmt;                                                                   \
+                c.n = 0;                                                                \
+                TAP_CHECK(bpfd_parse_rules(copy, size, collect, &c, &reason) == -EBADMSG && c.n == 0, \
+                          what " refused, nothing applied");                            \
+        } while (0)
+
+        MUTATE("unknown action", r[2].action = 9);
+        MUTATE("unknown kind", r[2].kind = 9);
+        MUTATE("rule flags", r[2].flags = 1);
+        MUTATE("rule reserved", r[2].reserved = 1);
+        MUTATE("prefix length 129", r[2].prefixlen = 129);
+        MUTATE("address bits past the prefix", r[2].addr[15] = 1);
+        MUTATE("address rule with a name", r[2].name_len = 3);
+        MUTATE("name rule with an address", r[1].addr[0] = 1);
+        MUTATE("name rule with a prefix", r[1].prefixlen = 8);
+        MUTATE("name offset past the area", r[1].name_offset = 4096);
+        MUTATE("name offset near 2^32", r[1].name_offset = 0xfffffff0);
+        MUTATE("name longer than its string", r[1].name_len += 1);
+        MUTATE("name shorter than its string", r[1].name_len -= 1);
+        MUTATE("name of length 0", r[1].name_len = 0);
+        MUTATE("name over 253 bytes", r[1].name_len = 300);
+        MUTATE("upper case in a name", copy[size - names_size] = 'E');
+        MUTATE("bad byte in a name", copy[size - names_size] = '/');
+        MUTATE("name area not terminated", copy[size - 1] = 'x');
+        MUTATE("rule count past the message", ((BpfdRules *) copy)->n_rules = 6);
+        MUTATE("rule count below the message", ((BpfdRules *) copy)->n_rules = 4);
+        MUTATE("huge rule count", ((BpfdRules *) copy)->n_rules = 0x7fffffff);
+        MUTATE("name area size mismatch", ((BpfdRules *) copy)->names_size += 1);
+
+        TAP_CHECK(bpfd_parse_rules(buf, size - 1, collect, &c, &reason) == -EBADMSG, "truncated RULES refused");
+        {
+                BpfdRules empty = { .n_rules = 0, .names_size = 0 };
+                header(&empty.header, BPFD_MSG_RULES, sizeof(empty));
+                TAP_CHECK(bpfd_parse_rules(&empty, sizeof(empty), collect, &c, &reason) == 0, "empty RULES accepted");
+        }
+}
+
+static void test_paths(void) {
+        static const struct {
+                const char *path;
+                uid_t uid;
+                int expect;
+        } cases[] = {
+                { "/user.slice/user-1001.slice/user@1001.service/app.slice/app-scudo_1.slice", 1001, 0 },
+                { "/user.slice/user-1001.slice/user@1001.service/x", 1001, 0 },
+                { "/user.slice/user-1001.slice/user@1001.service/app.slice/app-scudo_1.slice", 1002, -EPERM },
+                { "/user.slice/user-1001.slice/user@1001.service/", 1001, -EPERM },
+                { "/user.slice/user-1001.slice/user@1001.service", 1001, -EPERM },
+                { "/system.slice/cron.service", 1001, -EPERM },
+                { "/", 1001, -EPERM },
+                { "user.slice/user-1001.slice/user@1001.service/x", 1001, -EPERM },
+                { "/user.slice/user-1001.slice/user@1001.service/../../user-1002.slice", 1001, -EINVAL },
+                { "/user.slice/user-1001.slice/user@1001.service/app.slice/..", 1001, -EINVAL },
+                { "/user.slice/user-1001.slice/user@1001.service/./x", 1001, -EINVAL },
+                { "/user.slice/user-1001.slice/user@1001.service//x", 1001, -EINVAL },
+                { "/user.slice/user-1001.slice/user@1001.service/x/", 1001, -EINVAL },
+                { "/user.slice/user-1001.slice/user@1001.service/x\n", 1001, -EINVAL },
+                { "/user.slice/user-10011.slice/user@10011.service/x", 1001, -EPERM },
+                { "/user.slice/user-0.slice/user@0.service/x", 1001, -EPERM },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const char *reason = NULL;
+                int k = bpfd_check_cgroup_path(cases[i].path, cases[i].uid, &reason);
+
+                TAP_CHECK(k == cases[i].expect, "path '%s' for uid %u: %d (%s)", cases[i].path,
+                          (unsigned) cases[i].uid, k, reason ?: "ok");
+        }
+}
+
+int main(void) {
+        test_header();
+        test_open();
+        test_rules();
+        test_paths();
+        return tap_done();
+}
