@@ -171,5 +171,8 @@ int run_request(RunArgs *args) {
         }
         args->run.runtime_dir = args->request.runtime_dir;
         args->run.confine_path = confine;
+        /* the helper's socket when it is not the system one (file-capabilities mode, tests):
+         * kept out of the sandbox like the default */
+        args->run.bpfd_socket = secure_getenv("SCUDO_BPFD_SOCKET");
         return run_plan(plan, &args->run);
 }

@@ -471,6 +471,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 .runtime_dir = opts->runtime_dir,
                 .unit_name = c.unit_name,
                 .confine_path = opts->confine_path,
+                .bpfd_socket = opts->bpfd_socket,
                 .slice = plan->network_filtered ? c.slice_name : NULL,
         };
         r = start_unit(&c, plan, &uctx, &stdio);

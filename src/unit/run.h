@@ -17,6 +17,7 @@ enum {
 typedef struct RunOptions {
         const char *runtime_dir;
         const char *confine_path;
+        const char *bpfd_socket;
         bool force_pty;         /* -t: a pty even when stdout is not a terminal */
         bool no_pty;            /* -T: never a pty */
         bool dry_run;

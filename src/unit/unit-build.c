@@ -191,6 +191,11 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                                 return r;
                 }
         }
+        if (ctx->bpfd_socket && path_is_absolute(ctx->bpfd_socket)) {
+                r = add_inaccessible(l, ctx->bpfd_socket);
+                if (r < 0)
+                        return r;
+        }
         return add_inaccessible(l, SCUDO_BPFD_SOCKET);
 }
 

@@ -21,6 +21,7 @@ typedef struct UnitContext {
         const char *runtime_dir;        /* the caller's $XDG_RUNTIME_DIR */
         const char *unit_name;
         const char *confine_path;       /* scudo-confine, run before the command */
+        const char *bpfd_socket;        /* a helper socket other than the default, or NULL */
 } UnitContext;
 
 int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContext *ctx,
