@@ -28,6 +28,9 @@ typedef struct PlanPath {
         PathAccess access;
         char *path;             /* absolute and canonical once validated */
         char *origin;           /* where it was written: "file:line", "--fs-write", "built-in" */
+        bool derived;           /* worked out from the request ($PWD, ${arg_*}, a lookup variable,
+                                 * a relative path): a delegated run may only be granted it inside
+                                 * what the caller can write */
 } PlanPath;
 
 typedef struct PlanProperty {

@@ -1,16 +1,47 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #pragma once
 
-/* The policy engine's entry points: from a Request to a validated Plan. */
+/* The policy engine's entry points: from a Request to a validated Plan.
+ *
+ * Each call creates its own Lua state (src/policy/lua-engine.c), runs the embedded library
+ * (lua/scudo/NAME.lua) on the built-in policies and the configuration files it discovers, and
+ * closes the state again. Errors come back as a negative errno and a message that names the
+ * file and line where one applies; every one of them means exit 125 and nothing runs. */
 
 #include <stdbool.h>
 
 #include "plan/plan.h"
 #include "plan/request.h"
 
-/* Resolves the profiles that apply to the request into a plan and validates it. On failure
- * returns a negative errno and a message in *ret_error (file:line where it applies). */
+/* Discovers and reads the configuration (trust checked), matches and merges the profiles,
+ * expands variables, runs hooks, then plan_validate(). Notices (a project file that is not
+ * trusted, warnings from hooks) are printed on stderr as warnings. When the plan says
+ * confirm = true, asks [y/N] on the terminal, and fails (-ECANCELED) without one or on no.
+ * Inside a sandbox (req->nested), one-run options that would widen it fail (-EPERM). */
 int policy_resolve(const Request *req, Plan **ret_plan, char **ret_error);
 
-/* The human-readable (or JSON) account of how the plan came about. */
+/* The human-readable (or JSON) account of how the plan came about: files and their trust,
+ * profiles and why they matched, extend chains, every entry with its origin, what was dropped
+ * and why, and whether the plan passes validation. Fails only where resolution itself fails. */
 int policy_explain(const Request *req, bool json, char **ret_text, char **ret_error);
+
+/* `scudo check`: validates the given files (relative to req->start_dir), or with paths NULL
+ * or empty everything a run from req->start_dir would read. The report lists each file; the
+ * number of errors goes to *ret_errors. Untrusted .lua files are compiled, never run. */
+int policy_check(const Request *req, const char *const *paths, char **ret_report, int *ret_errors,
+                 char **ret_error);
+
+/* `scudo profiles`: every profile, its description, matches, extend chain and definitions. */
+int policy_profiles(const Request *req, char **ret_text, char **ret_error);
+
+/* `scudo trust`: the files to record, with their content hashes: the given paths (default:
+ * each .scudo.toml/.scudo.lua from / down to req->start_dir) and the hook files a TOML file
+ * among them names. Paths come back canonical. */
+int policy_trust_targets(const Request *req, const char *const *paths, char ***ret_paths,
+                         char ***ret_hashes, char **ret_error);
+
+/* For tests and benchmarks: read the system configuration from `dir` instead of
+ * SCUDO_SYSCONFDIR (NULL: back to the default); turn the SIGALRM watchdog off (it is on by
+ * default and must be off under a fuzzer that uses SIGALRM itself). */
+void policy_set_sysconfdir(const char *dir);
+void policy_set_watchdog(bool on);

@@ -1,0 +1,415 @@
+-- SPDX-License-Identifier: MIT OR Apache-2.0
+-- From the combined profile values to the plan C validates, recording for `scudo explain`
+-- where each entry came from and what was dropped.
+local util = require("scudo.util")
+local sys = require("scudo.sys")
+local text = require("scudo.text")
+local expand = require("scudo.expand")
+local load = require("scudo.load")
+local match = require("scudo.match")
+local merge = require("scudo.merge")
+
+local M = {}
+
+local ACCESS = { "write", "read", "hide", "deny" }
+
+-- The canonical form C will check: realpath of the longest existing prefix, the rest
+-- appended with "." and ".." applied. Same as plan_validate's, so explain shows what runs.
+function M.canonical(p)
+    return sys.canonical(p)
+end
+
+-- "//" and "/./" collapsed; ".." is left for C, which applies it where the kernel would
+-- (after a symlink, not lexically). Enough to merge entries for one path during a run;
+-- plan_validate() canonicalizes, and merges again, in C.
+function M.normalize(p)
+    local parts = {}
+    for c in p:gmatch("[^/]+") do
+        if c ~= "." then
+            parts[#parts + 1] = c
+        end
+    end
+    return "/" .. table.concat(parts, "/")
+end
+
+local Builder = {}
+Builder.__index = Builder
+
+function M.new(request, values, explain, order)
+    local b = setmetatable({
+        request = request,
+        values = values,
+        order_of = order or {},
+        vars = expand.new(request, values),
+        paths = {},             -- canonical path -> entry
+        order = {},             -- canonical paths in first-seen order
+        props = {},             -- name -> { name, value, origin }
+        net_allow = {},
+        net_deny = {},
+        explain = explain,
+    }, Builder)
+    return b
+end
+
+function Builder:drop(key, value, origin, why)
+    local d = self.explain.dropped
+    d[#d + 1] = { key = key, value = value, origin = origin, reason = why }
+end
+
+-- Adds a path entry; a later entry for the same path replaces the earlier one.
+function Builder:add_path(access, raw, origin, base)
+    local key = "filesystem." .. access
+    local p, derived = self.vars:path(raw, base)
+    if not p then
+        self:drop(key, raw, origin, derived)
+        return
+    end
+    local c, err
+    if self.explain.canonical then
+        c, err = M.canonical(p)
+    else
+        c = M.normalize(p)
+    end
+    if not c then
+        self:drop(key, raw, origin, err)
+        return
+    end
+    local old = self.paths[c]
+    if old then
+        if old.access == access then
+            return      -- the same entry again (two profiles extending one base)
+        end
+        local o = self.explain.overridden
+        o[#o + 1] = { path = c, access = old.access, origin = old.origin, by = origin, new = access }
+    else
+        self.order[#self.order + 1] = c
+    end
+    self.paths[c] = { access = access, path = c, origin = origin, written = raw, derived = derived or nil }
+end
+
+function Builder:add_rule(list, rule, origin)
+    for _, r in ipairs(list) do
+        if r.value == rule then
+            return
+        end
+    end
+    list[#list + 1] = { value = rule, origin = origin }
+end
+
+function Builder:set_property(name, value, origin)
+    local old = self.props[name]
+    if old and old.value ~= value then
+        local o = self.explain.overridden
+        o[#o + 1] = { property = name, value = old.value, origin = old.origin, by = origin, new = value }
+    end
+    self.props[name] = { name = name, value = value, origin = origin }
+end
+
+local function list_values(v, key)
+    return v[key] or {}
+end
+
+local function strings(list)
+    local r = {}
+    for _, e in ipairs(list) do
+        r[#r + 1] = e.value
+    end
+    return r
+end
+
+-- The environment the command gets: the caller's, less what deny_env matches unless allow_env
+-- or env names it back, plus env's values.
+function Builder:environment()
+    local v, req = self.values, self.request
+    local deny = strings(list_values(v, "deny_env"))
+    local allow = strings(list_values(v, "allow_env"))
+    local copy = {}
+    for _, e in ipairs(list_values(v, "env.copy")) do
+        copy[e.value] = true
+    end
+    for _, g in ipairs(req.deny_env) do
+        deny[#deny + 1] = g
+    end
+    for _, g in ipairs(req.allow_env) do
+        allow[#allow + 1] = g
+    end
+    for _, n in ipairs(req.env_copy) do
+        copy[n] = true
+    end
+    local function unique(list)
+        local seen, r = {}, {}
+        for _, g in ipairs(list) do
+            if not seen[g] then
+                seen[g] = true
+                r[#r + 1] = g
+            end
+        end
+        return r
+    end
+    deny, allow = unique(deny), unique(allow)
+    local any = text.match_any
+    local env, unset, removed = {}, {}, {}
+    for _, name in ipairs(util.sorted_keys(req.env)) do
+        if any(deny, name) and not any(allow, name) and not copy[name] then
+            removed[#removed + 1] = name
+            unset[#unset + 1] = name
+        else
+            env[name] = req.env[name]
+        end
+    end
+    -- Names denied outright (no wildcard) are also removed from what the service manager
+    -- would add on its own.
+    for _, g in ipairs(deny) do
+        if g:match("^[%a_][%w_]*$") and env[g] == nil and not copy[g] and not any(allow, g) then
+            local seen = false
+            for _, u in ipairs(unset) do
+                seen = seen or u == g
+            end
+            if not seen then
+                unset[#unset + 1] = g
+            end
+        end
+    end
+    local set = v["env.set"] or {}
+    for _, name in ipairs(util.sorted_keys(set)) do
+        local e = set[name]
+        local val, why = self.vars:expand(e.value)
+        if val then
+            env[name] = val
+        else
+            self:drop("env." .. name, e.value, e.origin, why)
+        end
+    end
+    local list = {}
+    for _, name in ipairs(util.sorted_keys(env)) do
+        list[#list + 1] = name .. "=" .. env[name]
+    end
+    self.explain.env_removed = removed
+    return list, unset
+end
+
+-- The profiles this sandbox delegates, by name. `index`: all profiles.
+function Builder:delegate(index)
+    local v, req = self.values, self.request
+    if req.delegate < 0 then
+        return {}
+    end
+    local all = (v["delegate.all"] and v["delegate.all"].value) or req.delegate > 0
+    local names, seen = {}, {}
+    local function delegable(name)
+        local r = merge.resolve(index, name)
+        return r.values.delegable and r.values.delegable.value == true
+    end
+    if all then
+        for _, name in ipairs(index.names) do
+            if match.has_match(index, name) and delegable(name) then
+                seen[name] = true
+                names[#names + 1] = name
+            end
+        end
+    end
+    for _, e in ipairs(list_values(v, "delegate.names")) do
+        local name = e.value
+        if not index.defs[name] then
+            util.fail("%s: delegate: unknown profile '%s'%s", e.origin, name, util.suggest(name, index.names))
+        elseif not match.has_match(index, name) then
+            util.fail("%s: delegate: profile '%s' has no match, so nothing would be delegated to it",
+                e.origin, name)
+        elseif not delegable(name) then
+            util.fail("%s: delegate: profile '%s' is not delegable (it needs delegable = true)", e.origin, name)
+        end
+        if not seen[name] then
+            seen[name] = true
+            names[#names + 1] = name
+        end
+    end
+    return names
+end
+
+-- Applies what a hook asked for through the primitives.
+function Builder:apply_edits(edits, base)
+    for _, e in ipairs(edits) do
+        local op = e.op
+        local access = op:match("^filesystem%.(%a+)$")
+        if access then
+            self:add_path(access, e.value, e.origin, base)
+        elseif op == "network.allow" then
+            self.network = true
+            self:add_rule(self.net_allow, e.value, e.origin)
+        elseif op == "network.deny" then
+            self.network = true
+            self:add_rule(self.net_deny, e.value, e.origin)
+        elseif op == "unit" then
+            self:set_property(e.value[1], e.value[2], e.origin)
+        end
+    end
+end
+
+-- The plan as C reads it (src/policy/policy.c).
+function Builder:plan(applied)
+    local paths = {}
+    for _, c in ipairs(self.order) do
+        paths[#paths + 1] = self.paths[c]
+    end
+    local props = {}
+    for _, name in ipairs(util.sorted_keys(self.props)) do
+        props[#props + 1] = self.props[name]
+    end
+    local allow = strings(self.net_allow)
+    if self.request.no_network then
+        allow = {}
+    end
+    local v = self.values
+    return {
+        paths = paths,
+        properties = props,
+        network_filtered = self.network or false,
+        net_allow = allow,
+        net_deny = strings(self.net_deny),
+        dns = v["network.dns"] and v["network.dns"].value or "filtered",
+        dbus = v["dbus.session"] and v["dbus.session"].value or "none",
+        dbus_talk = strings(list_values(v, "dbus.talk")),
+        dbus_own = strings(list_values(v, "dbus.own")),
+        dbus_see = strings(list_values(v, "dbus.see")),
+        confirm = v.confirm and v.confirm.value or false,
+        log_target = self.log_target or "stderr",
+        log_report = self.log_report,
+        profiles = applied,
+    }
+end
+
+-- Everything but hooks and delegation: paths, network, unit, log.
+function Builder:build()
+    local v, req = self.values, self.request
+    -- In merge order across the four keys: for one path, the later entry wins. An item may
+    -- appear twice (two profiles extending one base): its last place counts.
+    local pos = {}
+    for i, item in ipairs(self.order_of) do
+        pos[item] = i
+    end
+    local entries = {}
+    for _, access in ipairs(ACCESS) do
+        for i, e in ipairs(list_values(v, "filesystem." .. access)) do
+            entries[#entries + 1] = { access = access, item = e, seq = pos[e] or 0, i = i }
+        end
+    end
+    table.sort(entries, function(a, b)
+        if a.seq ~= b.seq then
+            return a.seq < b.seq
+        end
+        return a.i < b.i
+    end)
+    for _, x in ipairs(entries) do
+        self:add_path(x.access, x.item.value, x.item.origin, x.item.base)
+    end
+    for _, access in ipairs(ACCESS) do
+        for _, p in ipairs(req["fs_" .. access]) do
+            -- On the command line a path is written out: relative would be a guess.
+            if p:sub(1, 1) ~= "/" and p:sub(1, 1) ~= "~" and p:sub(1, 2) ~= "${" then
+                util.fail("--fs-%s: '%s' is not an absolute path", access, p)
+            end
+            self:add_path(access, p, "--fs-" .. access, nil)
+        end
+    end
+
+    self.network = (v["network.filter"] and v["network.filter"].value) or false
+    for _, e in ipairs(list_values(v, "network.allow")) do
+        self:add_rule(self.net_allow, e.value, e.origin)
+    end
+    for _, e in ipairs(list_values(v, "network.deny")) do
+        self:add_rule(self.net_deny, e.value, e.origin)
+    end
+    for _, r in ipairs(req.net_allow) do
+        self.network = true
+        self:add_rule(self.net_allow, r, "--net-allow")
+    end
+    for _, r in ipairs(req.net_deny) do
+        self.network = true
+        self:add_rule(self.net_deny, r, "--net-deny")
+    end
+    if req.no_network then
+        self.network = true
+    end
+
+    for name, e in next, v.unit or {} do
+        self:set_property(name, e.value, e.origin)
+    end
+    for _, kv in ipairs(req.properties) do
+        local name, value = kv:match("^([^=]+)=(.*)$")
+        if not name then
+            util.fail("--property: '%s' is not NAME=VALUE", kv)
+        end
+        self:set_property(name, value, "--property")
+    end
+
+    if v["log.target"] then
+        local t = v["log.target"]
+        if t.value == "stderr" or t.value == "journald" then
+            self.log_target = t.value
+        else
+            local p, why = self.vars:path(t.value, nil)
+            if not p then
+                self:drop("log.target", t.value, t.origin, why)
+            else
+                self.log_target = p
+            end
+        end
+    end
+    local report = {}
+    for _, e in ipairs(list_values(v, "log.report")) do
+        local dup = false
+        for _, x in ipairs(report) do
+            dup = dup or x == e.value
+        end
+        if not dup then
+            report[#report + 1] = e.value
+        end
+    end
+    self.log_report = #report > 0 and report or { "file", "net", "dns" }
+end
+
+-- Runs the hooks, in the order they were merged. A hook is a function (in a .lua file) or
+-- the name of a Lua file run as a chunk with (context, plan) as its `...`.
+function Builder:hooks(applied, context, trust_store)
+    local results = self.explain.hooks
+    for _, h in ipairs(list_values(self.values, "hook")) do
+        local f, base = h.value, h.base
+        local label = "hook " .. h.origin
+        if type(f) == "string" then
+            local p = f:sub(1, 1) == "/" and f or util.join(base or "/", f)
+            local hf = load.new(p, h.project and "project" or "hook", "lua")
+            if not load.read(hf) then
+                util.fail("%s: hook file: %s", h.origin, hf.errors[1])
+            end
+            if h.project and not load.check_trust(hf, trust_store) then
+                results[#results + 1] = { origin = h.origin, file = p, status = "untrusted" }
+                local key = load.trust_key(p) or p
+                util.fail("%s: hook file %s is not trusted; to use it: scudo trust %s", h.origin, key, key)
+            end
+            local chunk, err = require("scudo.sandbox").compile(hf.text, p)
+            if not chunk then
+                util.fail("%s", err)
+            end
+            f = chunk
+            base = util.dirname(p)
+            label = "hook " .. p
+        end
+        local ctx = {
+            phase = "hook",
+            start_dir = self.request.start_dir,
+            edits = {},
+            warnings = {},
+        }
+        local ok, err = require("scudo.sandbox").run(label, ctx, f, util.plain(context, label), util.plain(self:plan(applied), label))
+        if not ok then
+            util.fail("%s", err)
+        end
+        self:apply_edits(ctx.edits, base)
+        for _, w in ipairs(ctx.warnings) do
+            self.explain.warnings[#self.explain.warnings + 1] = w.origin .. ": " .. w.value
+        end
+        results[#results + 1] = { origin = h.origin, status = "ran", edits = #ctx.edits }
+    end
+end
+
+return M

@@ -1,0 +1,77 @@
+-- SPDX-License-Identifier: MIT OR Apache-2.0
+-- Which configuration files there are, in the order they merge (later wins):
+--   1. the built-in policies (policies/*.toml, compiled in);
+--   2. SYSCONFDIR/config.toml, then SYSCONFDIR/config.d/*.toml|*.lua in name order;
+--   3. $XDG_CONFIG_HOME/scudo/config.toml (default ~/.config), then its config.d;
+--   4. .scudo.toml and .scudo.lua in / and every directory down to the start directory.
+local util = require("scudo.util")
+local sys = require("scudo.sys")
+local engine = require("scudo.engine")
+local load = require("scudo.load")
+
+local M = {}
+
+M.PROJECT_NAMES = { ".scudo.toml", ".scudo.lua" }
+
+local function add_if_present(list, path, layer)
+    local st, err, errno = sys.stat(path)
+    if st then
+        list[#list + 1] = load.new(path, layer)
+    elseif errno ~= 2 and errno ~= 20 then     -- ENOENT, ENOTDIR: simply not there
+        local f = load.new(path, layer)
+        f.status = "error"
+        f.errors[1] = err
+        list[#list + 1] = f
+    end
+end
+
+local function add_dir(list, dir, layer)
+    local names, err, errno = sys.listdir(dir)
+    if not names then
+        if errno ~= 2 and errno ~= 20 then
+            -- A config.d that cannot be read (a symlink loop, no permission) is an error:
+            -- silently reading less configuration could mean less confinement.
+            local f = load.new(dir, layer)
+            f.status = "error"
+            f.errors[1] = err
+            list[#list + 1] = f
+        end
+        return
+    end
+    for _, n in ipairs(names) do
+        if (n:match("%.toml$") or n:match("%.lua$")) and n:sub(1, 1) ~= "." then
+            add_if_present(list, util.join(dir, n), layer)
+        end
+    end
+end
+
+-- request: the Lua view of the Request (see policy.lua). Returns the list of file records.
+function M.files(request)
+    local list = {}
+    for _, e in ipairs(engine.embedded()) do
+        local f = load.new("<built-in>/" .. e.name, "builtin", "toml")
+        f.text = e.text
+        list[#list + 1] = f
+    end
+
+    local etc = request.sysconfdir
+    add_if_present(list, util.join(etc, "config.toml"), "system")
+    add_dir(list, util.join(etc, "config.d"), "system")
+
+    local xdg = request.env.XDG_CONFIG_HOME
+    if not xdg or xdg:sub(1, 1) ~= "/" then
+        xdg = util.join(request.home, ".config")
+    end
+    local user = util.join(xdg, "scudo")
+    add_if_present(list, util.join(user, "config.toml"), "user")
+    add_dir(list, util.join(user, "config.d"), "user")
+
+    for _, dir in ipairs(util.ancestors(request.start_dir)) do
+        for _, n in ipairs(M.PROJECT_NAMES) do
+            add_if_present(list, util.join(dir, n), "project")
+        end
+    end
+    return list
+end
+
+return M

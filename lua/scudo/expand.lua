@@ -1,0 +1,188 @@
+-- SPDX-License-Identifier: MIT OR Apache-2.0
+-- Variables in paths and values.
+--
+--   ~ and ~/...          the caller's home directory
+--   ${HOME} ${PWD}       the home directory; the directory the command starts in
+--   ${USER} ${UID}       the caller's user name (from $USER) and uid
+--   ${XDG_CONFIG_HOME} ${XDG_CACHE_HOME} ${XDG_DATA_HOME} ${XDG_STATE_HOME} ${XDG_RUNTIME_DIR}
+--                        from the environment when set to an absolute path, else their
+--                        defaults (~/.config, ~/.cache, ~/.local/share, ~/.local/state,
+--                        /run/user/UID)
+--   ${NAME}              a lookup variable: lookup.NAME = [markers]
+--   ${arg_NAME}          from the command's arguments: args.NAME = { options = [...], index = n }
+--   ${env:NAME}          the caller's environment variable NAME
+-- A variable that has no value (a lookup that found nothing, an argument not given, an unset
+-- environment variable, a name nothing defines) makes the whole entry drop out: it never
+-- becomes an empty string that would widen the path.
+local util = require("scudo.util")
+local path = require("scudo.path")
+local sys = require("scudo.sys")
+
+local M = {}
+
+local XDG = {
+    XDG_CONFIG_HOME = ".config",
+    XDG_CACHE_HOME = ".cache",
+    XDG_DATA_HOME = ".local/share",
+    XDG_STATE_HOME = ".local/state",
+}
+
+-- Values a path may take from the request; "derived" ones are worked out from what the
+-- caller controls (its directory, its arguments), which matters for delegated runs.
+function M.new(request, values)
+    local self = { request = request, lookup = values.lookup or {}, args = values.args or {}, cache = {} }
+    local env = request.env
+    local fixed = {
+        HOME = request.home,
+        UID = tostring(request.uid),
+        XDG_RUNTIME_DIR = request.runtime_dir,
+    }
+    if env.USER and env.USER:match("^[%w_.%-]+$") then
+        fixed.USER = env.USER
+    end
+    for name, default in next, XDG do
+        local v = env[name]
+        fixed[name] = (v and v:sub(1, 1) == "/") and v or util.join(request.home, default)
+    end
+    self.fixed = fixed
+    return setmetatable(self, { __index = M })
+end
+
+local function arg_value(request, spec)
+    local argv = request.argv
+    local value
+    if spec.options then
+        local j = 2
+        while j <= #argv do
+            local a = argv[j]
+            if a == "--" then
+                break
+            end
+            local v
+            for _, o in ipairs(spec.options) do
+                if a == o then
+                    v = argv[j + 1]
+                    j = j + 1
+                    break
+                elseif o:sub(1, 2) == "--" and a:sub(1, #o + 1) == o .. "=" then
+                    v = a:sub(#o + 2)
+                    break
+                elseif o:sub(1, 2) ~= "--" and #o == 2 and a:sub(1, 2) == o and #a > 2 then
+                    v = a:sub(3)
+                    break
+                end
+            end
+            if v and v ~= "" then
+                -- Repeated options apply one after the other (make -C a -C b: a/b).
+                value = util.join(value or request.start_dir, v)
+            end
+            j = j + 1
+        end
+    end
+    if not value and spec.index then
+        local v = argv[spec.index + 1]
+        if v and v ~= "" then
+            value = util.join(request.start_dir, v)
+        end
+    end
+    return value
+end
+
+-- The value of variable `name`, whether it is derived, and why not when it has none.
+function M:get(name)
+    local c = self.cache[name]
+    if c then
+        return c.value, c.derived, c.why
+    end
+    local value, derived, why
+    if name == "PWD" then
+        value, derived = self.request.start_dir, true
+    elseif self.fixed[name] then
+        value = self.fixed[name]
+    elseif name:sub(1, 4) == "env:" then
+        local v = self.request.env[name:sub(5)]
+        if v and v ~= "" then
+            value = v
+        else
+            why = ("environment variable %s is not set"):format(name:sub(5))
+        end
+    elseif name:sub(1, 4) == "arg_" then
+        local spec = self.args[name:sub(5)]
+        if not spec then
+            why = ("no profile defines args.%s"):format(name:sub(5))
+        else
+            value, derived = arg_value(self.request, spec.value), true
+            if not value then
+                why = ("the command has no argument for args.%s"):format(name:sub(5))
+            end
+        end
+    elseif self.lookup[name] then
+        -- The start directory is canonical (getcwd); compare it with a canonical home.
+        self.real_home = self.real_home or sys.realpath(self.request.home) or self.request.home
+        local start, home = self.request.start_dir, self.real_home
+        value, derived = path.lookup(self.lookup[name].value, start), true
+        -- Below the home directory a lookup stops short of it: a dotfiles repository in ~
+        -- must not turn the whole home directory into "the project".
+        local under_home = home ~= "/" and start:sub(1, #home + 1) == home .. "/"
+        if value and under_home and #value <= #home then
+            why = ("%s found only at %s, and a lookup never yields the home directory or above")
+                :format(table.concat(self.lookup[name].value, " or "), value)
+            value = nil
+        elseif not value then
+            why = ("no %s in %s or above"):format(table.concat(self.lookup[name].value, " or "), start)
+        end
+    else
+        why = ("unknown variable ${%s}"):format(name)
+    end
+    self.cache[name] = { value = value, derived = derived, why = why }
+    return value, derived, why
+end
+
+-- Expands s. Returns the result and whether it is derived, or nil and the reason.
+function M:expand(s)
+    local derived = false
+    local why
+    if s == "~" or s:sub(1, 2) == "~/" then
+        s = self.fixed.HOME .. s:sub(2)
+    elseif s:sub(1, 1) == "~" then
+        return nil, "~user is not supported: write the path out"
+    end
+    local out = s:gsub("%${([^}]*)}", function(name)
+        if why then
+            return ""
+        end
+        local v, d, w = self:get(name)
+        if not v then
+            why = w
+            return ""
+        end
+        derived = derived or d
+        return v
+    end)
+    if why then
+        return nil, why
+    end
+    if out:find("${", 1, true) then
+        return nil, "unterminated ${"
+    end
+    return out, derived
+end
+
+-- Expands a path written in a file whose directory is `base` (nil: built-in or command line,
+-- where a relative path is relative to the start directory).
+function M:path(s, base)
+    local p, derived = self:expand(s)
+    if not p then
+        return nil, derived
+    end
+    if p == "" then
+        return nil, "empty path"
+    end
+    if p:sub(1, 1) ~= "/" then
+        p = util.join(base or self.request.start_dir, p)
+        derived = true
+    end
+    return p, derived
+end
+
+return M

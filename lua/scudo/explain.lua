@@ -1,0 +1,266 @@
+-- SPDX-License-Identifier: MIT OR Apache-2.0
+-- `scudo explain`: how the plan came about, as text for people or JSON for tools.
+local util = require("scudo.util")
+
+local M = {}
+
+-- ---- JSON ----
+
+local ARRAY = {}        -- metatable marking tables to encode as arrays, even when empty
+
+local function array(t)
+    return setmetatable(t or {}, ARRAY)
+end
+
+local ESC = { ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f", ["\n"] = "\\n",
+    ["\r"] = "\\r", ["\t"] = "\\t" }
+
+local function encode(v, out)
+    local t = type(v)
+    if t == "string" then
+        out[#out + 1] = '"' .. v:gsub('[%c"\\]', function(c)
+            return ESC[c] or ("\\u%04x"):format(c:byte())
+        end) .. '"'
+    elseif t == "number" then
+        out[#out + 1] = math.type(v) == "integer" and tostring(v) or ("%.17g"):format(v)
+    elseif t == "boolean" then
+        out[#out + 1] = tostring(v)
+    elseif t == "nil" then
+        out[#out + 1] = "null"
+    elseif getmetatable(v) == ARRAY then
+        out[#out + 1] = "["
+        for i, x in ipairs(v) do
+            if i > 1 then
+                out[#out + 1] = ","
+            end
+            encode(x, out)
+        end
+        out[#out + 1] = "]"
+    else
+        out[#out + 1] = "{"
+        for i, k in ipairs(util.sorted_keys(v)) do
+            if i > 1 then
+                out[#out + 1] = ","
+            end
+            encode(tostring(k), out)
+            out[#out + 1] = ":"
+            encode(v[k], out)
+        end
+        out[#out + 1] = "}"
+    end
+end
+
+function M.json(v)
+    local out = {}
+    encode(v, out)
+    return table.concat(out)
+end
+
+-- ---- the data ----
+
+local function why_text(w)
+    if w.kind == "option" then
+        return "asked for with " .. w.pattern
+    elseif w.kind == "regex" then
+        return ("matched by regex '%s' (%s)"):format(w.pattern:sub(4), w.origin)
+    elseif w.kind == "line" then
+        return ("matched by command line '%s' (%s)"):format(w.pattern, w.origin)
+    end
+    return ("matched by name '%s' (%s)"):format(w.pattern, w.origin)
+end
+
+local STATUS = {
+    applied = "applied",
+    untrusted = "NOT TRUSTED, ignored",
+    unreadable = "unreadable, ignored",
+    error = "ERROR",
+}
+
+local function data(request, ex, validation_error)
+    local plan = ex.plan
+    local d = {
+        command = array({ table.unpack(request.argv) }),
+        executable = request.exec_path,
+        start_dir = request.start_dir,
+        files = array(),
+        profiles = array(),
+        filesystem = array(),
+        dropped = array(),
+        overridden = array(),
+        unit = array(),
+        network = { filtered = plan.network_filtered, allow = array(), deny = array(), dns = plan.dns },
+        dbus = { session = plan.dbus, talk = array(plan.dbus_talk), own = array(plan.dbus_own),
+            see = array(plan.dbus_see) },
+        environment = { removed = array(ex.env_removed), unset = array(plan.unset_environment) },
+        delegable = plan.delegable,
+        not_delegable_because = ex.not_delegable_by,
+        delegate = array(plan.delegate),
+        confirm = plan.confirm,
+        log = { target = plan.log_target, report = array(plan.log_report) },
+        hooks = array(),
+        notices = array(ex.notices),
+        warnings = array(ex.warnings),
+        valid = validation_error == nil,
+        validation_error = validation_error,
+    }
+    for _, f in ipairs(ex.files) do
+        d.files[#d.files + 1] = { path = f.path, layer = f.layer, status = f.status or "skipped",
+            trusted = f.layer == "project" and f.trusted or nil, sha256 = f.sha256,
+            trust_command = f.status == "untrusted" and ("scudo trust " .. f.path) or nil }
+    end
+    for _, a in ipairs(ex.applied) do
+        local w = a.why
+        d.profiles[#d.profiles + 1] = { name = a.name, how = w.kind, pattern = w.pattern, origin = w.origin,
+            why = why_text(w), extends = array(table.move(a.resolved.chain, 2, #a.resolved.chain, 1, {})) }
+    end
+    for _, p in ipairs(plan.paths) do
+        d.filesystem[#d.filesystem + 1] = { access = p.access, path = p.path, written = p.written,
+            origin = p.origin, derived = p.derived or false }
+    end
+    for _, x in ipairs(ex.dropped) do
+        d.dropped[#d.dropped + 1] = { key = x.key, value = x.value, origin = x.origin, reason = x.reason }
+    end
+    for _, o in ipairs(ex.overridden) do
+        d.overridden[#d.overridden + 1] = o
+    end
+    for _, p in ipairs(plan.properties) do
+        d.unit[#d.unit + 1] = { name = p.name, value = p.value, origin = p.origin }
+    end
+    for _, r in ipairs(ex.net_allow) do
+        d.network.allow[#d.network.allow + 1] = { rule = r.value, origin = r.origin }
+    end
+    for _, r in ipairs(ex.net_deny) do
+        d.network.deny[#d.network.deny + 1] = { rule = r.value, origin = r.origin }
+    end
+    if request.no_network then
+        d.network.allow = array()
+        d.network.no_network = true
+    end
+    for _, h in ipairs(ex.hooks) do
+        d.hooks[#d.hooks + 1] = h
+    end
+    return d
+end
+
+-- ---- text ----
+
+local function text(d)
+    local o = {}
+    local function add(fmt, ...)
+        o[#o + 1] = select("#", ...) > 0 and fmt:format(...) or fmt
+    end
+    add("command: %s", table.concat(d.command, " "))
+    add("executable: %s", d.executable or "?")
+    add("starts in: %s", d.start_dir)
+    add("")
+    add("files, in the order they merge (later wins):")
+    for _, f in ipairs(d.files) do
+        add("  %-22s %s%s", f.trusted and "applied (trusted)" or STATUS[f.status] or f.status, f.path,
+            f.trust_command and ("   (to apply it: " .. f.trust_command .. ")") or "")
+    end
+    add("")
+    add("profiles, least specific first (later wins):")
+    if #d.profiles == 0 then
+        add("  (none)")
+    end
+    for _, p in ipairs(d.profiles) do
+        add("  %s: %s", p.name, p.why)
+        if #p.extends > 0 then
+            add("      extends %s", table.concat(p.extends, " -> "))
+        end
+    end
+    add("")
+    add("filesystem:")
+    if #d.filesystem == 0 then
+        add("  (as the caller sees it)")
+    end
+    for _, p in ipairs(d.filesystem) do
+        local note = ""
+        if p.written ~= p.path then
+            note = " [" .. p.written .. "]"
+        end
+        add("  %-6s %s%s   <- %s", p.access, p.path, note, p.origin)
+    end
+    if #d.dropped > 0 then
+        add("")
+        add("dropped (never widened):")
+        for _, x in ipairs(d.dropped) do
+            add("  %s %s   <- %s: %s", x.key, x.value, x.origin, x.reason)
+        end
+    end
+    if #d.overridden > 0 then
+        add("")
+        add("overridden by a later entry:")
+        for _, x in ipairs(d.overridden) do
+            if x.path then
+                add("  %s %s   <- %s, now %s by %s", x.access, x.path, x.origin, x.new, x.by)
+            else
+                add("  unit.%s = %s   <- %s, now %s by %s", x.property, x.value, x.origin, x.new, x.by)
+            end
+        end
+    end
+    add("")
+    add("unit properties:")
+    if #d.unit == 0 then
+        add("  (none besides scudo's own)")
+    end
+    for _, p in ipairs(d.unit) do
+        add("  %s = %s   <- %s", p.name, p.value, p.origin)
+    end
+    add("")
+    if not d.network.filtered then
+        add("network: not filtered")
+    else
+        add("network: filtered, only what is allowed; dns %s%s", d.network.dns,
+            d.network.no_network and " (--no-network: nothing is allowed)" or "")
+        for _, r in ipairs(d.network.allow) do
+            add("  allow %s   <- %s", r.rule, r.origin)
+        end
+        for _, r in ipairs(d.network.deny) do
+            add("  deny  %s   <- %s", r.rule, r.origin)
+        end
+    end
+    add("session bus: %s", d.dbus.session)
+    if #d.environment.removed > 0 then
+        add("environment: removed %s", table.concat(d.environment.removed, " "))
+    else
+        add("environment: inherited")
+    end
+    add("delegable: %s%s", d.delegable and "yes" or "no",
+        d.not_delegable_because and (" (profile '" .. d.not_delegable_because .. "' says delegable = false)") or "")
+    if #d.delegate > 0 then
+        add("delegates: %s", table.concat(d.delegate, ", "))
+    end
+    if d.confirm then
+        add("confirm: asks [y/N] before running")
+    end
+    if d.log.target ~= "stderr" then
+        add("log: %s", d.log.target)
+    end
+    for _, h in ipairs(d.hooks) do
+        add("hook %s: %s", h.origin, h.status)
+    end
+    for _, n in ipairs(d.notices) do
+        add("note: %s", n)
+    end
+    for _, w in ipairs(d.warnings) do
+        add("warning: %s", w)
+    end
+    add("")
+    if d.valid then
+        add("plan: valid")
+    else
+        add("plan: INVALID: %s", d.validation_error)
+    end
+    return table.concat(o, "\n") .. "\n"
+end
+
+function M.render(request, ex, json, validation_error)
+    local d = data(request, ex, validation_error)
+    if json then
+        return M.json(d) .. "\n"
+    end
+    return text(d)
+end
+
+return M

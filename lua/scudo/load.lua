@@ -1,0 +1,157 @@
+-- SPDX-License-Identifier: MIT OR Apache-2.0
+-- Reading one configuration file: its text (size-capped), its hash, its trust, its parse
+-- (TOML, or Lua run as user code) and its profiles.
+--
+-- A file record:
+--   { path, kind = "toml"|"lua", layer = "builtin"|"system"|"user"|"project"|"check",
+--     dir (for relative paths), text, sha256,
+--     status = "applied" | "untrusted" | "changed" | "error" | "skipped",
+--     defs = { name = def }, order = { names }, errors = { "file:line: message" },
+--     warnings = { ... } }
+local util = require("scudo.util")
+local sys = require("scudo.sys")
+local text = require("scudo.text")
+local toml = require("scudo.toml")
+local trust = require("scudo.trust")
+local schema = require("scudo.schema")
+-- scudo.sandbox (and the public API behind it) is loaded only when there is user code.
+local function sandbox()
+    return require("scudo.sandbox")
+end
+
+local M = {}
+
+-- Larger files are refused: TOML's own limit, and plenty for a Lua profile or hook.
+M.MAX_SIZE = 1024 * 1024
+
+function M.new(path, layer, kind)
+    return {
+        path = path,
+        layer = layer,
+        kind = kind or (path:match("%.lua$") and "lua" or "toml"),
+        dir = layer ~= "builtin" and util.dirname(path) or nil,
+        errors = {},
+        warnings = {},
+        defs = {},
+        order = {},
+    }
+end
+
+local function file_error(f, msg)
+    f.status = "error"
+    f.errors[#f.errors + 1] = msg
+end
+
+-- Reads the file's text and hash; false (status "error") when it cannot be read.
+function M.read(f)
+    if f.text then
+        return true
+    end
+    local data, err = sys.readfile(f.path, M.MAX_SIZE)
+    if not data then
+        file_error(f, err)
+        return false
+    end
+    f.text = data
+    f.sha256 = text.sha256(data)
+    return true
+end
+
+-- The path trust is recorded under: the file's directory resolved, its own name as it is (a
+-- symlink named .scudo.toml is trusted as that name, with the content it leads to).
+function M.trust_key(path)
+    local dir, err = sys.realpath(util.dirname(path))
+    if not dir then
+        return nil, err
+    end
+    return util.join(dir, util.basename(path))
+end
+
+-- Project files (and hook files they name) apply only when trusted with this very content.
+function M.check_trust(f, store)
+    if not store then
+        f.trusted = false
+        return false
+    end
+    -- The store is read once per evaluation.
+    if not M.trusted or M.trusted_store ~= store then
+        local entries, err = trust.entries(store)
+        if not entries then
+            f.warnings[#f.warnings + 1] = err
+            entries = {}
+        end
+        M.trusted, M.trusted_store = entries, store
+    end
+    local key = M.trust_key(f.path)
+    local ok = key ~= nil and M.trusted[key] == f.sha256
+    f.trusted = ok
+    return ok
+end
+
+local function parse_toml(f)
+    local doc, err = toml.decode(f.text, f.path)
+    if not doc then
+        file_error(f, err)
+        return nil
+    end
+    return doc
+end
+
+-- Runs a `.lua` profile file as user code; it must return a table of profiles.
+local function parse_lua(f, request)
+    local chunk, err = sandbox().compile(f.text, f.path)
+    if not chunk then
+        file_error(f, err)
+        return nil
+    end
+    local context = { phase = "load", start_dir = request.start_dir, warnings = f.warnings }
+    local res = table.pack(sandbox().run(f.path, context, chunk))
+    if not res[1] then
+        file_error(f, res[2])
+        return nil
+    end
+    local doc = res[2]
+    if type(doc) ~= "table" then
+        file_error(f, ("%s: must return a table of profiles, not %s"):format(f.path, util.describe(doc)))
+        return nil
+    end
+    return util.plain(doc, f.path)
+end
+
+-- Parses and reads the profiles. The file must have been read (and, for a project file,
+-- found trusted) first: this is the point where a Lua file's code runs.
+function M.parse(f, request)
+    local doc
+    if f.kind == "lua" then
+        doc = parse_lua(f, request)
+    else
+        doc = parse_toml(f)
+    end
+    if not doc then
+        return false
+    end
+    local r = schema.reader(f)
+    f.defs, f.order = schema.file(r, doc)
+    for _, e in ipairs(r.errors) do
+        f.errors[#f.errors + 1] = e
+    end
+    if #f.errors > 0 then
+        f.status = "error"
+        return false
+    end
+    f.status = f.status or "applied"
+    return true
+end
+
+-- Only checks that a Lua file compiles, without running it (for `scudo check` of a file that
+-- is not trusted).
+function M.compile_only(f)
+    local chunk, err = sandbox().compile(f.text, f.path)
+    if not chunk then
+        file_error(f, err)
+        return false
+    end
+    return true
+end
+
+return M

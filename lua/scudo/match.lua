@@ -1,0 +1,104 @@
+-- SPDX-License-Identifier: MIT OR Apache-2.0
+-- Which profiles a command selects, and in which order they apply.
+--
+-- A pattern is a command name ("npm": the basename of argv[0]), a command line ("npm publish":
+-- the command, then each further word in order, with options — arguments starting with "-" —
+-- allowed in between), or "re:REGEX" (POSIX ERE on the basename, whole match).
+-- Profiles apply from the least specific match to the most specific, so the most specific
+-- wins where values conflict: regex (1) < name (2) < command line (3); among equals, the
+-- profile defined later (a project file after the global configuration) comes last.
+local util = require("scudo.util")
+local text = require("scudo.text")
+
+local M = {}
+
+M.RANK = { regex = 1, name = 2, line = 3 }
+
+-- The profile's own match entries (not inherited), across its definitions.
+function M.patterns(defs)
+    local list = {}
+    for _, d in ipairs(defs) do
+        if d.replace.match then
+            list = {}
+        end
+        for _, m in ipairs(d.values.match or {}) do
+            list[#list + 1] = m
+        end
+    end
+    return list
+end
+
+function M.kind(pattern)
+    if pattern:sub(1, 3) == "re:" then
+        return "regex"
+    elseif pattern:find(" ", 1, true) then
+        return "line"
+    end
+    return "name"
+end
+
+-- Does the pattern select the command? name: basename of argv[0]; argv: the full argv.
+function M.test(pattern, name, argv)
+    local kind = M.kind(pattern)
+    if kind == "regex" then
+        return text.regex(pattern:sub(4), name) == true, kind
+    elseif kind == "name" then
+        return pattern == name, kind
+    end
+    local words = {}
+    for w in pattern:gmatch("%S+") do
+        words[#words + 1] = w
+    end
+    if words[1] ~= name then
+        return false, kind
+    end
+    local i = 2
+    for j = 2, #argv do
+        if i > #words then
+            break
+        end
+        local a = argv[j]
+        if a == words[i] then
+            i = i + 1
+        elseif a:sub(1, 1) ~= "-" or a == "-" or a == "--" then
+            return false, kind
+        end
+    end
+    return i > #words, kind
+end
+
+-- All profiles matching the request, least specific first. Each:
+-- { name, pattern, origin, kind, rank, position }.
+function M.find(index, request, file_position)
+    local found = {}
+    for _, name in ipairs(index.names) do
+        local defs = index.defs[name]
+        local best
+        for _, m in ipairs(M.patterns(defs)) do
+            local ok, kind = M.test(m.value, request.command_name, request.argv)
+            if ok and (not best or M.RANK[kind] > best.rank) then
+                best = { name = name, pattern = m.value, origin = m.origin, kind = kind, rank = M.RANK[kind] }
+            end
+        end
+        if best then
+            best.position = file_position(defs[#defs].file)
+            found[#found + 1] = best
+        end
+    end
+    table.sort(found, function(a, b)
+        if a.rank ~= b.rank then
+            return a.rank < b.rank
+        elseif a.position ~= b.position then
+            return a.position < b.position
+        end
+        return a.name < b.name
+    end)
+    return found
+end
+
+function M.has_match(index, name)
+    local defs = index.defs[name]
+    return defs ~= nil and #M.patterns(defs) > 0
+end
+
+return M

@@ -1,0 +1,159 @@
+-- SPDX-License-Identifier: MIT OR Apache-2.0
+-- Definitions → resolved profiles.
+--
+-- A profile may be defined in several files (the built-in policies, /etc, ~/.config, project
+-- files); its definitions apply in that order, each one adding to the last. A resolved profile
+-- is the merge, left to right, of: the profiles it extends (each resolved the same way), then
+-- each of its own definitions. Lists concatenate, scalars and the entries of maps (unit, env,
+-- lookup, args) are overridden by the later value, and a key named in a definition's
+-- `replace` starts over from that definition's value (or from nothing, when it sets none).
+-- `match` and `description` belong to the profile that states them and are not inherited.
+local util = require("scudo.util")
+local schema = require("scudo.schema")
+
+local KEYS = schema.KEYS
+
+local M = {}
+
+-- All definitions by profile name, in file order. files: the applied file records.
+function M.index(files)
+    local index = { defs = {}, names = {} }
+    for _, f in ipairs(files) do
+        if f.status == "applied" then
+            for _, name in ipairs(f.order) do
+                local list = index.defs[name]
+                if not list then
+                    list = {}
+                    index.defs[name] = list
+                    index.names[#index.names + 1] = name
+                end
+                list[#list + 1] = f.defs[name]
+            end
+        end
+    end
+    table.sort(index.names)
+    index.resolved = {}
+    return index
+end
+
+-- Lists hold the items themselves (never copies). Their order across keys (a child's
+-- `filesystem.hide` of a path its parent made writable comes later, and later wins) is kept in
+-- one more list per resolved profile, `order`: the parents' orders, then the profile's own
+-- items. build.lua sorts filesystem entries by it.
+local function append(dst, src)
+    table.move(src, 1, #src, #dst + 1, dst)
+    return dst
+end
+
+local function copy_entry(kind, e)
+    if kind == "list" then
+        return append({}, e)
+    elseif kind == "map" then
+        return util.copy(e)
+    end
+    return e
+end
+
+-- Merges the values of `src` into the profile `acc`.
+-- replace: keys to start over (a definition's replace set), or nil.
+-- inherit: src is a parent (skip what is not inherited).
+local function merge_into(acc, values, replace, inherit)
+    for key, e in next, values do
+        local spec = KEYS[key]
+        if inherit and spec.noinherit then
+            -- not taken over
+        elseif replace and replace[key] or acc[key] == nil then
+            acc[key] = copy_entry(spec.kind, e)
+        elseif spec.kind == "list" then
+            append(acc[key], e)
+        elseif spec.kind == "map" then
+            for k, v in next, e do
+                acc[key][k] = v
+            end
+        else
+            acc[key] = e
+        end
+    end
+    if replace then
+        for key in next, replace do
+            if values[key] == nil then
+                acc[key] = nil
+            end
+        end
+    end
+end
+M.merge_into = merge_into
+
+-- Resolves profile `name`. `via`: what asked for it, for messages ("extended by X at f:l").
+-- Returns { name, values, chain = { names, depth-first }, defs = { defs } }.
+function M.resolve(index, name, via, stack)
+    local done = index.resolved[name]
+    if done then
+        return done
+    end
+    stack = stack or {}
+    for i, n in ipairs(stack) do
+        if n == name then
+            local cycle = table.move(stack, i, #stack, 1, {})
+            cycle[#cycle + 1] = name
+            util.fail("%s: extend cycle: %s", via or name, table.concat(cycle, " -> "))
+        end
+    end
+    local defs = index.defs[name]
+    if not defs then
+        util.fail("%s: unknown profile '%s'%s", via or "--profile", name, util.suggest(name, index.names))
+    end
+
+    for _, d in ipairs(defs) do
+        schema.ensure(d)
+    end
+    stack[#stack + 1] = name
+    -- The parents: every definition's extend list, honouring replace = ["extend"].
+    local parents = {}
+    for _, d in ipairs(defs) do
+        if d.replace.extend then
+            parents = {}
+        end
+        for _, p in ipairs(d.values.extend or {}) do
+            parents[#parents + 1] = p
+        end
+    end
+    local acc, chain, seen, order = {}, { name }, { [name] = true }, {}
+    for _, p in ipairs(parents) do
+        local parent = M.resolve(index, p.value, ("%s (extended by '%s')"):format(p.origin, name), stack)
+        merge_into(acc, parent.values, nil, true)
+        append(order, parent.order)
+        for _, n in ipairs(parent.chain) do
+            if not seen[n] then
+                seen[n] = true
+                chain[#chain + 1] = n
+            end
+        end
+    end
+    for _, d in ipairs(defs) do
+        merge_into(acc, d.values, d.replace, false)
+        for key, e in next, d.values do
+            if KEYS[key].kind == "list" then
+                append(order, e)
+            end
+        end
+    end
+    stack[#stack] = nil
+
+    local r = { name = name, values = acc, chain = chain, defs = defs, order = order }
+    index.resolved[name] = r
+    return r
+end
+
+-- The merge of several resolved profiles, in order (the later wins), and the order of all
+-- their list items.
+function M.combine(profiles)
+    local acc, order = {}, {}
+    for _, p in ipairs(profiles) do
+        merge_into(acc, p.values, nil, false)
+        append(order, p.order)
+    end
+    return acc, order
+end
+
+return M

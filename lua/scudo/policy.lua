@@ -1,0 +1,173 @@
+-- SPDX-License-Identifier: MIT OR Apache-2.0
+-- The entry points C calls (src/policy/policy.c): resolve, explain, check, profiles, trust.
+--
+-- The request comes from C as a table: argv, command_name, exec_path, start_dir, env (name ->
+-- value), home, runtime_dir, uid, nested, delegated, interactive, sysconfdir, and the one-run
+-- overrides profiles, no_match, fs_write/read/hide/deny, net_allow/deny, no_network, env_copy,
+-- deny_env, allow_env, properties, delegate (-1, 0, 1).
+local util = require("scudo.util")
+local discover = require("scudo.discover")
+local load = require("scudo.load")
+local merge = require("scudo.merge")
+local match = require("scudo.match")
+local build = require("scudo.build")
+local trust = require("scudo.trust")
+
+local M = {}
+
+local function file_failure(f)
+    util.fail("%s", table.concat(f.errors, "\n"))
+end
+
+local function notice(ex, msg)
+    ex.notices[#ex.notices + 1] = msg
+end
+
+-- Reads every configuration file that applies. Configuration errors in the built-in,
+-- system or user files stop everything; a project file that is not trusted is named once
+-- and ignored (an error in a delegated run, where nothing may be asked).
+local function read_files(request, ex)
+    local files = discover.files(request)
+    local store = trust.store()
+    for i, f in ipairs(files) do
+        f.position = i
+        if f.layer == "project" then
+            local okr = f.status ~= "error" and load.read(f)
+            local okt = okr and load.check_trust(f, store)
+            if not okr then
+                f.status = "unreadable"
+                notice(ex, ("%s: cannot be read, ignored (%s)"):format(f.path, f.errors[1] or "?"))
+            elseif not okt then
+                f.status = "untrusted"
+                if request.delegated then
+                    util.fail("%s is not trusted, and a delegated run cannot ask: refusing to run "
+                        .. "(to trust it, outside the sandbox: scudo trust %s)", f.path, f.path)
+                end
+                notice(ex, ("%s is not trusted and was ignored; to apply it: scudo trust %s")
+                    :format(f.path, f.path))
+            elseif not load.parse(f, request) then
+                file_failure(f)
+            end
+        else
+            if f.status == "error" or not load.read(f) or not load.parse(f, request) then
+                file_failure(f)
+            end
+        end
+        for _, w in ipairs(f.warnings) do
+            ex.warnings[#ex.warnings + 1] = type(w) == "table" and (w.origin .. ": " .. w.value) or w
+        end
+    end
+    return files, store
+end
+
+local function new_explain()
+    return { notices = {}, warnings = {}, dropped = {}, overridden = {}, hooks = {}, applied = {} }
+end
+
+-- The profiles that apply, least specific first, each { name, why, resolved }.
+local function applied_profiles(request, index, files)
+    local list = {}
+    if not request.no_match then
+        local found = match.find(index, request, function(f)
+            return f.position
+        end)
+        for _, m in ipairs(found) do
+            list[#list + 1] = { name = m.name, why = m }
+        end
+    end
+    for _, name in ipairs(request.profiles) do
+        for i = #list, 1, -1 do
+            if list[i].name == name then
+                table.remove(list, i)
+            end
+        end
+        list[#list + 1] = { name = name, why = { kind = "option", pattern = "--profile " .. name } }
+    end
+    for _, a in ipairs(list) do
+        a.resolved = merge.resolve(index, a.name, a.why.origin or "--profile")
+    end
+    return list
+end
+
+-- explain: whether the paths are to be shown canonical (a run leaves that to plan_validate
+-- in C, which does it anyway, rather than resolving every path twice).
+local function evaluate(request, explain)
+    local ex = new_explain()
+    ex.canonical = explain
+    local files, store = read_files(request, ex)
+    local index = merge.index(files)
+    local applied = applied_profiles(request, index, files)
+
+    local resolved, names = {}, {}
+    local delegable_yes, delegable_no = false, nil
+    for _, a in ipairs(applied) do
+        resolved[#resolved + 1] = a.resolved
+        names[#names + 1] = a.name
+        local d = a.resolved.values.delegable
+        if d and d.value == true then
+            delegable_yes = true
+        elseif d and d.value == false then
+            delegable_no = delegable_no or a.name
+        end
+    end
+    local values, order = merge.combine(resolved)
+
+    local b = build.new(request, values, ex, order)
+    b:build()
+    local env_names = util.sorted_keys(request.env)
+    local context = {
+        command = request.command_name,
+        argv = request.argv,
+        start_dir = request.start_dir,
+        profiles = names,
+        env_names = env_names,
+    }
+    b:hooks(names, context, store)
+
+    local plan = b:plan(names)
+    plan.environment, plan.unset_environment = b:environment()
+    plan.delegable = delegable_yes and not delegable_no
+    plan.delegate = b:delegate(index)
+    plan.warnings = {}
+    for _, w in ipairs(ex.notices) do
+        plan.warnings[#plan.warnings + 1] = w
+    end
+    for _, w in ipairs(ex.warnings) do
+        plan.warnings[#plan.warnings + 1] = w
+    end
+
+    ex.files = files
+    ex.applied = applied
+    ex.plan = plan
+    ex.values = values
+    ex.not_delegable_by = delegable_no
+    ex.net_allow, ex.net_deny = b.net_allow, b.net_deny
+    return plan, ex, index
+end
+
+function M.resolve(request)
+    local plan = evaluate(request)
+    return plan
+end
+
+-- The explanation as data; policy.c validates the plan and then calls render().
+function M.explain(request)
+    local plan, ex = evaluate(request, true)
+    return plan, ex
+end
+
+function M.render(request, ex, json, validation_error)
+    return require("scudo.explain").render(request, ex, json, validation_error)
+end
+
+-- The other verbs (scudo check, profiles, trust) and the fuzzer's entry point live in
+-- scudo.admin, loaded only when used.
+M.read_files = read_files
+M.new_explain = new_explain
+for _, name in ipairs({ "check", "profiles", "trust_targets", "hash", "check_text" }) do
+    M[name] = function(...)
+        return require("scudo.admin")[name](...)
+    end
+end
+
+return M

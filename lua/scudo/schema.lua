@@ -1,0 +1,598 @@
+-- SPDX-License-Identifier: MIT OR Apache-2.0
+-- The profile language: which keys exist, what type each takes, and how a profile table
+-- from a file (TOML or Lua) becomes a definition the merger works with.
+--
+-- A definition is { name, file, origin, values = { [key] = entry }, replace = { [key] = origin } }
+-- where key is a flat key path ("filesystem.write", "unit", "delegate.all") and entry is
+--   list:   { { value = v, origin = "file:line", base = dir }, ... }
+--   scalar: { value = v, origin = ... }
+--   map:    { [name] = { value = v, origin = ... } }
+local util = require("scudo.util")
+local toml = require("scudo.toml")
+local text = require("scudo.text")
+local unit = require("scudo.unit")
+local net = require("scudo.net")
+local engine = require("scudo.engine")
+
+local M = {}
+
+-- kind, and for lists and scalars the check of one value. `noinherit`: not taken over by a
+-- profile that extends this one (what selects a profile, and its description, are its own).
+local KEYS = {
+    ["extend"] = { kind = "list", check = "name", single = true },
+    ["match"] = { kind = "list", check = "match", noinherit = true },
+    ["description"] = { kind = "scalar", check = "string", noinherit = true },
+    ["delegable"] = { kind = "scalar", check = "boolean" },
+    ["delegate.all"] = { kind = "scalar", check = "boolean" },
+    ["delegate.names"] = { kind = "list", check = "name" },
+    ["confirm"] = { kind = "scalar", check = "boolean" },
+    ["filesystem.write"] = { kind = "list", check = "path" },
+    ["filesystem.read"] = { kind = "list", check = "path" },
+    ["filesystem.hide"] = { kind = "list", check = "path" },
+    ["filesystem.deny"] = { kind = "list", check = "path" },
+    ["network.allow"] = { kind = "list", check = "netrule" },
+    ["network.deny"] = { kind = "list", check = "netrule" },
+    ["network.dns"] = { kind = "scalar", check = { "filtered", "open" } },
+    ["network.filter"] = { kind = "scalar", check = "boolean" },
+    ["dbus.session"] = { kind = "scalar", check = { "none", "filtered", "allow" } },
+    ["dbus.talk"] = { kind = "list", check = "busname" },
+    ["dbus.own"] = { kind = "list", check = "busname" },
+    ["dbus.see"] = { kind = "list", check = "busname" },
+    ["deny_env"] = { kind = "list", check = "glob", single = true },
+    ["allow_env"] = { kind = "list", check = "glob", single = true },
+    ["env.copy"] = { kind = "list", check = "envname" },
+    ["env.set"] = { kind = "map" },
+    ["unit"] = { kind = "map" },
+    ["log.target"] = { kind = "scalar", check = "string" },
+    ["log.report"] = { kind = "list", check = { "file", "net", "dns" } },
+    ["lookup"] = { kind = "map" },
+    ["args"] = { kind = "map" },
+    ["hook"] = { kind = "list", check = "hook" },
+}
+M.KEYS = KEYS
+
+-- The keys a profile table may hold, and the sub-keys of its sections.
+local TOP = { "extend", "match", "replace", "description", "delegable", "delegate", "confirm",
+    "filesystem", "network", "dbus", "deny_env", "allow_env", "env", "unit", "log", "lookup",
+    "args", "hook" }
+local SECTIONS = {
+    filesystem = { "write", "read", "hide", "deny" },
+    network = { "allow", "deny", "dns" },
+    dbus = { "session", "talk", "own", "see" },
+    log = { "target", "report" },
+}
+-- What `replace` may name: every key path, and sections for all their keys.
+local REPLACEABLE = {
+    ["filesystem"] = { "filesystem.write", "filesystem.read", "filesystem.hide", "filesystem.deny" },
+    ["network"] = { "network.allow", "network.deny", "network.dns", "network.filter" },
+    ["dbus"] = { "dbus.session", "dbus.talk", "dbus.own", "dbus.see" },
+    ["log"] = { "log.target", "log.report" },
+    ["env"] = { "env.copy", "env.set" },
+    ["delegate"] = { "delegate.all", "delegate.names" },
+}
+for k in next, KEYS do
+    if not k:find("%.") or k:match("^(%w+)%.") == "filesystem" or k:match("^(%w+)%.") == "network"
+        or k:match("^(%w+)%.") == "dbus" or k:match("^(%w+)%.") == "log" then
+        REPLACEABLE[k] = REPLACEABLE[k] or { k }
+    end
+end
+REPLACEABLE["network.filter"] = nil
+
+local function replaceable_names()
+    return util.sorted_keys(REPLACEABLE)
+end
+
+local ARG_KEYS = { "options", "index" }
+
+-- ---- one file's context while its profiles are read ----
+
+-- Reader: collects errors for one file and knows how to name origins.
+local Reader = {}
+Reader.__index = Reader
+
+function M.reader(file)
+    return setmetatable({ file = file, errors = {}, lines = {} }, Reader)
+end
+
+-- "path:line" for key `k` of table `t` (TOML), or the best we know.
+function Reader:origin(t, k, fallback)
+    if self.file.kind == "toml" and type(t) == "table" then
+        local lines = self.lines[t]
+        if lines == nil then
+            lines = toml.lines(t) or false
+            self.lines[t] = lines
+        end
+        if lines and lines[k] then
+            return self.file.path .. ":" .. lines[k]
+        end
+    end
+    return fallback or self.file.path
+end
+
+function Reader:error(origin, fmt, ...)
+    self.errors[#self.errors + 1] = origin .. ": " .. fmt:format(...)
+end
+
+-- ---- value checks ----
+
+local function check_value(r, check, v, origin, what)
+    if type(check) == "table" then
+        for _, c in ipairs(check) do
+            if v == c then
+                return true
+            end
+        end
+        if type(v) ~= "string" then
+            r:error(origin, "%s must be one of %s, not %s", what, table.concat(check, ", "), util.describe(v))
+        else
+            r:error(origin, "%s: '%s' is not one of %s%s", what, v, table.concat(check, ", "),
+                util.suggest(v, check))
+        end
+        return false
+    end
+    if check == "boolean" then
+        if type(v) ~= "boolean" then
+            r:error(origin, "%s must be true or false, not %s", what, util.describe(v))
+            return false
+        end
+        return true
+    end
+    if check == "hook" then
+        if type(v) == "function" then
+            return true
+        end
+        if type(v) ~= "string" or v == "" then
+            r:error(origin, "%s must be a Lua file name%s, not %s", what,
+                r.file.kind == "lua" and " or a function" or "", util.describe(v))
+            return false
+        end
+        return true
+    end
+    if type(v) ~= "string" then
+        r:error(origin, "%s must be a string, not %s", what, util.describe(v))
+        return false
+    end
+    if v:find("\0", 1, true) then
+        r:error(origin, "%s holds a NUL byte", what)
+        return false
+    end
+    if check == "string" then
+        return true
+    elseif check == "name" then
+        if v == "" then
+            r:error(origin, "%s: empty profile name", what)
+            return false
+        end
+    elseif check == "path" then
+        if v == "" then
+            r:error(origin, "%s: empty path", what)
+            return false
+        end
+    elseif check == "netrule" then
+        local ok, err = net.check(v)
+        if not ok then
+            r:error(origin, "%s: %s", what, err)
+            return false
+        end
+    elseif check == "match" then
+        if v == "" or v:match("^%s") or v:match("%s$") then
+            r:error(origin, "%s: '%s' is empty or has spaces around it", what, v)
+            return false
+        end
+        local re = v:match("^re:(.*)$")
+        if re then
+            local ok, err = text.regex(re, "")
+            if ok == nil then
+                r:error(origin, "%s: %s", what, err)
+                return false
+            end
+        end
+    elseif check == "busname" then
+        if not v:match("^[%w_%-%.%*]+$") then
+            r:error(origin, "%s: '%s' is not a D-Bus name", what, v)
+            return false
+        end
+    elseif check == "envname" then
+        if not v:match("^[%a_][%w_]*$") then
+            r:error(origin, "%s: '%s' is not a variable name", what, v)
+            return false
+        end
+    elseif check == "glob" then
+        if v == "" or v:find("=", 1, true) then
+            r:error(origin, "%s: '%s' is not a variable name pattern", what, v)
+            return false
+        end
+    end
+    return true
+end
+
+-- A list key: a list (or, with `single`, a string) of checked values.
+local function read_list(r, def, key, t, k, base)
+    local spec = KEYS[key]
+    local v = t[k]
+    local origin = r:origin(t, k, def.origin)
+    local items = {}
+    if not util.is_list(v) then
+        if spec.single and type(v) == "string" or key == "hook" and (type(v) == "string" or type(v) == "function") then
+            v = { v }
+        else
+            r:error(origin, "%s must be a list%s, not %s", key, spec.single and " or a string" or "",
+                util.describe(v))
+            return
+        end
+    end
+    for i = 1, rawlen(v) do
+        local o = r:origin(v, i, origin)
+        if check_value(r, spec.check, v[i], o, key) then
+            local item = { value = v[i], origin = o, base = base, project = r.file.layer == "project" or nil }
+            if type(v[i]) == "function" then
+                local src, line = engine.funcinfo(v[i])
+                item.origin = (src or r.file.path) .. ":" .. tostring(line or 0)
+            end
+            items[#items + 1] = item
+        end
+    end
+    def.values[key] = items
+end
+
+local function read_scalar(r, def, key, t, k)
+    local origin = r:origin(t, k, def.origin)
+    if check_value(r, KEYS[key].check, t[k], origin, key) then
+        def.values[key] = { value = t[k], origin = origin }
+    end
+end
+
+-- Checks that every key of table t is in `known`; reports the others with a suggestion.
+local SETS = setmetatable({}, { __mode = "k" })
+
+local function known_keys(r, t, known, where, origin)
+    local set = SETS[known]
+    if not set then
+        set = {}
+        for _, k in ipairs(known) do
+            set[k] = true
+        end
+        SETS[known] = set
+    end
+    local unknown = false
+    for k in next, t do
+        unknown = unknown or not set[k]
+    end
+    if not unknown then
+        return
+    end
+    for _, k in ipairs(util.sorted_keys(t)) do
+        if not set[k] then
+            local hint = type(k) == "string" and util.suggest(k, known) or ""
+            if hint == "" then
+                hint = " (known: " .. table.concat(known, ", ") .. ")"
+            end
+            r:error(r:origin(t, k, origin), "unknown key '%s'%s", where .. tostring(k), hint)
+            t[k] = nil
+        end
+    end
+end
+
+local function section(r, def, p, name, origin)
+    local t = p[name]
+    if not util.is_table(t) then
+        r:error(origin, "%s must be a table, not %s", name, util.describe(t))
+        return nil
+    end
+    known_keys(r, t, SECTIONS[name], name .. ".", origin)
+    return t
+end
+
+-- ---- a profile ----
+
+local function read_replace(r, def, p, line_origin)
+    if p.replace ~= nil then
+        local origin = r:origin(p, "replace", line_origin)
+        local v = p.replace
+        if type(v) == "string" then
+            v = { v }
+        end
+        if not util.is_list(v) then
+            r:error(origin, "replace must be a list of key paths, not %s", util.describe(p.replace))
+        else
+            for i = 1, rawlen(v) do
+                local kp = v[i]
+                if type(kp) ~= "string" or not REPLACEABLE[kp] then
+                    r:error(r:origin(v, i, origin), "replace: unknown key path '%s'%s", tostring(kp),
+                        type(kp) == "string" and util.suggest(kp, replaceable_names()) or "")
+                else
+                    for _, key in ipairs(REPLACEABLE[kp]) do
+                        def.replace[key] = origin
+                    end
+                end
+            end
+        end
+    end
+end
+
+-- Reads profile `name` (table p) of the file into a definition; errors go to the reader.
+-- With `light`, only `match` and `replace` (see M.file).
+function M.profile(r, name, p, line_origin, light)
+    local file = r.file
+    local def = {
+        name = name,
+        file = file,
+        origin = line_origin,
+        values = {},
+        replace = {},
+    }
+    local base = file.dir
+    if light then
+        if p.match ~= nil then
+            read_list(r, def, "match", p, "match", base)
+        end
+        read_replace(r, def, p, line_origin)
+        return def
+    end
+    known_keys(r, p, TOP, "", line_origin)
+
+    for _, k in ipairs({ "extend", "match", "deny_env", "allow_env", "hook" }) do
+        if p[k] ~= nil then
+            read_list(r, def, k, p, k, base)
+        end
+    end
+    for _, k in ipairs({ "description", "delegable", "confirm" }) do
+        if p[k] ~= nil then
+            read_scalar(r, def, k, p, k)
+        end
+    end
+    if p.hook ~= nil and file.kind ~= "lua" then
+        for _, h in ipairs(def.values.hook or {}) do
+            if type(h.value) ~= "string" then
+                r:error(h.origin, "hook must be a Lua file name")
+            end
+        end
+    end
+
+    read_replace(r, def, p, line_origin)
+
+    if p.delegate ~= nil then
+        local origin = r:origin(p, "delegate", line_origin)
+        local v = p.delegate
+        if type(v) == "boolean" then
+            def.values["delegate.all"] = { value = v, origin = origin }
+        elseif type(v) == "string" or util.is_list(v) then
+            read_list(r, def, "delegate.names", p, "delegate", base)
+        else
+            r:error(origin, "delegate must be true, false, a profile name or a list of names, not %s",
+                util.describe(v))
+        end
+    end
+
+    for sec, subs in next, SECTIONS do
+        if p[sec] ~= nil then
+            local origin = r:origin(p, sec, line_origin)
+            local t = section(r, def, p, sec, origin)
+            if t then
+                if sec == "network" then
+                    def.values["network.filter"] = { value = true, origin = origin }
+                end
+                for _, sub in ipairs(subs) do
+                    if t[sub] ~= nil then
+                        local key = sec .. "." .. sub
+                        if KEYS[key].kind == "list" then
+                            read_list(r, def, key, t, sub, base)
+                        else
+                            read_scalar(r, def, key, t, sub)
+                        end
+                    end
+                end
+            end
+        end
+    end
+
+    if p.env ~= nil then
+        local origin = r:origin(p, "env", line_origin)
+        local v = p.env
+        if util.is_list(v) then
+            read_list(r, def, "env.copy", p, "env", base)
+        elseif util.is_table(v) then
+            local set = {}
+            for _, k in ipairs(util.sorted_keys(v)) do
+                local o = r:origin(v, k, origin)
+                if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") then
+                    r:error(o, "env: '%s' is not a variable name", tostring(k))
+                elseif type(v[k]) ~= "string" and math.type(v[k]) ~= "integer" then
+                    r:error(o, "env.%s must be a string, not %s", k, util.describe(v[k]))
+                else
+                    set[k] = { value = tostring(v[k]), origin = o }
+                end
+            end
+            def.values["env.set"] = set
+        else
+            r:error(origin, "env must be a list of names or a table of values, not %s", util.describe(v))
+        end
+    end
+
+    if p.unit ~= nil then
+        local origin = r:origin(p, "unit", line_origin)
+        local v = p.unit
+        if not util.is_table(v) then
+            r:error(origin, "unit must be a table, not %s", util.describe(v))
+        else
+            local props = {}
+            for _, k in ipairs(util.sorted_keys(v)) do
+                local o = r:origin(v, k, origin)
+                local val = v[k]
+                if util.is_list(val) then
+                    val = { table.unpack(val, 1, rawlen(val)) }
+                end
+                local txt, err
+                if type(k) ~= "string" or #k == 0 or #k > 128 then
+                    txt, err = nil, ("unit: '%s' is not a property name"):format(tostring(k))
+                else
+                    txt, err = unit.check(k, val)
+                end
+                if not txt then
+                    r:error(o, "%s", err)
+                else
+                    props[k] = { value = txt, origin = o }
+                end
+            end
+            def.values.unit = props
+        end
+    end
+
+    if p.lookup ~= nil then
+        local origin = r:origin(p, "lookup", line_origin)
+        local v = p.lookup
+        if not util.is_table(v) then
+            r:error(origin, "lookup must be a table of name = [marker files], not %s", util.describe(v))
+        else
+            local vars = {}
+            for _, k in ipairs(util.sorted_keys(v)) do
+                local o = r:origin(v, k, origin)
+                local m = v[k]
+                if type(m) == "string" then
+                    m = { m }
+                end
+                if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") or k:match("^arg_") then
+                    r:error(o, "lookup: '%s' is not a usable variable name", tostring(k))
+                elseif not util.is_list(m) or rawlen(m) == 0 then
+                    r:error(o, "lookup.%s must be a list of marker file names", k)
+                else
+                    local markers, ok = {}, true
+                    for i = 1, rawlen(m) do
+                        local x = m[i]
+                        if type(x) ~= "string" or x == "" or x:sub(1, 1) == "/" or x:find("%.%.") then
+                            r:error(o, "lookup.%s: '%s' is not a relative file name", k, tostring(x))
+                            ok = false
+                        else
+                            markers[#markers + 1] = x
+                        end
+                    end
+                    if ok then
+                        vars[k] = { value = markers, origin = o }
+                    end
+                end
+            end
+            def.values.lookup = vars
+        end
+    end
+
+    if p.args ~= nil then
+        local origin = r:origin(p, "args", line_origin)
+        local v = p.args
+        if not util.is_table(v) then
+            r:error(origin, "args must be a table of name = { options = [...] }, not %s", util.describe(v))
+        else
+            local vars = {}
+            for _, k in ipairs(util.sorted_keys(v)) do
+                local o = r:origin(v, k, origin)
+                local a = v[k]
+                if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") then
+                    r:error(o, "args: '%s' is not a usable variable name", tostring(k))
+                elseif not util.is_table(a) then
+                    r:error(o, "args.%s must be a table such as { options = [\"-C\"] }", k)
+                else
+                    known_keys(r, a, ARG_KEYS, "args." .. k .. ".", o)
+                    local spec, ok = {}, true
+                    if a.options ~= nil then
+                        local opts = type(a.options) == "string" and { a.options } or a.options
+                        if not util.is_list(opts) then
+                            r:error(o, "args.%s.options must be a list of options", k)
+                            ok = false
+                        else
+                            spec.options = {}
+                            for i = 1, rawlen(opts) do
+                                if type(opts[i]) ~= "string" or not opts[i]:match("^%-") then
+                                    r:error(o, "args.%s.options: '%s' is not an option", k, tostring(opts[i]))
+                                    ok = false
+                                else
+                                    spec.options[#spec.options + 1] = opts[i]
+                                end
+                            end
+                        end
+                    end
+                    if a.index ~= nil then
+                        if math.type(a.index) ~= "integer" or a.index < 1 then
+                            r:error(o, "args.%s.index must be a positive integer", k)
+                            ok = false
+                        else
+                            spec.index = a.index
+                        end
+                    end
+                    if ok and not spec.options and not spec.index then
+                        r:error(o, "args.%s needs options or index", k)
+                        ok = false
+                    end
+                    if ok then
+                        vars[k] = { value = spec, origin = o }
+                    end
+                end
+            end
+            def.values.args = vars
+        end
+    end
+    return def
+end
+
+-- Reads a whole file's table of profiles. Returns { name = def }, order.
+--
+-- What every run needs of every profile is read at once: the profile's name and type, its
+-- keys (an unknown one is an error), `match` and `replace`. The rest is read when the profile
+-- is first used (M.ensure): a run pays only for the profiles it applies, and `scudo check`
+-- reads them all.
+function M.file(r, doc)
+    local defs, order = {}, {}
+    for _, name in ipairs(util.sorted_keys(doc)) do
+        local p = doc[name]
+        local origin = r:origin(doc, name, r.file.path)
+        if type(name) ~= "string" or not name:match("^[%w_][%w_%.%-]*$") then
+            r:error(origin, "'%s' is not a usable profile name (letters, digits, '_', '-', '.')", tostring(name))
+        elseif not util.is_table(p) then
+            r:error(origin, "top-level key '%s' must be a profile table, not %s", name, util.describe(p))
+        else
+            known_keys(r, p, TOP, "", origin)
+            local def = M.profile(r, name, p, origin, true)
+            def.lazy = p
+            def.reader = r
+            defs[name] = def
+            order[#order + 1] = name
+        end
+    end
+    -- In file order where the lines are known.
+    local line = {}
+    for _, n in ipairs(order) do
+        line[n] = tonumber(defs[n].origin:match(":(%d+)$")) or 0
+    end
+    table.sort(order, function(a, b)
+        if line[a] ~= line[b] then
+            return line[a] < line[b]
+        end
+        return a < b
+    end)
+    return defs, order
+end
+
+-- Reads the rest of a profile. On errors: with `collect`, adds them to the file's errors and
+-- returns false; otherwise raises them (the run stops).
+function M.ensure(def, collect)
+    local p = def.lazy
+    if not p then
+        return true
+    end
+    def.lazy = nil
+    local r = def.reader
+    local before = #r.errors
+    local full = M.profile(r, def.name, p, def.origin)
+    def.values, def.replace = full.values, full.replace
+    if #r.errors > before then
+        local errs = table.move(r.errors, before + 1, #r.errors, 1, {})
+        if collect then
+            for _, e in ipairs(errs) do
+                def.file.errors[#def.file.errors + 1] = e
+            end
+            return false
+        end
+        util.fail("%s", table.concat(errs, "\n"))
+    end
+    return true
+end
+
+return M

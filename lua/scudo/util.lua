@@ -1,0 +1,155 @@
+-- SPDX-License-Identifier: MIT OR Apache-2.0
+-- Small helpers shared by the policy library: errors, lists, paths, suggestions.
+local engine = require("scudo.engine")
+local text = require("scudo.text")
+local toml = require("scudo.toml")
+
+local M = {}
+
+-- A configuration error: reported as it is, without a traceback, exit 125.
+function M.fail(fmt, ...)
+    engine.raise(select("#", ...) > 0 and fmt:format(...) or fmt)
+end
+
+-- A TOML array or a Lua sequence (a table whose keys are exactly 1..n).
+function M.is_list(v)
+    if type(v) ~= "table" then
+        return false
+    end
+    if toml.is_array(v) then
+        return true
+    end
+    local n = 0
+    for k in next, v do
+        if math.type(k) ~= "integer" or k < 1 then
+            return false
+        end
+        n = n + 1
+    end
+    return n == rawlen(v)
+end
+
+function M.is_table(v)
+    return type(v) == "table" and not toml.is_array(v) and not toml.is_datetime(v)
+        and (next(v) == nil or not M.is_list(v))
+end
+
+-- Describes a value's type the way the documentation does.
+function M.describe(v)
+    if toml.is_datetime(v) then
+        return "a date-time"
+    elseif M.is_list(v) then
+        return "a list"
+    elseif type(v) == "table" then
+        return "a table"
+    elseif math.type(v) == "integer" then
+        return "an integer"
+    elseif math.type(v) == "float" then
+        return "a float"
+    end
+    return "a " .. type(v)
+end
+
+-- " (did you mean 'x'?)" for the closest candidate, or "".
+function M.suggest(name, candidates)
+    local best, bestd
+    for _, c in ipairs(candidates) do
+        local d = text.distance(name, c)
+        if not bestd or d < bestd then
+            best, bestd = c, d
+        end
+    end
+    if best and bestd <= math.max(2, #name // 3) and bestd < #name then
+        return (" (did you mean '%s'?)"):format(best)
+    end
+    return ""
+end
+
+local function by_text(a, b)
+    return tostring(a) < tostring(b)
+end
+
+function M.sorted_keys(t)
+    local keys, strings = {}, true
+    for k in next, t do
+        keys[#keys + 1] = k
+        strings = strings and type(k) == "string"
+    end
+    table.sort(keys, not strings and by_text or nil)
+    return keys
+end
+
+function M.copy(t)
+    local r = {}
+    for k, v in next, t do
+        r[k] = v
+    end
+    return r
+end
+
+function M.dirname(p)
+    local d = p:match("^(.*)/[^/]*$")
+    if d == nil or d == "" then
+        return "/"
+    end
+    return d
+end
+
+function M.basename(p)
+    return p:match("([^/]*)/*$")
+end
+
+-- Joins b to a unless b is absolute.
+function M.join(a, b)
+    if b:sub(1, 1) == "/" then
+        return b
+    end
+    if a:sub(-1) == "/" then
+        return a .. b
+    end
+    return a .. "/" .. b
+end
+
+-- The directories from / down to dir (absolute, normalized), outermost first.
+function M.ancestors(dir)
+    local r = { "/" }
+    local acc = ""
+    for part in dir:gmatch("[^/]+") do
+        acc = acc .. "/" .. part
+        r[#r + 1] = acc
+    end
+    return r
+end
+
+-- A copy of user data that holds only plain values: no metatables, no cycles, bounded depth
+-- and size. Whatever user code returns is read through this, with raw access only, so no
+-- metamethod of the user's runs while the library reads it.
+function M.plain(v, where, depth, budget)
+    depth = depth or 0
+    budget = budget or { n = 0 }
+    local t = type(v)
+    if t == "string" or t == "number" or t == "boolean" or t == "function" then
+        return v
+    end
+    if t ~= "table" then
+        M.fail("%s: a value of type %s cannot be used here", where, t)
+    end
+    if depth > 16 then
+        M.fail("%s: tables nested too deep (or a cycle)", where)
+    end
+    local r = {}
+    for k, x in next, v do
+        budget.n = budget.n + 1
+        if budget.n > 100000 then
+            M.fail("%s: too many values", where)
+        end
+        local tk = type(k)
+        if tk ~= "string" and math.type(k) ~= "integer" then
+            M.fail("%s: keys must be strings or integers, not %s", where, tk)
+        end
+        r[k] = M.plain(x, where, depth + 1, budget)
+    end
+    return r
+end
+
+return M

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#pragma once
+
+/* The C check of a plan, whatever produced it: nothing runs unless this passes. */
+
+#include "plan/plan.h"
+
+/* The canonical form of an absolute path: realpath() of the longest prefix that exists, then
+ * the components that do not exist (yet) with "." and ".." applied. Symlinks are therefore
+ * resolved exactly where the kernel would resolve them. -EINVAL for a relative path or one
+ * holding control characters; -ELOOP, -EACCES, ... when an existing prefix cannot be resolved. */
+int plan_path_canonicalize(const char *path, char **ret);
+
+/* Checks and normalizes the plan in place:
+ *   - exec_path, working directory and every path absolute; paths canonical (see above), and
+ *     one entry per path (the later wins, as in the profiles);
+ *   - no hide or deny of "/";
+ *   - unit properties known, with values of the right form (unit/properties.c);
+ *   - network rules that parse (net/net-rule.c); dns and dbus modes in range;
+ *   - delegation only from a sealed sandbox (not with dbus.session = "allow");
+ *   - environment entries NAME=VALUE; log target and report kinds known.
+ * Returns 0, or -EINVAL with *ret_error naming the entry and its origin. */
+int plan_validate(Plan *p, char **ret_error);

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* scudo.path: looking at the start directory and its parents.
+ *   scudo.path.lookup(markers[, start]) -> the nearest directory, from start (default: the
+ *       command's start directory) up to /, that holds one of markers (a name or a list of
+ *       names, each a relative path without ".."), or nil;
+ *   scudo.path.exists(path) -> boolean (without following a final symlink). */
+#include <lauxlib.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "policy/l-common.h"
+#include "policy/lua-engine.h"
+
+#define MARKERS_MAX 64
+
+static bool marker_ok(const char *m) {
+        if (!*m || m[0] == '/')
+                return false;
+        for (const char *p = m; *p; ) {
+                const char *e = strchrnul(p, '/');
+                if ((size_t) (e - p) == 2 && p[0] == '.' && p[1] == '.')
+                        return false;
+                p = *e ? e + 1 : e;
+        }
+        return true;
+}
+
+static int l_path_lookup(lua_State *L) {
+        char dir[PATH_MAX], cand[PATH_MAX];
+        const char *markers[MARKERS_MAX];
+        size_t n = 0;
+
+        if (lua_type(L, 1) == LUA_TTABLE) {
+                lua_Integer len = (lua_Integer) lua_rawlen(L, 1);
+                luaL_argcheck(L, len > 0 && len <= MARKERS_MAX, 1, "needs 1 to 64 marker names");
+                for (lua_Integer i = 1; i <= len; i++) {
+                        lua_rawgeti(L, 1, i);
+                        /* The strings stay referenced by the table at index 1. */
+                        markers[n++] = lua_check_text(L, -1, 255);
+                        lua_pop(L, 1);
+                }
+        } else
+                markers[n++] = lua_check_text(L, 1, 255);
+        for (size_t i = 0; i < n; i++)
+                if (!marker_ok(markers[i]))
+                        return luaL_argerror(L, 1, "a marker is a relative name without '..'");
+
+        if (lua_isnoneornil(L, 2)) {
+                lua_engine_push_context(L, "scudo.path.lookup");                /* stack: m s ctx */
+                lua_getfield(L, -1, "start_dir");                               /* stack: m s ctx d */
+                lua_replace(L, 2);
+                lua_settop(L, 2);
+        }
+        const char *start = lua_check_text(L, 2, PATH_MAX - 1);
+        luaL_argcheck(L, start[0] == '/', 2, "must be absolute");
+        (void) snprintf(dir, sizeof(dir), "%s", start);
+
+        for (;;) {
+                for (size_t i = 0; i < n; i++) {
+                        struct stat st;
+                        int k = snprintf(cand, sizeof(cand), "%s/%s", streq(dir, "/") ? "" : dir, markers[i]);
+                        if (k > 0 && (size_t) k < sizeof(cand) && lstat(cand, &st) == 0) {
+                                lua_pushstring(L, dir);
+                                return 1;
+                        }
+                }
+                if (streq(dir, "/"))
+                        break;
+                char *slash = strrchr(dir, '/');
+                if (slash == dir)
+                        dir[1] = 0;
+                else
+                        *slash = 0;
+        }
+        lua_pushnil(L);
+        return 1;
+}
+
+static int l_path_exists(lua_State *L) {
+        const char *p = lua_check_text(L, 1, PATH_MAX);
+        struct stat st;
+        lua_pushboolean(L, lstat(p, &st) == 0);
+        return 1;
+}
+
+static const luaL_Reg path_functions[] = {
+        { "lookup", l_path_lookup },
+        { "exists", l_path_exists },
+        { NULL, NULL },
+};
+
+int luaopen_scudo_path(lua_State *L) {
+        luaL_newlib(L, path_functions);
+        return 1;
+}

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* scudo.sys: the few system calls the Lua library needs to find and read configuration.
+ * Internal: not reachable from user code. Expected failures return nil, message, errno. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <lauxlib.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "plan/plan-validate.h"
+#include "policy/lua-engine.h"
+
+/* A directory with more entries than this is refused rather than read. */
+#define LISTDIR_MAX 4096
+
+static int push_failure(lua_State *L, const char *path, int err) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: %s", path, strerror(err));
+        lua_pushinteger(L, err);
+        return 3;
+}
+
+/* Rejects strings with NUL bytes: the kernel would see a different path. */
+static const char *check_path(lua_State *L, int idx) {
+        size_t len;
+        const char *p = luaL_checklstring(L, idx, &len);
+        luaL_argcheck(L, strlen(p) == len, idx, "path contains a NUL byte");
+        return p;
+}
+
+/* A malloc'd block owned by a userdata: freed by the collector if a Lua error unwinds past
+ * the C function that allocated it. */
+static int cbox_gc(lua_State *L) {
+        void **b = lua_touserdata(L, 1);
+        free(*b);
+        *b = NULL;
+        return 0;
+}
+
+static void **push_cbox(lua_State *L) {
+        void **b = lua_newuserdatauv(L, sizeof(void *), 0);                     /* stack: box */
+        *b = NULL;
+        if (luaL_newmetatable(L, "scudo.sys.cbox")) {                           /* stack: box mt */
+                lua_pushcfunction(L, cbox_gc);
+                lua_setfield(L, -2, "__gc");
+        }
+        lua_setmetatable(L, -2);                                                /* stack: box */
+        return b;
+}
+
+/* sys.readfile(path, max) -> text | nil, message, errno
+ * Regular files only: O_NONBLOCK and fstat keep FIFOs and devices from blocking us. The file
+ * is read into C memory with no Lua call while it is open, so an error cannot leak the fd. */
+static int l_sys_readfile(lua_State *L) {
+        const char *path = check_path(L, 1);
+        lua_Integer max = luaL_checkinteger(L, 2);
+        luaL_argcheck(L, max > 0 && max < INT32_MAX, 2, "out of range");
+        void **box = push_cbox(L);                                              /* stack: p max box */
+        int err = 0;
+        size_t total = 0;
+        bool too_large = false;
+
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return push_failure(L, path, errno);
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                err = errno;
+        else if (S_ISDIR(st.st_mode))
+                err = EISDIR;
+        else if (!S_ISREG(st.st_mode))
+                err = -1;
+        else if (st.st_size > max)
+                too_large = true;
+        else {
+                size_t cap = (size_t) st.st_size + 1;
+                *box = malloc(cap);
+                if (!*box)
+                        err = ENOMEM;
+                while (err == 0) {
+                        if (total == cap) {
+                                /* The file grew since fstat; read on, up to the limit. */
+                                if (cap > (size_t) max) {
+                                        too_large = true;
+                                        break;
+                                }
+                                size_t ncap = MIN(cap * 2, (size_t) max + 1);
+                                void *n = realloc(*box, ncap);
+                                if (!n) {
+                                        err = ENOMEM;
+                                        break;
+                                }
+                                *box = n;
+                                cap = ncap;
+                        }
+                        ssize_t k = read(fd, (char *) *box + total, cap - total);
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k < 0)
+                                err = errno;
+                        if (k <= 0)
+                                break;
+                        total += (size_t) k;
+                }
+        }
+        (void) close(fd);
+
+        if (err == -1) {
+                lua_pushnil(L);
+                lua_pushfstring(L, "%s: not a regular file", path);
+                lua_pushinteger(L, EINVAL);
+                return 3;
+        }
+        if (err != 0)
+                return push_failure(L, path, err);
+        if (too_large || total > (size_t) max) {
+                lua_pushnil(L);
+                lua_pushfstring(L, "%s: too large (the limit is %I bytes)", path, max);
+                lua_pushinteger(L, EFBIG);
+                return 3;
+        }
+        lua_pushlstring(L, *box ?: "", total);                                  /* stack: p max box s */
+        free(*box);
+        *box = NULL;
+        return 1;
+}
+
+static int cmp_names(const void *a, const void *b) {
+        return strcmp(*(char * const *) a, *(char * const *) b);
+}
+
+/* The names read from a directory, owned by a userdata so that a Lua error while they are
+ * turned into strings cannot leak them. */
+typedef struct NameBox {
+        char **names;
+        size_t n;
+} NameBox;
+
+static int namebox_gc(lua_State *L) {
+        NameBox *b = lua_touserdata(L, 1);
+        for (size_t i = 0; i < b->n; i++)
+                free(b->names[i]);
+        free(b->names);
+        *b = (NameBox) {};
+        return 0;
+}
+
+/* sys.listdir(path) -> { names, sorted } | nil, message, errno */
+static int l_sys_listdir(lua_State *L) {
+        const char *path = check_path(L, 1);
+
+        NameBox *box = lua_newuserdatauv(L, sizeof(NameBox), 0);                /* stack: p box */
+        *box = (NameBox) {};
+        if (luaL_newmetatable(L, "scudo.sys.namebox")) {                        /* stack: p box mt */
+                lua_pushcfunction(L, namebox_gc);
+                lua_setfield(L, -2, "__gc");
+        }
+        lua_setmetatable(L, -2);                                                /* stack: p box */
+
+        /* No Lua call between opendir and closedir. */
+        DIR *d = opendir(path);
+        if (!d)
+                return push_failure(L, path, errno);
+        int err = 0;
+        struct dirent *de;
+        while ((errno = 0, de = readdir(d))) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (box->n >= LISTDIR_MAX) {
+                        err = E2BIG;
+                        break;
+                }
+                char **nn = realloc(box->names, sizeof(char *) * (box->n + 1));
+                if (!nn) {
+                        err = ENOMEM;
+                        break;
+                }
+                box->names = nn;
+                if (!(box->names[box->n] = strdup(de->d_name))) {
+                        err = ENOMEM;
+                        break;
+                }
+                box->n++;
+        }
+        if (!de && errno != 0 && err == 0)
+                err = errno;
+        closedir(d);
+
+        if (err == E2BIG) {
+                lua_pushnil(L);
+                lua_pushfstring(L, "%s: more than %d entries", path, LISTDIR_MAX);
+                lua_pushinteger(L, err);
+                return 3;
+        }
+        if (err != 0)
+                return push_failure(L, path, err);
+
+        if (box->n > 0)
+                qsort(box->names, box->n, sizeof(char *), cmp_names);
+        lua_createtable(L, (int) MIN(box->n, (size_t) INT_MAX), 0);             /* stack: p box t */
+        for (size_t i = 0; i < box->n; i++) {
+                lua_pushstring(L, box->names[i]);
+                lua_rawseti(L, -2, (lua_Integer) i + 1);
+        }
+        return 1;
+}
+
+static const char *type_name(mode_t m) {
+        if (S_ISREG(m))
+                return "file";
+        if (S_ISDIR(m))
+                return "directory";
+        if (S_ISLNK(m))
+                return "link";
+        return "other";
+}
+
+static int do_stat(lua_State *L, bool follow) {
+        const char *path = check_path(L, 1);
+        struct stat st;
+
+        if ((follow ? stat(path, &st) : lstat(path, &st)) < 0)
+                return push_failure(L, path, errno);
+        lua_createtable(L, 0, 5);
+        lua_pushstring(L, type_name(st.st_mode));
+        lua_setfield(L, -2, "type");
+        lua_pushinteger(L, (lua_Integer) st.st_size);
+        lua_setfield(L, -2, "size");
+        lua_pushinteger(L, (lua_Integer) (st.st_mode & 07777));
+        lua_setfield(L, -2, "mode");
+        lua_pushinteger(L, (lua_Integer) st.st_uid);
+        lua_setfield(L, -2, "uid");
+        lua_pushinteger(L, (lua_Integer) st.st_mtim.tv_sec);
+        lua_setfield(L, -2, "mtime");
+        return 1;
+}
+
+/* sys.stat(path) / sys.lstat(path) -> { type=, size=, mode=, uid=, mtime= } | nil, message, errno */
+static int l_sys_stat(lua_State *L) {
+        return do_stat(L, true);
+}
+
+static int l_sys_lstat(lua_State *L) {
+        return do_stat(L, false);
+}
+
+/* sys.realpath(path) -> canonical path | nil, message, errno */
+static int l_sys_realpath(lua_State *L) {
+        const char *path = check_path(L, 1);
+        char buf[PATH_MAX];
+
+        if (!realpath(path, buf))
+                return push_failure(L, path, errno);
+        lua_pushstring(L, buf);
+        return 1;
+}
+
+/* sys.canonical(path) -> the canonical form plan_validate() will check | nil, message, errno */
+static int l_sys_canonical(lua_State *L) {
+        const char *path = check_path(L, 1);
+        char buf[PATH_MAX], *c = NULL;
+
+        int r = plan_path_canonicalize(path, &c);
+        if (r == -EINVAL) {
+                lua_pushnil(L);
+                lua_pushfstring(L, "'%s' is not an absolute path (or holds control characters)", path);
+                lua_pushinteger(L, EINVAL);
+                return 3;
+        }
+        if (r < 0)
+                return push_failure(L, path, -r);
+        (void) snprintf(buf, sizeof(buf), "%s", c);
+        free(c);
+        lua_pushstring(L, buf);
+        return 1;
+}
+
+/* sys.uid() -> the real uid */
+static int l_sys_uid(lua_State *L) {
+        lua_pushinteger(L, (lua_Integer) getuid());
+        return 1;
+}
+
+static const luaL_Reg sys_functions[] = {
+        { "readfile", l_sys_readfile },
+        { "listdir", l_sys_listdir },
+        { "stat", l_sys_stat },
+        { "lstat", l_sys_lstat },
+        { "realpath", l_sys_realpath },
+        { "canonical", l_sys_canonical },
+        { "uid", l_sys_uid },
+        { NULL, NULL },
+};
+
+int luaopen_scudo_sys(lua_State *L) {
+        luaL_newlib(L, sys_functions);
+        return 1;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* scudo.toml: the TOML parser (toml.c) as seen from the Lua library. Internal. */
+#include <lauxlib.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "policy/lua-engine.h"
+#include "policy/toml.h"
+
+/* toml.decode(text, name) -> table | nil, message */
+static int l_toml_decode(lua_State *L) {
+        size_t len;
+        const char *text = luaL_checklstring(L, 1, &len);
+        const char *name = luaL_checkstring(L, 2);
+        char *error = NULL;
+
+        int r = toml_parse(L, text, len, name, &error);
+        if (r == -ENOMEM) {
+                free(error);
+                return luaL_error(L, "not enough memory");
+        }
+        if (r < 0) {
+                /* Copy the message into Lua before freeing it, without a call that raises in
+                 * between: lua_pushstring may raise, so hold it in a local buffer first. */
+                char buf[1024];
+                (void) snprintf(buf, sizeof(buf), "%s", error ?: "could not parse");
+                free(error);
+                lua_pushnil(L);
+                lua_pushstring(L, buf);
+                return 2;
+        }
+        return 1;
+}
+
+/* toml.lines(t) -> { [key or index] = line } | nil */
+static int l_toml_lines(lua_State *L) {
+        luaL_checkany(L, 1);
+        toml_push_lines(L, 1);
+        return 1;
+}
+
+/* toml.is_array(t) -> boolean: an array, as opposed to a table (both are Lua tables). */
+static int l_toml_is_array(lua_State *L) {
+        bool r = false;
+        if (lua_type(L, 1) == LUA_TTABLE && lua_getmetatable(L, 1)) {           /* stack: t mt */
+                luaL_getmetatable(L, TOML_ARRAY_METATABLE);                     /* stack: t mt amt */
+                r = lua_rawequal(L, -1, -2);
+                lua_pop(L, 2);
+        }
+        lua_pushboolean(L, r);
+        return 1;
+}
+
+/* toml.is_datetime(v) -> boolean */
+static int l_toml_is_datetime(lua_State *L) {
+        bool r = false;
+        if (lua_type(L, 1) == LUA_TTABLE && lua_getmetatable(L, 1)) {
+                luaL_getmetatable(L, TOML_DATETIME_METATABLE);
+                r = lua_rawequal(L, -1, -2);
+                lua_pop(L, 2);
+        }
+        lua_pushboolean(L, r);
+        return 1;
+}
+
+static const luaL_Reg toml_functions[] = {
+        { "decode", l_toml_decode },
+        { "lines", l_toml_lines },
+        { "is_array", l_toml_is_array },
+        { "is_datetime", l_toml_is_datetime },
+        { NULL, NULL },
+};
+
+int luaopen_scudo_toml(lua_State *L) {
+        luaL_newlib(L, toml_functions);
+        return 1;
+}

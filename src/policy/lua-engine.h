@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#pragma once
+
+/* The Lua state the policy engine runs in.
+ *
+ * One engine per evaluation. It opens only base, table, string, math, utf8 and a stripped
+ * `package` whose only searcher is package.preload, which holds our embedded Lua library
+ * (lua/scudo/NAME.lua) and the C modules (scudo.sys, scudo.fs, ...). Every entry from C into
+ * Lua is protected, with a traceback for anything that is not a configuration error.
+ *
+ * Budgets, for the whole evaluation and tighter for each piece of user code (a `.lua`
+ * profile file being loaded, a hook being run; see engine.sandbox in lua-engine.c):
+ *   - memory: the state's own allocator refuses growth past the limit (a Lua memory error);
+ *   - instructions: a count hook, installed while user code runs, that once tripped fires on
+ *     every instruction and raises again, so the user code's own pcall cannot swallow the
+ *     error (the library's own code runs without it: a count hook slows every instruction);
+ *   - wall clock: checked by the same hook; and, with `watchdog`, a SIGALRM timer that
+ *     forces the hook at the deadline (library code included) and ends the process (exit
+ *     125, with a message) if control does not come back from a C function within a grace
+ *     second. */
+
+#include <lua.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/macro.h"
+
+typedef struct LuaLimits {
+        size_t memory_max;              /* the whole state, bytes */
+        size_t sandbox_memory;          /* what one piece of user code may add */
+        uint64_t instructions_max;      /* the whole evaluation */
+        uint64_t sandbox_instructions;  /* one piece of user code */
+        uint64_t usec_max;              /* the whole evaluation, wall clock; 0: none */
+        uint64_t sandbox_usec;          /* one piece of user code */
+        bool watchdog;                  /* SIGALRM watchdog (not for fuzzers or libraries) */
+} LuaLimits;
+
+#define LUA_LIMITS_DEFAULT                                      \
+        (LuaLimits) {                                           \
+                .memory_max = 64U << 20,                        \
+                .sandbox_memory = 16U << 20,                    \
+                .instructions_max = 200000000ULL,               \
+                .sandbox_instructions = 20000000ULL,            \
+                .usec_max = 5000000ULL,                         \
+                .sandbox_usec = 1000000ULL,                     \
+                .watchdog = false,                              \
+        }
+
+typedef struct LuaEngine LuaEngine;
+
+int lua_engine_new(const LuaLimits *limits, LuaEngine **ret);
+LuaEngine *lua_engine_free(LuaEngine *e);
+DEFINE_TRIVIAL_CLEANUP_FUNC(LuaEngine *, lua_engine_free);
+
+lua_State *lua_engine_state(LuaEngine *e);
+
+/* Calls require(module)[function](ARGS...) in protected mode, ARGS being the `nargs` values
+ * on top of the stack (popped). On success leaves `nresults` values and returns 0. On failure
+ * leaves the stack as it was below the arguments and returns:
+ *   -EINVAL   a configuration error raised with engine.raise(): *ret_error is the message;
+ *   -ENOMEM   the memory limit was reached;
+ *   -ETIME    the instruction budget or the deadline ran out;
+ *   -EIO      any other error (a bug, or an error in user code): message with traceback. */
+int lua_engine_call(LuaEngine *e, const char *module, const char *function, int nargs, int nresults,
+                    char **ret_error);
+
+/* Runs f(ud, ARGS...) in protected mode, `ud` a light userdata and ARGS the `nargs` values on
+ * top of the stack (popped), under the same budgets and error handling as lua_engine_call();
+ * leaves `nresults` results. For C code that reads or builds Lua values: anything that may
+ * allocate (and so raise) happens inside. */
+int lua_engine_cpcall(LuaEngine *e, lua_CFunction f, void *ud, int nargs, int nresults, char **ret_error);
+
+/* Memory in use by the state, in bytes. */
+size_t lua_engine_memory(LuaEngine *e);
+
+/* For the C modules (src/policy/l-*.c). */
+LuaEngine *lua_engine_from(lua_State *L);
+/* Pushes the context table of the user code now running (set by engine.sandbox), or raises
+ * "NAME: only available in user code" when there is none. */
+void lua_engine_push_context(lua_State *L, const char *what);
+/* luaL_where() for the innermost Lua frame, as "chunk:line" without the trailing ": ". */
+void lua_engine_push_where(lua_State *L);
+/* Raises a configuration error (reported without a traceback). Never returns. */
+_noreturn_ int lua_engine_raise(lua_State *L, const char *fmt, ...) _printf_(2, 3);
+
+/* The luaopen_ functions of our C modules, one file each. */
+int luaopen_scudo_engine(lua_State *L);
+int luaopen_scudo_sys(lua_State *L);
+int luaopen_scudo_text(lua_State *L);
+int luaopen_scudo_toml(lua_State *L);
+int luaopen_scudo_trust(lua_State *L);
+int luaopen_scudo(lua_State *L);
+int luaopen_scudo_fs(lua_State *L);
+int luaopen_scudo_net(lua_State *L);
+int luaopen_scudo_unit(lua_State *L);
+int luaopen_scudo_path(lua_State *L);

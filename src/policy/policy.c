@@ -1,0 +1,640 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* The policy engine's entry points: a Request goes into a fresh Lua state (lua-engine.c),
+ * lua/scudo/policy.lua resolves it, and the plan table it returns is read back into a Plan
+ * and checked by plan_validate(). */
+#include <lauxlib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "plan/plan-validate.h"
+#include "policy/lua-engine.h"
+#include "policy/policy.h"
+#include "util/log.h"
+#include "util/path-util.h"
+#include "util/strv.h"
+
+static char *sysconfdir_override;
+static bool watchdog = true;
+
+void policy_set_sysconfdir(const char *dir) {
+        free(sysconfdir_override);
+        sysconfdir_override = dir ? strdup(dir) : NULL;
+}
+
+void policy_set_watchdog(bool on) {
+        watchdog = on;
+}
+
+static int engine_new(LuaEngine **ret) {
+        LuaLimits l = LUA_LIMITS_DEFAULT;
+        l.watchdog = watchdog;
+        return lua_engine_new(&l, ret);
+}
+
+/* ---- Request -> Lua -------------------------------------------------------------------- */
+
+static void push_strv(lua_State *L, char * const *l, const char *field) {
+        lua_newtable(L);
+        lua_Integer n = 0;
+        STRV_FOREACH(s, l) {
+                lua_pushstring(L, *s);
+                lua_rawseti(L, -2, ++n);
+        }
+        lua_setfield(L, -2, field);
+}
+
+static void push_string(lua_State *L, const char *s, const char *field) {
+        if (s) {
+                lua_pushstring(L, s);
+                lua_setfield(L, -2, field);
+        }
+}
+
+typedef struct PushRequest {
+        const Request *req;
+        const char *const *paths;       /* for check and trust */
+} PushRequest;
+
+/* Returns the request table and the paths list; run through lua_engine_cpcall. */
+static int push_request(lua_State *L) {
+        PushRequest *pr = lua_touserdata(L, 1);
+        const Request *req = pr->req;
+        char etc[4096];
+
+        lua_createtable(L, 0, 32);                                              /* stack: ud req */
+        push_strv(L, req->argv, "argv");
+        if (req->command_name)
+                push_string(L, req->command_name, "command_name");
+        else if (req->argv && req->argv[0]) {
+                const char *b = strrchr(req->argv[0], '/');
+                push_string(L, b ? b + 1 : req->argv[0], "command_name");
+        } else
+                push_string(L, "", "command_name");
+        push_string(L, req->exec_path, "exec_path");
+        push_string(L, req->start_dir ?: "/", "start_dir");
+        push_string(L, req->home ?: "/", "home");
+        if (req->runtime_dir)
+                push_string(L, req->runtime_dir, "runtime_dir");
+        else {
+                lua_pushfstring(L, "/run/user/%d", (int) req->uid);
+                lua_setfield(L, -2, "runtime_dir");
+        }
+        lua_pushinteger(L, (lua_Integer) req->uid);
+        lua_setfield(L, -2, "uid");
+        lua_pushboolean(L, req->nested);
+        lua_setfield(L, -2, "nested");
+        lua_pushboolean(L, req->via_link);
+        lua_setfield(L, -2, "via_link");
+        /* A delegated run (started by the broker) may not ask anything; the Request does not
+         * say so yet, see policy.h. */
+        lua_pushboolean(L, false);
+        lua_setfield(L, -2, "delegated");
+        lua_pushboolean(L, isatty(STDIN_FILENO) && isatty(STDERR_FILENO));
+        lua_setfield(L, -2, "interactive");
+
+        const char *sc = sysconfdir_override ?: SCUDO_SYSCONFDIR;
+        (void) snprintf(etc, sizeof(etc), "%s%s", sc[0] == '/' ? "" : "/", sc);
+        push_string(L, etc, "sysconfdir");
+
+        lua_newtable(L);                                                        /* stack: .. req env */
+        STRV_FOREACH(e, req->environ) {
+                const char *eq = strchr(*e, '=');
+                if (!eq || eq == *e)
+                        continue;
+                lua_pushlstring(L, *e, (size_t) (eq - *e));
+                lua_pushstring(L, eq + 1);
+                lua_rawset(L, -3);
+        }
+        lua_setfield(L, -2, "env");                                             /* stack: .. req */
+
+        push_strv(L, req->profiles, "profiles");
+        lua_pushboolean(L, req->no_match);
+        lua_setfield(L, -2, "no_match");
+        push_strv(L, req->fs_write, "fs_write");
+        push_strv(L, req->fs_read, "fs_read");
+        push_strv(L, req->fs_hide, "fs_hide");
+        push_strv(L, req->fs_deny, "fs_deny");
+        push_strv(L, req->net_allow, "net_allow");
+        push_strv(L, req->net_deny, "net_deny");
+        lua_pushboolean(L, req->no_network);
+        lua_setfield(L, -2, "no_network");
+        push_strv(L, req->env_copy, "env_copy");
+        push_strv(L, req->deny_env, "deny_env");
+        push_strv(L, req->allow_env, "allow_env");
+        push_strv(L, req->properties, "properties");
+        lua_pushinteger(L, req->delegate);
+        lua_setfield(L, -2, "delegate");                                        /* stack: ud req */
+
+        lua_newtable(L);                                                        /* stack: ud req paths */
+        lua_Integer n = 0;
+        for (const char *const *p = pr->paths; p && *p; p++) {
+                lua_pushstring(L, *p);
+                lua_rawseti(L, -2, ++n);
+        }
+        return 2;
+}
+
+/* Leaves the request table (and the paths table, if with_paths) on the stack. */
+static int request_to_lua(LuaEngine *e, const Request *req, const char *const *paths, bool with_paths,
+                          char **ret_error) {
+        PushRequest pr = { .req = req, .paths = paths };
+
+        int r = lua_engine_cpcall(e, push_request, &pr, 0, 2, ret_error);      /* stack: req paths */
+        if (r < 0)
+                return r;
+        if (!with_paths)
+                lua_pop(lua_engine_state(e), 1);                                /* stack: req */
+        return 0;
+}
+
+/* ---- Lua plan -> Plan ------------------------------------------------------------------ */
+
+typedef struct ReadPlan {
+        Plan *plan;
+        char **warnings;
+        int r;
+} ReadPlan;
+
+/* Field `name` of the table on top, raw (the plan is the library's, but be strict). */
+static int get_field(lua_State *L, const char *name) {
+        lua_pushstring(L, name);
+        return lua_rawget(L, -2);
+}
+
+static const char *get_string(lua_State *L, const char *name, const char *def) {
+        const char *s = def;
+        if (get_field(L, name) == LUA_TSTRING)
+                s = lua_tostring(L, -1);
+        lua_pop(L, 1);  /* the string stays referenced by the table */
+        return s;
+}
+
+static bool get_bool(lua_State *L, const char *name) {
+        get_field(L, name);
+        bool b = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+        return b;
+}
+
+static int get_strv(lua_State *L, const char *name, char ***ret) {
+        int r = 0;
+        if (get_field(L, name) == LUA_TTABLE) {
+                lua_Integer n = (lua_Integer) lua_rawlen(L, -1);
+                for (lua_Integer i = 1; i <= n && r >= 0; i++) {
+                        if (lua_rawgeti(L, -1, i) == LUA_TSTRING)
+                                r = strv_extend(ret, lua_tostring(L, -1));
+                        else
+                                r = -EINVAL;
+                        lua_pop(L, 1);
+                }
+        }
+        lua_pop(L, 1);
+        return r;
+}
+
+/* Runs in protected mode: read_plan(ReadPlan, plan). C memory is only added to rp->plan, which
+ * the caller owns, so a Lua error part way leaks nothing. */
+static int read_plan(lua_State *L) {
+        ReadPlan *rp = lua_touserdata(L, 1);
+        Plan *p = rp->plan;
+        int r = 0;
+
+        lua_settop(L, 2);                                                       /* stack: ud plan */
+        if (!lua_istable(L, -1)) {
+                rp->r = -EINVAL;
+                return 0;
+        }
+
+        if (get_field(L, "paths") == LUA_TTABLE) {                              /* stack: ud plan paths */
+                lua_Integer n = (lua_Integer) lua_rawlen(L, -1);
+                for (lua_Integer i = 1; i <= n && r >= 0; i++) {
+                        lua_rawgeti(L, -1, i);                                  /* stack: .. paths e */
+                        if (!lua_istable(L, -1)) {
+                                r = -EINVAL;
+                                break;
+                        }
+                        PathAccess a = path_access_from_string(get_string(L, "access", ""));
+                        const char *path = get_string(L, "path", NULL);
+                        if (a < 0 || !path)
+                                r = -EINVAL;
+                        else
+                                r = plan_add_path(p, a, path, get_string(L, "origin", ""));
+                        if (r >= 0)
+                                p->paths[p->n_paths - 1].derived = get_bool(L, "derived");
+                        lua_pop(L, 1);                                          /* stack: .. paths */
+                }
+        }
+        lua_pop(L, 1);                                                          /* stack: ud plan */
+
+        if (r >= 0 && get_field(L, "properties") == LUA_TTABLE) {
+                lua_Integer n = (lua_Integer) lua_rawlen(L, -1);
+                for (lua_Integer i = 1; i <= n && r >= 0; i++) {
+                        lua_rawgeti(L, -1, i);
+                        const char *name = lua_istable(L, -1) ? get_string(L, "name", NULL) : NULL;
+                        const char *value = lua_istable(L, -1) ? get_string(L, "value", NULL) : NULL;
+                        r = name && value ? plan_add_property(p, name, value, get_string(L, "origin", "")) :
+                                -EINVAL;
+                        lua_pop(L, 1);
+                }
+        }
+        lua_pop(L, 1);
+
+        if (r >= 0) {
+                p->network_filtered = get_bool(L, "network_filtered");
+                p->dns = dns_mode_from_string(get_string(L, "dns", "filtered"));
+                p->dbus = dbus_mode_from_string(get_string(L, "dbus", "none"));
+                p->delegable = get_bool(L, "delegable");
+                p->confirm = get_bool(L, "confirm");
+                const char *t = get_string(L, "log_target", "stderr");
+                if (!(p->log_target = strdup(t)))
+                        r = -ENOMEM;
+        }
+        struct {
+                const char *name;
+                char ***list;
+        } lists[] = {
+                { "net_allow", &p->net_allow },
+                { "net_deny", &p->net_deny },
+                { "dbus_talk", &p->dbus_talk },
+                { "dbus_own", &p->dbus_own },
+                { "dbus_see", &p->dbus_see },
+                { "delegate", &p->delegate },
+                { "log_report", &p->log_report },
+                { "profiles", &p->profiles },
+                { "environment", &p->environment },
+                { "unset_environment", &p->unset_environment },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(lists) && r >= 0; i++)
+                r = get_strv(L, lists[i].name, lists[i].list);
+        if (r >= 0)
+                r = get_strv(L, "warnings", &rp->warnings);
+        /* Without network filtering the runner must not see rules at all. */
+        if (r >= 0 && !p->network_filtered) {
+                p->net_allow = strv_free(p->net_allow);
+                p->net_deny = strv_free(p->net_deny);
+        }
+        rp->r = r;
+        return 0;
+}
+
+/* Reads the plan table on top of the stack (popped) into a new Plan, and its warnings. */
+static int plan_from_lua(LuaEngine *e, const Request *req, Plan **ret, char ***ret_warnings,
+                         char **ret_error) {
+        _cleanup_(plan_freep) Plan *p = plan_new();
+        if (!p)
+                return -ENOMEM;
+
+        ReadPlan rp = { .plan = p };
+        int r = lua_engine_cpcall(e, read_plan, &rp, 1, 0, ret_error);
+        if (ret_warnings)
+                *ret_warnings = rp.warnings;
+        else
+                strv_free(rp.warnings);
+        if (r < 0)
+                return r;
+        if (rp.r < 0) {
+                if (ret_error)
+                        *ret_error = strdup(rp.r == -ENOMEM ? "out of memory" :
+                                            "internal error: the policy library returned a malformed plan");
+                return rp.r;
+        }
+
+        p->exec_path = strdup(req->exec_path ?: "");
+        p->argv = strv_copy(req->argv);
+        p->working_directory = req->start_dir ? strdup(req->start_dir) : NULL;
+        if (!p->exec_path || !p->argv || (req->start_dir && !p->working_directory))
+                return -ENOMEM;
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+/* ---- protecting scudo's own configuration ---------------------------------------------- */
+
+static const char *env_get(char * const *env, const char *name) {
+        size_t l = strlen(name);
+        STRV_FOREACH(e, env)
+                if (strncmp(*e, name, l) == 0 && (*e)[l] == '=')
+                        return *e + l + 1;
+        return NULL;
+}
+
+/* A sandboxed command that can write the directory holding scudo's user configuration or
+ * its trust store could add profiles, or trust its own .scudo.toml, for the next run outside
+ * the sandbox. When a writable entry covers either directory, it is made read-only inside
+ * (created first when missing, since a bind needs something to bind). */
+static int protect_own_files(Plan *p, const Request *req) {
+        const char *xdg_config = env_get(req->environ, "XDG_CONFIG_HOME");
+        const char *xdg_state = env_get(req->environ, "XDG_STATE_HOME");
+        _cleanup_free_ char *config = NULL, *state = NULL;
+
+        if (!req->home)
+                return 0;
+        config = path_join(xdg_config && path_is_absolute(xdg_config) ? xdg_config : req->home,
+                           xdg_config && path_is_absolute(xdg_config) ? "scudo" : ".config/scudo");
+        state = path_join(xdg_state && path_is_absolute(xdg_state) ? xdg_state : req->home,
+                          xdg_state && path_is_absolute(xdg_state) ? "scudo" : ".local/state/scudo");
+        if (!config || !state)
+                return -ENOMEM;
+
+        const char *dirs[] = { config, state };
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                _cleanup_free_ char *c = NULL;
+                int r = plan_path_canonicalize(dirs[i], &c);
+                if (r < 0)
+                        continue;       /* cannot be resolved: nothing binds it writable either */
+                bool covered = false, listed = false;
+                for (size_t j = 0; j < p->n_paths; j++) {
+                        if (streq(p->paths[j].path, c))
+                                listed = true;
+                        else if (p->paths[j].access == PATH_ACCESS_WRITE && path_startswith(c, p->paths[j].path))
+                                covered = true;
+                }
+                if (!covered || listed)
+                        continue;
+                r = mkdir_p(c, 0700);
+                if (r < 0)
+                        return r;
+                r = plan_add_path(p, PATH_ACCESS_READ, c, "scudo (its own configuration stays read-only)");
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Inside a sandbox nothing that would widen what it grants may be asked for; the command line
+ * refuses these already, this is the policy's own check. */
+static int check_nested(const Request *req, char **ret_error) {
+        if (!req->nested)
+                return 0;
+        const char *what = NULL;
+        if (strv_length(req->profiles) > 0)
+                what = "--profile";
+        else if (req->no_match)
+                what = "--no-match";
+        else if (strv_length(req->fs_write) + strv_length(req->fs_read) + strv_length(req->fs_hide) +
+                 strv_length(req->fs_deny) > 0)
+                what = "the filesystem options";
+        else if (strv_length(req->net_allow) + strv_length(req->net_deny) > 0 || req->no_network)
+                what = "the network options";
+        else if (strv_length(req->deny_env) + strv_length(req->allow_env) > 0)
+                what = "--deny-env/--allow-env";
+        if (!what)
+                return 0;
+        if (ret_error && asprintf(ret_error, "%s cannot be used inside a scudo sandbox: it could only "
+                                  "change what the sandbox grants", what) < 0)
+                *ret_error = NULL;
+        return -EPERM;
+}
+
+/* ---- entry points ---------------------------------------------------------------------- */
+
+/* The string s (a light userdata), or nil for NULL. Through lua_engine_cpcall. */
+static int push_message(lua_State *L) {
+        const char *s = lua_touserdata(L, 1);
+        if (s)
+                lua_pushstring(L, s);
+        else
+                lua_pushnil(L);
+        return 1;
+}
+
+/* Copies the string on top of the stack (popped). lua_tostring on a string allocates nothing. */
+static int take_string(LuaEngine *e, char **ret) {
+        lua_State *L = lua_engine_state(e);
+        const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+        char *t = strdup(s);
+        lua_pop(L, 1);
+        if (!t)
+                return -ENOMEM;
+        *ret = t;
+        return 0;
+}
+
+/* Warnings may carry text from configuration files and hooks: control characters are shown
+ * as '?', so that none reaches the terminal. */
+static void print_warnings(char **warnings) {
+        STRV_FOREACH(w, warnings) {
+                for (char *c = *w; *c; c++)
+                        if ((unsigned char) *c < 0x20 || *c == 0x7f)
+                                *c = '?';
+                log_warning("%s", *w);
+        }
+}
+
+static int resolve_plan(LuaEngine *e, const Request *req, Plan **ret, char **ret_error) {
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_strv_free_ char **warnings = NULL;
+
+        int r = request_to_lua(e, req, NULL, false, ret_error);                 /* stack: req */
+        if (r < 0)
+                return r;
+        r = lua_engine_call(e, "scudo.policy", "resolve", 1, 1, ret_error);     /* stack: plan */
+        if (r < 0)
+                return r;
+        r = plan_from_lua(e, req, &p, &warnings, ret_error);                    /* stack: */
+        if (r < 0)
+                return r;
+        print_warnings(warnings);
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+/* confirm = true: ask on the terminal, and refuse where nothing can be asked. */
+static int confirm_run(const Plan *p, const Request *req, char **ret_error) {
+        char answer[16];
+        size_t n = 0;
+
+        if (!p->confirm)
+                return 0;
+        /* A delegated run must refuse rather than ask (its terminal is the agent's). The
+         * Request cannot say "delegated" yet: when it can, refuse here as for no terminal. */
+        if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO)) {
+                if (ret_error && asprintf(ret_error, "a profile for '%s' asks for confirmation (confirm = true), "
+                                          "but there is no terminal to ask on; not running it",
+                                          strempty(req->argv ? req->argv[0] : NULL)) < 0)
+                        *ret_error = NULL;
+                return -ECANCELED;
+        }
+        fprintf(stderr, "scudo: run");
+        STRV_FOREACH(a, req->argv)
+                fprintf(stderr, " %s", *a);
+        fprintf(stderr, " under");
+        STRV_FOREACH(a, p->profiles)
+                fprintf(stderr, " %s", *a);
+        fprintf(stderr, "? [y/N] ");
+        fflush(stderr);
+        /* Byte by byte: nothing beyond the answer is taken from the command's input. */
+        for (;;) {
+                char c;
+                ssize_t k = read(STDIN_FILENO, &c, 1);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0 || c == '\n')
+                        break;
+                if (n < sizeof(answer) - 1)
+                        answer[n++] = c;
+        }
+        answer[n] = 0;
+        if (streq(answer, "y") || streq(answer, "Y") || streq(answer, "yes"))
+                return 0;
+        if (ret_error)
+                *ret_error = strdup("not confirmed; not running it");
+        return -ECANCELED;
+}
+
+int policy_resolve(const Request *req, Plan **ret_plan, char **ret_error) {
+        _cleanup_(lua_engine_freep) LuaEngine *e = NULL;
+        _cleanup_(plan_freep) Plan *p = NULL;
+
+        int r = check_nested(req, ret_error);
+        if (r < 0)
+                return r;
+        r = engine_new(&e);
+        if (r < 0)
+                return r;
+        r = resolve_plan(e, req, &p, ret_error);
+        if (r < 0)
+                return r;
+        r = protect_own_files(p, req);
+        if (r < 0)
+                return r;
+        r = plan_validate(p, ret_error);
+        if (r < 0)
+                return r;
+        r = confirm_run(p, req, ret_error);
+        if (r < 0)
+                return r;
+        *ret_plan = TAKE_PTR(p);
+        return 0;
+}
+
+int policy_explain(const Request *req, bool json, char **ret_text, char **ret_error) {
+        _cleanup_(lua_engine_freep) LuaEngine *e = NULL;
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_free_ char *invalid = NULL;
+
+        int r = engine_new(&e);
+        if (r < 0)
+                return r;
+        lua_State *L = lua_engine_state(e);
+
+        r = request_to_lua(e, req, NULL, false, ret_error);                     /* stack: req */
+        if (r < 0)
+                return r;
+        lua_pushvalue(L, -1);                                                   /* stack: req req */
+        r = lua_engine_call(e, "scudo.policy", "explain", 1, 2, ret_error);     /* stack: req plan ex */
+        if (r < 0)
+                return r;
+        lua_pushvalue(L, -2);                                                   /* stack: req plan ex plan */
+        r = plan_from_lua(e, req, &p, NULL, &invalid);                          /* stack: req plan ex */
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0)
+                r = check_nested(req, &invalid);
+        if (r >= 0)
+                r = protect_own_files(p, req);
+        if (r >= 0)
+                (void) plan_validate(p, &invalid);
+        if (r < 0 && !invalid)
+                invalid = strdup(strerror(-r));
+
+        lua_remove(L, -2);                                                      /* stack: req ex */
+        lua_pushboolean(L, json);                                               /* stack: req ex json */
+        r = lua_engine_cpcall(e, push_message, invalid, 0, 1, ret_error);        /* stack: req ex json err */
+        if (r < 0)
+                return r;
+        r = lua_engine_call(e, "scudo.policy", "render", 4, 1, ret_error);      /* stack: text */
+        if (r < 0)
+                return r;
+        return take_string(e, ret_text);
+}
+
+/* Calls scudo.policy.NAME(request, paths) and returns its string result (and integer). */
+static int call_text(const Request *req, const char *const *paths, const char *name, char **ret_text,
+                     int *ret_count, char **ret_error) {
+        _cleanup_(lua_engine_freep) LuaEngine *e = NULL;
+
+        int r = engine_new(&e);
+        if (r < 0)
+                return r;
+        lua_State *L = lua_engine_state(e);
+        r = request_to_lua(e, req, paths, true, ret_error);                     /* stack: req paths */
+        if (r < 0)
+                return r;
+        r = lua_engine_call(e, "scudo.policy", name, 2, 2, ret_error);          /* stack: text n */
+        if (r < 0)
+                return r;
+        if (ret_count)
+                *ret_count = (int) lua_tointeger(L, -1);
+        lua_pop(L, 1);                                                          /* stack: text */
+        return take_string(e, ret_text);
+}
+
+int policy_check(const Request *req, const char *const *paths, char **ret_report, int *ret_errors,
+                 char **ret_error) {
+        return call_text(req, paths, "check", ret_report, ret_errors, ret_error);
+}
+
+int policy_profiles(const Request *req, char **ret_text, char **ret_error) {
+        return call_text(req, NULL, "profiles", ret_text, NULL, ret_error);
+}
+
+typedef struct Targets {
+        char **paths, **hashes;
+        int r;
+} Targets;
+
+/* read_targets(Targets, list): C copies of { {path=, sha256=}, ... }, in protected mode. */
+static int read_targets(lua_State *L) {
+        Targets *t = lua_touserdata(L, 1);
+        lua_Integer n = lua_istable(L, 2) ? (lua_Integer) lua_rawlen(L, 2) : 0;
+        for (lua_Integer i = 1; i <= n && t->r >= 0; i++) {
+                lua_rawgeti(L, 2, i);                                           /* stack: ud list e */
+                if (!lua_istable(L, -1)) {
+                        t->r = -EINVAL;
+                        break;
+                }
+                lua_getfield(L, -1, "path");
+                lua_getfield(L, -2, "sha256");                                  /* stack: ud list e p h */
+                if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+                        t->r = -EINVAL;
+                else {
+                        t->r = strv_extend(&t->paths, lua_tostring(L, -2));
+                        if (t->r >= 0)
+                                t->r = strv_extend(&t->hashes, lua_tostring(L, -1));
+                }
+                lua_pop(L, 3);
+        }
+        return 0;
+}
+
+int policy_trust_targets(const Request *req, const char *const *paths, char ***ret_paths,
+                         char ***ret_hashes, char **ret_error) {
+        _cleanup_(lua_engine_freep) LuaEngine *e = NULL;
+        Targets t = {};
+
+        int r = engine_new(&e);
+        if (r < 0)
+                return r;
+        r = request_to_lua(e, req, paths, true, ret_error);                     /* stack: req paths */
+        if (r < 0)
+                return r;
+        r = lua_engine_call(e, "scudo.policy", "trust_targets", 2, 1, ret_error);       /* stack: list */
+        if (r < 0)
+                return r;
+        r = lua_engine_cpcall(e, read_targets, &t, 1, 0, ret_error);
+        if (r >= 0)
+                r = t.r;
+        if (r < 0) {
+                strv_free(t.paths);
+                strv_free(t.hashes);
+                return r;
+        }
+        *ret_paths = t.paths;
+        *ret_hashes = t.hashes;
+        return 0;
+}

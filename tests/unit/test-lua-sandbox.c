@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* User code (`.lua` profile files and hooks) against its sandbox and budgets: loops, memory
+ * bombs, pcall trying to swallow the budget error, the missing libraries, metatable and
+ * error-object tricks, time spent inside a C function; and the primitives a hook changes the
+ * plan with. Each case is a file in config.d; `tool` is the command. */
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "policy-test.h"
+#include "tap.h"
+
+static double now(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* Writes a config.d file whose profile `t` matches `tool` and runs `body` as its hook. */
+static void hook(const char *body) {
+        pt_write("etc/config.d/h.lua",
+                 "return { t = { match = { \"tool\" }, hook = function(ctx, plan)\n%s\nend } }\n", body);
+}
+
+/* Expects resolution to fail with `want` in the message, in less than `max` seconds. */
+static void expect_error(const char *name, const char *body, const char *want, double max) {
+        Plan *p = NULL;
+        char *err = NULL;
+        hook(body);
+        double t0 = now();
+        int r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        double dt = now() - t0;
+        bool ok = r < 0 && err && strstr(err, want) && dt < max;
+        TAP_CHECK(ok, "%s (%.2fs)", name, dt);
+        if (!ok)
+                printf("#   r=%d error: %s\n", r, err ?: "(none)");
+        plan_free(p);
+        free(err);
+}
+
+static void expect_ok(const char *name, const char *body) {
+        Plan *p = NULL;
+        char *err = NULL;
+        hook(body);
+        int r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r >= 0, "%s", name);
+        if (r < 0)
+                printf("#   error: %s\n", err ?: "(none)");
+        plan_free(p);
+        free(err);
+}
+
+static void test_budgets(void) {
+        expect_error("an endless loop is stopped", "while true do end", "instruction budget", 5);
+        expect_error("pcall cannot swallow the budget error",
+                     "while true do pcall(function() while true do end end) end", "instruction budget", 5);
+        expect_error("xpcall with a handler that loops cannot either",
+                     "while true do xpcall(function() while true do end end, function() while true do end end) end",
+                     "instruction budget", 5);
+        expect_error("error() in a to-be-closed variable does not either",
+                     "local x <close> = setmetatable({}, { __close = function() while true do end end })\n"
+                     "while true do end", "instruction budget", 5);
+        expect_error("a memory bomb is stopped",
+                     "local t = {} while true do t[#t + 1] = string.rep('x', 65536) .. #t end", "memory limit", 5);
+        expect_error("a memory bomb inside pcall is stopped too",
+                     "local keep = {} while true do pcall(function() keep[#keep + 1] = string.rep('y', 1 << 20) .. #keep end) end",
+                     "stopped", 5);
+        expect_error("an impossible string.rep is refused", "local s = string.rep('x', 1 << 40)", "too large", 5);
+        expect_error("a huge string.rep hits the memory limit", "local s = string.rep('x', 1 << 30)",
+                     "memory limit", 5);
+        expect_error("deep recursion is stopped", "local function f(n) return 1 + f(n + 1) end f(1)", "hook", 5);
+        expect_error("an error object whose __tostring loops is reported, not converted",
+                     "error(setmetatable({}, { __tostring = function() while true do end end }))",
+                     "error object is a table value", 5);
+        expect_error("a plain error names the hook", "error('boom')", "boom", 5);
+}
+
+static void test_environment(void) {
+        static const char * const absent[] = {
+                "io", "os", "load", "loadstring", "dofile", "loadfile", "debug", "coroutine", "package",
+                "collectgarbage", "rawset", "print", "string.dump", "require('os')", "require('scudo.sys')",
+                "require('scudo.engine')",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(absent); i++) {
+                char body[256], name[128];
+                /* require() raises for unknown modules; the others are nil. */
+                if (strncmp(absent[i], "require", 7) == 0)
+                        snprintf(body, sizeof(body), "local ok = pcall(function() return %s end)\n"
+                                 "if ok then scudo.fs.write('/escaped') end", absent[i]);
+                else
+                        snprintf(body, sizeof(body), "if %s ~= nil then scudo.fs.write('/escaped') end", absent[i]);
+                snprintf(name, sizeof(name), "%s is not available to user code", absent[i]);
+                Plan *p = NULL;
+                char *err = NULL;
+                hook(body);
+                int r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+                TAP_CHECK(r >= 0 && !pt_find_path(p, "/escaped"), "%s", name);
+                if (r < 0)
+                        printf("#   error: %s\n", err);
+                plan_free(p);
+                free(err);
+        }
+        expect_ok("getmetatable('') is hidden", "assert(getmetatable('') == false)");
+        expect_ok("methods on strings still work", "assert(('abc'):upper() == 'ABC')");
+        expect_error("library tables are read-only", "string.rep = nil", "read-only", 5);
+        expect_error("the globals view is read-only", "local g = getmetatable(_ENV)\nassert(g == false)\n"
+                     "scudo.fs = nil", "read-only", 5);
+        expect_error("__gc cannot be set", "setmetatable({}, { __gc = function() while true do end end })",
+                     "__gc is not available", 5);
+        expect_ok("require of the public API works", "assert(require('scudo.fs') == scudo.fs)");
+}
+
+static void test_primitives(void) {
+        Plan *p = NULL;
+        char *err = NULL;
+
+        hook("scudo.fs.write('out')\nscudo.fs.deny('${PWD}/secret')\n"
+             "scudo.net.allow('example.com:443')\nscudo.unit.set('MemoryMax', '1G')\n"
+             "scudo.unit.set('PrivateTmp', false)\nscudo.warn('hello from the hook')\n"
+             "local root = scudo.path.lookup({ 'marker' })\n"
+             "if root then scudo.fs.read(root .. '/from-lookup') end\n"
+             "assert(ctx.command == 'tool' and ctx.argv[1] == 'tool')\n"
+             "assert(type(plan.paths) == 'table')\n"
+             "plan.paths = {}  -- a copy: no effect\n");
+        int r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r >= 0, "a hook changes the plan through the primitives (%s)", err ?: "");
+        if (r >= 0) {
+                const PlanPath *e = pt_find_path(p, "etc/config.d/out");
+                TAP_CHECK(e && e->access == PATH_ACCESS_WRITE && strstr(e->origin, "h.lua:2"),
+                          "scudo.fs.write: relative to the hook's file, origin file:line");
+                e = pt_find_path(p, "proj/secret");
+                TAP_CHECK(e && e->access == PATH_ACCESS_DENY, "scudo.fs.deny with a variable");
+                TAP_CHECK(p->network_filtered && strv_contains(p->net_allow, "example.com:443"), "scudo.net.allow");
+                TAP_STREQ(pt_property(p, "MemoryMax"), "1G", "scudo.unit.set");
+                TAP_STREQ(pt_property(p, "PrivateTmp"), "no", "scudo.unit.set with a boolean");
+                e = pt_find_path(p, "proj/from-lookup");
+                TAP_CHECK(e && e->access == PATH_ACCESS_READ, "scudo.path.lookup");
+                TAP_CHECK(pt_find_path(p, "home") != NULL, "the hook's copy of the plan changes nothing");
+        }
+        plan_free(p);
+        free(err);
+
+        expect_error("scudo.unit.set checks the property", "scudo.unit.set('MemoryMaks', '1G')",
+                     "did you mean 'MemoryMax'?", 5);
+        expect_error("scudo.net.allow checks the rule", "scudo.net.allow('not a rule')", "bad network rule", 5);
+        expect_error("scudo.fs.write refuses a NUL byte", "scudo.fs.write('a\\0b')", "NUL", 5);
+        expect_error("a hook cannot queue changes without end",
+                     "for i = 1, 20000 do scudo.fs.write('/x' .. i) end", "more than 10000 changes", 5);
+
+        /* At load time the primitives cannot change a plan. */
+        pt_write("etc/config.d/h.lua", "scudo.fs.write('/x')\nreturn {}\n");
+        r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r < 0 && err && strstr(err, "only a hook can change the plan"), "no plan changes at load time");
+        free(err);
+        p = NULL;
+
+        /* A profile file that loops at load time. */
+        pt_write("etc/config.d/h.lua", "while true do end\n");
+        r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r < 0 && err && strstr(err, "instruction budget"), "a looping profile file is stopped");
+        free(err);
+        p = NULL;
+
+        /* A profile file returning something with metamethods is read raw. */
+        pt_write("etc/config.d/h.lua",
+                 "return setmetatable({ t = { match = { 'tool' }, unit = { MemoryMax = '5G' } } },\n"
+                 "  { __index = function() while true do end end, __pairs = function() while true do end end })\n");
+        r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r >= 0 && pt_property(p, "MemoryMax") && strcmp(pt_property(p, "MemoryMax"), "5G") == 0,
+                  "a returned table is copied raw, its metamethods never run");
+        plan_free(p);
+        free(err);
+        p = NULL;
+        unlink(pt_path("etc/config.d/h.lua"));
+}
+
+static void test_project_lua(void) {
+        Plan *p = NULL;
+        char *err = NULL;
+
+        /* Not trusted: never run (it would loop). */
+        pt_write("proj/.scudo.lua", "while true do end\n");
+        double t0 = now();
+        int r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r >= 0 && now() - t0 < 1, "an untrusted .scudo.lua is never run");
+        plan_free(p);
+        free(err);
+        p = NULL;
+
+        /* Trusted: runs, hook included. */
+        pt_write("proj/.scudo.lua", "return { t = { match = { 'tool' }, hook = function() scudo.fs.write('w') end } }\n");
+        pt_trust("proj/.scudo.lua");
+        r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r >= 0 && pt_find_path(p, "proj/w"), "a trusted .scudo.lua and its hook apply");
+        plan_free(p);
+        free(err);
+        p = NULL;
+
+        /* Edited after trust: untrusted again. */
+        pt_write("proj/.scudo.lua", "return { t = { match = { 'tool' }, hook = function() scudo.fs.write('/') end } }\n");
+        r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r >= 0 && !pt_find_path(p, "proj/w") && !pt_find_path(p, "/"), "an edited file is untrusted again");
+        plan_free(p);
+        free(err);
+        p = NULL;
+        unlink(pt_path("proj/.scudo.lua"));
+
+        /* A trusted TOML file naming a hook file: the hook file needs trust of its own. */
+        pt_write("proj/.scudo.toml", "[t]\nmatch = [\"tool\"]\nhook = \"hooks/h.lua\"\n");
+        pt_write("proj/hooks/h.lua", "scudo.fs.write('from-hook-file')\n");
+        pt_trust("proj/.scudo.toml");
+        r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r < 0 && err && strstr(err, "is not trusted"), "a hook file that is not trusted stops the run");
+        free(err);
+        p = NULL;
+        pt_trust("proj/hooks/h.lua");
+        r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r >= 0 && pt_find_path(p, "proj/hooks/from-hook-file"), "a trusted hook file runs");
+        plan_free(p);
+        free(err);
+        unlink(pt_path("proj/.scudo.toml"));
+}
+
+/* Time spent inside one C function (a pattern match that backtracks for hours) is out of
+ * the count hook's sight: the watchdog ends the process, 125, without running anything. */
+static void test_watchdog(void) {
+        hook("local s = string.rep('a', 40000)\nstring.find(s, '.-.-.-.-.-.-b')");
+        double t0 = now();
+        pid_t pid = fork();
+        if (pid == 0) {
+                Plan *p = NULL;
+                char *err = NULL;
+                policy_set_watchdog(true);
+                int r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+                _exit(r < 0 ? 3 : 0);
+        }
+        int status = 0;
+        (void) waitpid(pid, &status, 0);
+        double dt = now() - t0;
+        TAP_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 125 && dt < 6,
+                  "the watchdog ends a hook stuck in a C function (exit %d after %.1fs)",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, dt);
+
+        /* A deadline reached in Lua code is an ordinary error. */
+        hook("local t0 = os and 0 or 0\nwhile true do local s = ('x'):rep(100) end");
+        pid = fork();
+        if (pid == 0) {
+                Plan *p = NULL;
+                char *err = NULL;
+                policy_set_watchdog(true);
+                int r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+                _exit(r < 0 && err && strstr(err, "stopped") ? 0 : 1);
+        }
+        (void) waitpid(pid, &status, 0);
+        TAP_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "with the watchdog armed, a loop still ends in an error");
+}
+
+int main(void) {
+        pt_setup();
+        pt_mkdir("proj");
+        pt_write("proj/marker", "");
+        pt_write("etc/config.toml", "\n");
+
+        test_budgets();
+        test_environment();
+        test_primitives();
+        test_project_lua();
+        test_watchdog();
+        pt_cleanup();
+        return tap_done();
+}

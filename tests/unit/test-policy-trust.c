@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* SHA-256, the trust store, and trust as the policy engine applies it: a project file applies
+ * only trusted, and only as it was when trusted. Also: files that cannot be read. */
+#include "policy-test.h"
+#include "tap.h"
+
+static void test_sha256(void) {
+        char hex[SHA256_HEX_SIZE];
+        sha256_hex("", 0, hex);
+        TAP_STREQ(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "sha256 of nothing");
+        sha256_hex("abc", 3, hex);
+        TAP_STREQ(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "sha256 of abc");
+        const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+        sha256_hex(m, strlen(m), hex);
+        TAP_STREQ(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1", "sha256 of 448 bits");
+        char *big = malloc(1000000);
+        memset(big, 'a', 1000000);
+        Sha256 s;
+        uint8_t d[SHA256_DIGEST_SIZE];
+        sha256_init(&s);
+        for (size_t i = 0; i < 1000000; i += 333)
+                sha256_update(&s, big + i, i + 333 <= 1000000 ? 333 : 1000000 - i);
+        sha256_final(&s, d);
+        sha256_hex(big, 1000000, hex);
+        TAP_STREQ(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0", "sha256 of a million a");
+        TAP_CHECK(d[0] == 0xcd && d[31] == 0xd0, "sha256 in pieces gives the same digest");
+        free(big);
+}
+
+static void test_store(void) {
+        char *store = NULL;
+        TAP_CHECK(trust_store_path(&store) == 0 && strstr(store, "/home/.local/state/scudo/trusted"),
+                  "the store follows XDG_STATE_HOME");
+        const char *h1 = "1111111111111111111111111111111111111111111111111111111111111111";
+        const char *h2 = "2222222222222222222222222222222222222222222222222222222222222222";
+        TAP_CHECK(trust_check(store, "/p/a", h1) == 0, "a missing store trusts nothing");
+        TAP_CHECK(trust_add(store, "/p/a", h1) == 0 && trust_check(store, "/p/a", h1) == 1, "add, then trusted");
+        TAP_CHECK(trust_check(store, "/p/a", h2) == 0, "another hash is not trusted");
+        TAP_CHECK(trust_add(store, "/p/a", h2) == 0 && trust_check(store, "/p/a", h1) == 0 &&
+                  trust_check(store, "/p/a", h2) == 1, "trusting again replaces the hash");
+        TAP_CHECK(trust_add(store, "/p/b", h1) == 0 && trust_remove(store, "/p/a") == 1 &&
+                  trust_check(store, "/p/a", h2) == 0 && trust_check(store, "/p/b", h1) == 1, "remove one");
+        TAP_CHECK(trust_remove(store, "/p/a") == 0, "removing what is not there");
+        TAP_CHECK(trust_add(store, "relative", h1) == -EINVAL && trust_add(store, "/p/x\n", h1) == -EINVAL &&
+                  trust_add(store, "/p/x", "zz") == -EINVAL, "bad entries are refused");
+        /* A damaged line is skipped, never read as trust. */
+        FILE *f = fopen(store, "ae");
+        fprintf(f, "garbage /p/c\n%s\n%s relative\n", h1, h1);
+        fclose(f);
+        TAP_CHECK(trust_check(store, "/p/c", h1) == 0 && trust_check(store, "/p/b", h1) == 1,
+                  "damaged lines trust nothing, the others still hold");
+        free(store);
+}
+
+static void test_policy_trust(void) {
+        Plan *p = NULL;
+        char *err = NULL;
+
+        pt_write("etc/config.toml", "\n");
+        pt_write("proj/.scudo.toml", "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"data\"]\n");
+        int r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r >= 0 && !pt_find_path(p, "proj/data"), "untrusted: ignored");
+        plan_free(p);
+        p = NULL;
+
+        pt_trust("proj/.scudo.toml");
+        r = pt_resolve("proj/sub", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r >= 0 && pt_find_path(p, "proj/data"), "trusted: applies, also from a subdirectory");
+        plan_free(p);
+        p = NULL;
+
+        pt_write("proj/.scudo.toml", "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"/\"]\n");
+        r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r >= 0 && !pt_find_path(p, "proj/data") && !pt_find_path(p, "/"), "edited after trust: ignored");
+        plan_free(p);
+        p = NULL;
+        unlink(pt_path("proj/.scudo.toml"));
+
+        /* Nested project files apply outermost first; the inner one wins. */
+        pt_write("proj/.scudo.toml", "[t]\nmatch = [\"tool\"]\nunit.MemoryMax = \"1G\"\n");
+        pt_write("proj/sub/.scudo.toml", "[t]\nunit.MemoryMax = \"2G\"\n");
+        pt_trust("proj/.scudo.toml");
+        pt_trust("proj/sub/.scudo.toml");
+        r = pt_resolve("proj/sub", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r >= 0 && strcmp(pt_property(p, "MemoryMax") ?: "", "2G") == 0, "the innermost project file wins");
+        plan_free(p);
+        p = NULL;
+        unlink(pt_path("proj/.scudo.toml"));
+        unlink(pt_path("proj/sub/.scudo.toml"));
+}
+
+static void test_bad_files(void) {
+        Plan *p = NULL;
+        char *err = NULL;
+
+        /* Larger than the cap. */
+        char *big = malloc(2 << 20);
+        memset(big, '#', 2 << 20);
+        big[(2 << 20) - 1] = 0;
+        pt_write("etc/config.toml", "%s", big);
+        free(big);
+        int r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r < 0 && err && strstr(err, "config.toml: too large"), "a huge file is refused by name");
+        free(err);
+        err = NULL;
+        pt_write("etc/config.toml", "\n");
+
+        /* A config.d that is a symlink loop. */
+        (void) symlink("config.d", pt_path("etc/config.d"));
+        r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r < 0 && err && strstr(err, "config.d") && strstr(err, "symbolic links"),
+                  "a config.d symlink loop is an error naming it");
+        free(err);
+        err = NULL;
+        unlink(pt_path("etc/config.d"));
+
+        /* A directory where a file should be. */
+        pt_mkdir("etc/config.d/dir.toml");
+        r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r < 0 && err && strstr(err, "dir.toml: Is a directory"), "a directory named like a file");
+        free(err);
+        err = NULL;
+        rmdir(pt_path("etc/config.d/dir.toml"));
+
+        /* A Lua file that does not compile. */
+        pt_write("etc/config.d/bad.lua", "return {\n");
+        r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r < 0 && err && strstr(err, "bad.lua:"), "a Lua syntax error names the file and line");
+        free(err);
+        err = NULL;
+        /* A Lua file returning something else than a table. */
+        pt_write("etc/config.d/bad.lua", "return 42\n");
+        r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r < 0 && err && strstr(err, "must return a table of profiles"), "a Lua file returning a number");
+        free(err);
+        err = NULL;
+        unlink(pt_path("etc/config.d/bad.lua"));
+
+        /* An unreadable project file is ignored with a notice, like an untrusted one. */
+        if (geteuid() != 0) {
+                pt_write("proj/.scudo.toml", "[t]\n");
+                chmod(pt_path("proj/.scudo.toml"), 0);
+                r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+                TAP_CHECK(r >= 0, "an unreadable project file is ignored");
+                plan_free(p);
+                p = NULL;
+                unlink(pt_path("proj/.scudo.toml"));
+        }
+}
+
+int main(void) {
+        pt_setup();
+        pt_mkdir("proj/sub");
+        test_sha256();
+        test_store();
+        test_policy_trust();
+        test_bad_files();
+        pt_cleanup();
+        return tap_done();
+}
