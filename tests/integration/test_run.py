@@ -405,8 +405,15 @@ def test_outside_processes_files_unreachable_through_proc(tb, work):
 
 def test_dev_shm_and_ipc_private(tb, work):
     tb.dev("echo outside > /dev/shm/scudo-outside-shm")
-    r = tb.scudo(["--property", "PrivateIPC=yes", "--fs-hide", "/dev/shm", "sh", "-c",
-                  "ls /dev/shm; echo inside > /dev/shm/scudo-inside-shm && echo shm-writable"], cwd=work)
+    r = tb.scudo(["sh", "-c", "ls /dev/shm; echo inside > /dev/shm/scudo-inside-shm && echo shm-writable"],
+                 cwd=work)
     assert "scudo-outside-shm" not in r.out and "shm-writable" in r.out, r
     assert tb.dev("test -e /dev/shm/scudo-inside-shm").rc != 0
     assert tb.dev("cat /dev/shm/scudo-outside-shm").out == "outside\n"
+
+
+def test_other_homes_read_only(tb, work):
+    tb.root("mkdir -p /home/shared && chmod 1777 /home/shared")
+    r = tb.scudo(["sh", "-c", "touch /home/shared/planted && echo planted"], cwd=work)
+    assert "planted" not in r.out and "Read-only" in r.err, r
+    assert tb.root("test -e /home/shared/planted").rc != 0
