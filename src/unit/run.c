@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "unit-build.h"
 #include "util/log.h"
 #include "util/macro.h"
+#include "util/strv.h"
 #include "watcher.h"
 
 #define SD_DEST "org.freedesktop.systemd1"
@@ -423,12 +425,16 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         if (r < 0)
                 return log_error_errno(r, "Failed to start the unit watcher: %m"), EXIT_SCUDO_SETUP;
 
+        /* With a bare environment (env -i), still find the user's bus where it always is. */
+        if (!getenv("XDG_RUNTIME_DIR") && !getenv("DBUS_SESSION_BUS_ADDRESS") && opts->runtime_dir)
+                (void) setenv("XDG_RUNTIME_DIR", opts->runtime_dir, 0);
         r = sd_bus_open_user(&c.bus);
         if (r < 0) {
+                struct passwd *pw = getpwuid(getuid());
                 log_error_errno(r, "Cannot reach the user's service manager: %m");
                 log_error("scudo runs commands as units of 'systemd --user': it needs a running user "
                           "manager and its bus at $XDG_RUNTIME_DIR/bus (log in through a systemd "
-                          "session, or 'loginctl enable-linger %s')", strempty(getenv("USER")));
+                          "session, or 'loginctl enable-linger %s')", pw ? pw->pw_name : "$USER");
                 return EXIT_SCUDO_SETUP;
         }
         r = sd_event_new(&c.event);
@@ -467,7 +473,19 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                         return EXIT_SCUDO_SETUP;
         }
 
+        /* What the manager would add to the unit's environment on its own. */
+        _cleanup_strv_free_ char **manager_env = NULL;
+        {
+                _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+                r = sd_bus_get_property_strv(c.bus, SD_DEST, SD_PATH, SD_MANAGER, "Environment", &e,
+                                             &manager_env);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to read the service manager's environment: %s",
+                                               e.message ?: "unknown error"), EXIT_SCUDO_SETUP;
+        }
+
         UnitContext uctx = {
+                .manager_environment = manager_env,
                 .runtime_dir = opts->runtime_dir,
                 .unit_name = c.unit_name,
                 .confine_path = opts->confine_path,

@@ -271,6 +271,44 @@ int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ct
         return close_property(m);
 }
 
+static bool env_has_name(char **env, const char *name, size_t len) {
+        STRV_FOREACH(e, env)
+                if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+                        return true;
+        return false;
+}
+
+int unit_unset_environment(const Plan *plan, char **manager_environment, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+        int r;
+
+        STRV_FOREACH(n, plan->unset_environment) {
+                r = strv_extend(&l, *n);
+                if (r < 0)
+                        return r;
+        }
+        /* The unit starts from the manager's environment block (set-environment,
+         * import-environment: often SSH_AUTH_SOCK, tokens, ...) before Environment= is
+         * applied. The command is to get the caller's environment less what the profiles
+         * deny, so every variable of the manager's that the plan does not set goes. */
+        STRV_FOREACH(e, manager_environment) {
+                size_t len = strcspn(*e, "=");
+                if (len == 0 || (*e)[len] != '=' || env_has_name(plan->environment, *e, len))
+                        continue;
+                _cleanup_free_ char *name = strndup(*e, len);
+                if (!name)
+                        return -ENOMEM;
+                if (strv_contains(l, name))
+                        continue;
+                r = strv_push(&l, name);
+                if (r < 0)
+                        return r;
+                name = NULL;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
 static int append_stdio(sd_bus_message *m, const UnitStdio *stdio) {
         static const char * const fd_props[3] = {
                 "StandardInputFileDescriptor", "StandardOutputFileDescriptor", "StandardErrorFileDescriptor",
@@ -352,10 +390,14 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
         r = sd_bus_message_append(m, "(sv)", "Environment", "as", 1, sandbox_var);
         if (r < 0)
                 return r;
-        if (plan->unset_environment) {
+        _cleanup_strv_free_ char **unset = NULL;
+        r = unit_unset_environment(plan, ctx->manager_environment, &unset);
+        if (r < 0)
+                return r;
+        if (unset) {
                 r = open_property(m, "UnsetEnvironment", "as");
                 if (r >= 0)
-                        r = sd_bus_message_append_strv(m, plan->unset_environment);
+                        r = sd_bus_message_append_strv(m, unset);
                 if (r >= 0)
                         r = close_property(m);
                 if (r < 0)

@@ -22,6 +22,7 @@ typedef struct UnitContext {
         const char *unit_name;
         const char *confine_path;       /* scudo-confine, run before the command */
         const char *bpfd_socket;        /* a helper socket other than the default, or NULL */
+        char **manager_environment;     /* the service manager's own environment block */
 } UnitContext;
 
 int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContext *ctx,
@@ -30,3 +31,7 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
 /* The mount properties for the plan's paths, in the order systemd needs: every path once,
  * the most restrictive access winning when a path is named twice. Exposed for tests. */
 int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ctx);
+
+/* The names for UnsetEnvironment=: the plan's, and every variable of the manager's own
+ * environment that the plan does not set. Exposed for tests. */
+int unit_unset_environment(const Plan *plan, char **manager_environment, char ***ret);

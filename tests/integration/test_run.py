@@ -417,3 +417,25 @@ def test_other_homes_read_only(tb, work):
     r = tb.scudo(["sh", "-c", "touch /home/shared/planted && echo planted"], cwd=work)
     assert "planted" not in r.out and "Read-only" in r.err, r
     assert tb.root("test -e /home/shared/planted").rc != 0
+
+
+def test_manager_environment_does_not_leak(tb, work):
+    tb.dev("systemctl --user set-environment SCUDO_T_TOKEN=leaked SCUDO_T_KEEP=manager")
+    try:
+        r = tb.dev("cd %s && SCUDO_T_KEEP=caller %s sh -c 'echo token=$SCUDO_T_TOKEN keep=$SCUDO_T_KEEP'"
+                   % (work, shlex.quote(SCUDO)))
+    finally:
+        tb.dev("systemctl --user unset-environment SCUDO_T_TOKEN SCUDO_T_KEEP")
+    assert "token= keep=caller" in r.out, r
+
+
+def test_denied_variables_removed(tb, work):
+    r = tb.dev("cd %s && MY_API_KEY=k GITHUB_TOKEN=t PLAIN=p %s sh -c 'echo \"$MY_API_KEY|$GITHUB_TOKEN|$PLAIN\"'"
+               % (work, shlex.quote(SCUDO)))
+    assert r.out.strip() == "||p", r
+
+
+def test_bare_environment_still_finds_the_bus(tb, work):
+    r = tb.dev("cd %s && env -i %s /bin/sh -c 'echo ran; env'" % (work, shlex.quote(SCUDO)))
+    assert r.rc == 0 and "ran" in r.out, r
+    assert "HOME=" not in r.out, r

@@ -12,6 +12,7 @@
 #include "unit/properties.h"
 #include "unit/unit-build.h"
 #include "util/macro.h"
+#include "util/strv.h"
 
 static void test_check(void) {
         static const struct { const char *name, *value; int expect; } cases[] = {
@@ -182,7 +183,26 @@ static void test_unit_paths(void) {
         plan_free(p);
 }
 
+static void test_unset_environment(void) {
+        Plan *p = plan_new();
+        char **unset = NULL;
+        char *manager[] = { (char *) "PATH=/usr/bin", (char *) "GITHUB_TOKEN=x", (char *) "SSH_AUTH_SOCK=/s",
+                            (char *) "LANG=C", NULL };
+        plan_setenv(p, "PATH", "/bin");
+        plan_setenv(p, "LANG", "C.UTF-8");
+        strv_extend(&p->unset_environment, "DBUS_SESSION_BUS_ADDRESS");
+        TAP_CHECK(unit_unset_environment(p, manager, &unset) == 0, "unset list built");
+        TAP_CHECK(strv_contains(unset, "DBUS_SESSION_BUS_ADDRESS"), "the plan's own unset names stay");
+        TAP_CHECK(strv_contains(unset, "GITHUB_TOKEN") && strv_contains(unset, "SSH_AUTH_SOCK"),
+                  "manager variables the plan does not set are unset");
+        TAP_CHECK(!strv_contains(unset, "PATH") && !strv_contains(unset, "LANG"),
+                  "variables the plan sets are not unset (Environment= gives them the caller's value)");
+        strv_free(unset);
+        plan_free(p);
+}
+
 int main(void) {
+        test_unset_environment();
         test_check();
         test_suggest();
         test_unit_paths();
