@@ -409,29 +409,21 @@ static const char * const address_families[] = {
         "AF_ASH", "AF_NETBEUI", "AF_PPPOX", "AF_ROUTE", NULL,
 };
 
-static int conv_syscall_filter(sd_bus_message *m, const char *name, const char *value) {
+/* Checks every word of a "[~]WORD..." value with `ok`. */
+static int check_words(const char *value, bool (*ok)(const char *w)) {
         _cleanup_strv_free_ char **l = NULL;
         bool inverted;
         int r = split_words(value, &inverted, &l);
         if (r < 0)
                 return r;
         STRV_FOREACH(w, l)
-                if (!syscall_entry_is_valid(*w))
+                if (!ok(*w))
                         return -EINVAL;
-        return conv_bool_strv(m, name, value, "@:-");
+        return 0;
 }
 
-static int conv_address_families(sd_bus_message *m, const char *name, const char *value) {
-        _cleanup_strv_free_ char **l = NULL;
-        bool inverted;
-        int r = split_words(value, &inverted, &l);
-        if (r < 0)
-                return r;
-        /* Not "none": an empty allow-list reaches systemd as "no restriction at all". */
-        STRV_FOREACH(w, l)
-                if (string_in(*w, address_families) < 0)
-                        return -EINVAL;
-        return conv_bool_strv(m, name, value, "");
+static bool address_family_is_valid(const char *w) {
+        return string_in(w, address_families) >= 0;
 }
 
 static const char * const architectures[] = {
@@ -439,16 +431,24 @@ static const char * const architectures[] = {
         "ppc", "ppc64", "ppc64-le", "s390", "s390x", "riscv64", "loongarch64", NULL,
 };
 
+static bool architecture_is_valid(const char *w) {
+        return string_in(w, architectures) >= 0;
+}
+
+static int conv_syscall_filter(sd_bus_message *m, const char *name, const char *value) {
+        int r = check_words(value, syscall_entry_is_valid);
+        return r < 0 ? r : conv_bool_strv(m, name, value, "@:-");
+}
+
+/* Not "none": an empty allow-list reaches systemd as "no restriction at all". */
+static int conv_address_families(sd_bus_message *m, const char *name, const char *value) {
+        int r = check_words(value, address_family_is_valid);
+        return r < 0 ? r : conv_bool_strv(m, name, value, "");
+}
+
 static int conv_architectures(sd_bus_message *m, const char *name, const char *value) {
-        _cleanup_strv_free_ char **l = NULL;
-        bool inverted;
-        int r = split_words(value, &inverted, &l);
-        if (r < 0)
-                return r;
-        STRV_FOREACH(w, l)
-                if (string_in(*w, architectures) < 0)
-                        return -EINVAL;
-        return conv_strv(m, name, value);
+        int r = check_words(value, architecture_is_valid);
+        return r < 0 ? r : conv_strv(m, name, value);
 }
 
 static int conv_strv(sd_bus_message *m, const char *name, const char *value) {
@@ -515,20 +515,15 @@ static int conv_signal(sd_bus_message *m, const char *name, const char *value) {
         return m ? append_sv(m, name, "i", (int32_t) sig) : 0;
 }
 
+static bool capability_is_valid(const char *w) {
+        cap_value_t c;
+        return cap_from_name(w, &c) >= 0;
+}
+
 /* scudo empties the bounding set on every unit; a profile may name capabilities, which are
  * checked, but the set can only stay empty (systemd would OR a second assignment in). */
 static int conv_caps(sd_bus_message *m, const char *name, const char *value) {
-        _cleanup_strv_free_ char **l = NULL;
-        bool inverted;
-        int r = split_words(value, &inverted, &l);
-        if (r < 0)
-                return r;
-        STRV_FOREACH(w, l) {
-                cap_value_t c;
-                if (cap_from_name(*w, &c) < 0)
-                        return -EINVAL;
-        }
-        return 0;       /* nothing appended: CapabilityBoundingSet=0 is always set */
+        return check_words(value, capability_is_valid);   /* nothing appended: always 0 */
 }
 
 static const UnitProperty properties[] = {
