@@ -207,6 +207,12 @@ local function text(d)
     for _, p in ipairs(d.unit) do
         add("  %s = %s   <- %s", p.name, p.value, p.origin)
     end
+    -- What the runner (src/unit/unit-build.c) adds to every unit, whatever the profiles say.
+    add("  always: PrivateUsers=yes ProtectControlGroups=yes NoNewPrivileges=yes CapabilityBoundingSet=")
+    add("  always: the manager's private socket, the session bus (unless dbus.session = \"allow\")")
+    add("          and scudo-bpfd's socket inaccessible; the command started through scudo-confine")
+    add("          (Landlock scope: no abstract sockets or signals outside the sandbox)")
+    add("  default: KeyringMode=private; the service manager's own environment unset")
     add("")
     if not d.network.filtered then
         add("network: not filtered")
