@@ -439,3 +439,16 @@ def test_bare_environment_still_finds_the_bus(tb, work):
     r = tb.dev("cd %s && env -i %s /bin/sh -c 'echo ran; env'" % (work, shlex.quote(SCUDO)))
     assert r.rc == 0 and "ran" in r.out, r
     assert "HOME=" not in r.out, r
+
+
+def test_second_signal_stops_the_unit(tb, work):
+    # The command ignores SIGINT; the first one reaches it and does nothing, the second makes
+    # scudo stop the unit.
+    r = tb.dev("cd %s && { %s sh -c 'trap \"\" INT; echo started; sleep 30' > out.txt 2>&1 & } ; P=$!;"
+               " for i in $(seq 50); do grep -q started out.txt && break; sleep 0.1; done;"
+               " kill -INT $P; sleep 0.5; kill -INT $P; S=$(date +%%s); wait $P; echo rc=$? took=$(( $(date +%%s) - S ))"
+               % (work, shlex.quote(SCUDO)))
+    assert "rc=" in r.out, r
+    took = int(r.out.split("took=")[1].split()[0])
+    assert took <= 5, r
+    assert wait_for(lambda: tb.user_units() == [], timeout=3), tb.user_units()
