@@ -420,6 +420,11 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         if (r < 0)
                 return log_error_errno(r, "Failed to name the unit: %m"), EXIT_SCUDO_SETUP;
 
+        /* A write to a reader that went away (the watcher, a closed terminal) must be an
+         * error return, not the end of scudo with the unit still running. The unit's own
+         * processes are started by systemd and do not inherit this. */
+        (void) signal(SIGPIPE, SIG_IGN);
+
         /* Before the bus is open: the watcher must not inherit the connection. */
         r = watcher_start(&c.watcher_fd);
         if (r < 0)
