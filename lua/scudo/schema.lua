@@ -71,8 +71,9 @@ local REPLACEABLE = {
     ["delegate"] = { "delegate.all", "delegate.names" },
 }
 for k in next, KEYS do
-    if not k:find("%.") or k:match("^(%w+)%.") == "filesystem" or k:match("^(%w+)%.") == "network"
-        or k:match("^(%w+)%.") == "dbus" or k:match("^(%w+)%.") == "log" then
+    local dotted = k:find(".", 1, true)
+    local sec = dotted and k:match("^(%w+)%.")
+    if not dotted or sec == "filesystem" or sec == "network" or sec == "dbus" or sec == "log" then
         REPLACEABLE[k] = REPLACEABLE[k] or { k }
     end
 end
