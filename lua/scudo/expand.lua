@@ -147,6 +147,9 @@ function M:expand(s)
     elseif s:sub(1, 1) == "~" then
         return nil, "~user is not supported: write the path out"
     end
+    if not s:find("$", 1, true) then
+        return s, derived       -- nothing to expand
+    end
     local out = s:gsub("%${([^}]*)}", function(name)
         if why then
             return ""

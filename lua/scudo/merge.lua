@@ -120,7 +120,9 @@ function M.resolve(index, name, via, stack)
     end
     local acc, chain, seen, order = {}, { name }, { [name] = true }, {}
     for _, p in ipairs(parents) do
-        local parent = M.resolve(index, p.value, ("%s (extended by '%s')"):format(p.origin, name), stack)
+        -- The message naming the edge is only built for a parent not resolved yet.
+        local parent = index.resolved[p.value]
+            or M.resolve(index, p.value, ("%s (extended by '%s')"):format(p.origin, name), stack)
         merge_into(acc, parent.values, nil, true)
         append(order, parent.order)
         for _, n in ipairs(parent.chain) do

@@ -71,8 +71,9 @@ local REPLACEABLE = {
     ["delegate"] = { "delegate.all", "delegate.names" },
 }
 for k in next, KEYS do
-    if not k:find("%.") or k:match("^(%w+)%.") == "filesystem" or k:match("^(%w+)%.") == "network"
-        or k:match("^(%w+)%.") == "dbus" or k:match("^(%w+)%.") == "log" then
+    local dotted = k:find(".", 1, true)
+    local sec = dotted and k:match("^(%w+)%.")
+    if not dotted or sec == "filesystem" or sec == "network" or sec == "dbus" or sec == "log" then
         REPLACEABLE[k] = REPLACEABLE[k] or { k }
     end
 end
@@ -311,8 +312,10 @@ local function read_replace(r, def, p, line_origin)
 end
 
 -- Reads profile `name` (table p) of the file into a definition; errors go to the reader.
--- With `light`, only `match` and `replace` (see M.file).
-function M.profile(r, name, p, line_origin, light)
+-- With `light`, only `match` and `replace` (see M.file). With `done`, the light definition
+-- already read (without errors) from this very table: its `match` and `replace` are taken
+-- over rather than read again.
+function M.profile(r, name, p, line_origin, light, done)
     local file = r.file
     local def = {
         name = name,
@@ -333,7 +336,11 @@ function M.profile(r, name, p, line_origin, light)
 
     for _, k in ipairs({ "extend", "match", "deny_env", "allow_env", "hook" }) do
         if p[k] ~= nil then
-            read_list(r, def, k, p, k, base)
+            if done and k == "match" then
+                def.values.match = done.values.match
+            else
+                read_list(r, def, k, p, k, base)
+            end
         end
     end
     for _, k in ipairs({ "description", "delegable", "confirm" }) do
@@ -349,7 +356,11 @@ function M.profile(r, name, p, line_origin, light)
         end
     end
 
-    read_replace(r, def, p, line_origin)
+    if done then
+        def.replace = done.replace
+    else
+        read_replace(r, def, p, line_origin)
+    end
 
     if p.delegate ~= nil then
         local origin = r:origin(p, "delegate", line_origin)
@@ -580,7 +591,7 @@ function M.ensure(def, collect)
     def.lazy = nil
     local r = def.reader
     local before = #r.errors
-    local full = M.profile(r, def.name, p, def.origin)
+    local full = M.profile(r, def.name, p, def.origin, false, def)
     def.values, def.replace = full.values, full.replace
     if #r.errors > before then
         local errs = table.move(r.errors, before + 1, #r.errors, 1, {})
