@@ -184,8 +184,8 @@ int parse_run_args(int argc, char **argv, const char *verb, RunArgs *ret) {
                         ret->dry_run = true;
                         break;
                 case ARG_TUI:
-                        ret->tui = true;
-                        break;
+                        return log_error_errno(SYNTHETIC_ERRNO(EOPNOTSUPP),
+                                               "--tui is not available in this version of scudo");
                 case ARG_JSON:
                         ret->json = true;
                         break;
@@ -216,9 +216,6 @@ int parse_run_args(int argc, char **argv, const char *verb, RunArgs *ret) {
                         return r;
         }
 
-        if (ret->tui)
-                return log_error_errno(SYNTHETIC_ERRNO(EOPNOTSUPP),
-                                       "--tui is not available in this version of scudo");
         if (ret->list_properties)
                 return 1;
         if (optind >= argc)
@@ -237,10 +234,11 @@ bool invoked_as_scudo(const char *argv0) {
         return streq(b, "scudo");
 }
 
-static char *env_copy_valid(char ***ret) {
+/* The caller's environment, less what systemd could not carry. */
+static int env_copy_valid(char ***ret) {
         _cleanup_strv_free_ char **l = calloc(1, sizeof(char *));
         if (!l)
-                return NULL;
+                return -ENOMEM;
         for (char **e = environ; e && *e; e++) {
                 if (!env_assignment_is_valid(*e)) {
                         log_debug("leaving out an environment variable systemd cannot carry: '%.*s'",
@@ -248,10 +246,10 @@ static char *env_copy_valid(char ***ret) {
                         continue;
                 }
                 if (strv_extend(&l, *e) < 0)
-                        return NULL;
+                        return -ENOMEM;
         }
         *ret = TAKE_PTR(l);
-        return (char *) "";
+        return 0;
 }
 
 int request_complete(Request *req) {
@@ -302,7 +300,7 @@ int request_complete(Request *req) {
                 return log_error_errno(negative_errno(), "Cannot determine the working directory: %m"),
                        EXIT_SCUDO_SETUP;
 
-        if (!env_copy_valid(&req->environ))
+        if (env_copy_valid(&req->environ) < 0)
                 return log_error_errno(ENOMEM, "Out of memory"), EXIT_SCUDO_SETUP;
 
         /* Set by scudo on every unit it starts. Removing it inside gains nothing: the bus an

@@ -15,7 +15,6 @@ typedef struct RunArgs {
         bool dry_run;
         bool json;              /* explain --json */
         bool list_properties;   /* explain --list-properties */
-        bool tui;
 } RunArgs;
 
 void run_args_done(RunArgs *a);

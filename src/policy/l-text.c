@@ -5,16 +5,16 @@
 #include <lauxlib.h>
 #include <regex.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "policy/lua-engine.h"
 #include "policy/sha256.h"
+#include "util/edit-distance.h"
 
 /* Longer regular expressions are refused; they are one-line match patterns. */
 #define REGEX_MAX 1024
-/* Strings longer than this are not compared for suggestions. */
-#define DISTANCE_MAX 64
 
 /* fnmatch() for the common case of globs made of literal characters and '*' (environment
  * patterns such as "*_TOKEN", "AWS_*"); anything else goes to fnmatch(). Returns -1 when the
@@ -134,26 +134,9 @@ static int l_text_distance(lua_State *L) {
         size_t la, lb;
         const char *a = luaL_checklstring(L, 1, &la);
         const char *b = luaL_checklstring(L, 2, &lb);
-        unsigned row[DISTANCE_MAX + 1];
+        size_t d = edit_distance(a, la, b, lb, false);
 
-        if (la > DISTANCE_MAX || lb > DISTANCE_MAX) {
-                lua_pushinteger(L, DISTANCE_MAX * 2);
-                return 1;
-        }
-        for (size_t j = 0; j <= lb; j++)
-                row[j] = (unsigned) j;
-        for (size_t i = 1; i <= la; i++) {
-                unsigned diag = row[0];
-                row[0] = (unsigned) i;
-                for (size_t j = 1; j <= lb; j++) {
-                        unsigned up = row[j];
-                        unsigned cost = a[i - 1] == b[j - 1] ? 0 : 1;
-                        unsigned v = MIN(row[j] + 1, row[j - 1] + 1);
-                        row[j] = MIN(v, diag + cost);
-                        diag = up;
-                }
-        }
-        lua_pushinteger(L, row[lb]);
+        lua_pushinteger(L, d == SIZE_MAX ? EDIT_DISTANCE_MAX * 2 : (lua_Integer) d);
         return 1;
 }
 

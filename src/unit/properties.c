@@ -13,6 +13,7 @@
 #include <sys/capability.h>
 
 #include "properties.h"
+#include "util/edit-distance.h"
 #include "util/macro.h"
 #include "util/strv.h"
 
@@ -586,28 +587,11 @@ static const UnitProperty *find(const char *name) {
         return NULL;
 }
 
-static size_t edit_distance(const char *a, const char *b) {
-        size_t la = strlen(a), lb = strlen(b);
-        if (la > 64 || lb > 64)
-                return SIZE_MAX;
-        size_t d[65][65];
-        for (size_t i = 0; i <= la; i++)
-                d[i][0] = i;
-        for (size_t j = 0; j <= lb; j++)
-                d[0][j] = j;
-        for (size_t i = 1; i <= la; i++)
-                for (size_t j = 1; j <= lb; j++) {
-                        size_t c = tolower((unsigned char) a[i - 1]) != tolower((unsigned char) b[j - 1]);
-                        d[i][j] = MIN(MIN(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + c);
-                }
-        return d[la][lb];
-}
-
 const char *unit_property_suggest(const char *name) {
         const char *best = NULL;
         size_t best_d = SIZE_MAX;
         for (size_t i = 0; i < ELEMENTSOF(properties); i++) {
-                size_t d = edit_distance(name, properties[i].name);
+                size_t d = edit_distance(name, strlen(name), properties[i].name, strlen(properties[i].name), true);
                 if (d < best_d) {
                         best_d = d;
                         best = properties[i].name;

@@ -20,7 +20,6 @@ typedef struct RunOptions {
         const char *bpfd_socket;
         bool force_pty;         /* -t: a pty even when stdout is not a terminal */
         bool no_pty;            /* -T: never a pty */
-        bool dry_run;
 } RunOptions;
 
 /* Returns the exit status to use (the command's own, 128+N for signal N, or one of the

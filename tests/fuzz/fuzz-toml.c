@@ -13,31 +13,10 @@
 #include <string.h>
 
 #include "policy/toml.h"
+#include "tests/lua-budget.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-typedef struct Budget {
-        size_t used;
-        size_t limit;
-} Budget;
-
-static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-        Budget *b = ud;
-
-        if (!ptr)
-                osize = 0;
-        if (nsize == 0) {
-                free(ptr);
-                b->used -= osize;
-                return NULL;
-        }
-        if (nsize > osize && b->used + (nsize - osize) > b->limit)
-                return NULL;
-        void *q = realloc(ptr, nsize);
-        if (q)
-                b->used = b->used - osize + nsize;
-        return q;
-}
 
 static bool is_datetime(lua_State *L, int idx) {
         if (!lua_getmetatable(L, idx))

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "policy/toml.h"
+#include "tests/lua-budget.h"
 #include "tap.h"
 #include "util/macro.h"
 
@@ -295,29 +296,6 @@ static void test_lines(lua_State *L) {
         lua_pop(L, 3);
 }
 
-/* A lua_Alloc that refuses to grow past a limit. */
-typedef struct Budget {
-        size_t used;
-        size_t limit;
-} Budget;
-
-static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-        Budget *b = ud;
-
-        if (!ptr)
-                osize = 0;
-        if (nsize == 0) {
-                free(ptr);
-                b->used -= osize;
-                return NULL;
-        }
-        if (nsize > osize && b->used + (nsize - osize) > b->limit)
-                return NULL;
-        void *q = realloc(ptr, nsize);
-        if (q)
-                b->used = b->used - osize + nsize;
-        return q;
-}
 
 /* Every allocation budget either fails cleanly with -ENOMEM or parses; ASan checks for leaks. */
 static void test_memory_errors(void) {
