@@ -8,21 +8,29 @@ local util = require("scudo.util")
 local sys = require("scudo.sys")
 local engine = require("scudo.engine")
 local load = require("scudo.load")
+local text = require("scudo.text")
 
 local M = {}
 
 M.PROJECT_NAMES = { ".scudo.toml", ".scudo.lua" }
 
+-- A file that is there is read at once: opening it is what tells whether it is there, so a
+-- stat first would only cost a system call more. Its record is what load.read would make of
+-- it (text and hash, or status "error" and the message), and load.read then has nothing to do.
 local function add_if_present(list, path, layer)
-    local st, err, errno = sys.stat(path)
-    if st then
-        list[#list + 1] = load.new(path, layer)
-    elseif errno ~= 2 and errno ~= 20 then     -- ENOENT, ENOTDIR: simply not there
-        local f = load.new(path, layer)
+    local data, err, errno = sys.readfile(path, load.MAX_SIZE)
+    if not data and (errno == 2 or errno == 20) then    -- ENOENT, ENOTDIR: simply not there
+        return nil
+    end
+    local f = load.new(path, layer)
+    if data then
+        f.text, f.sha256 = data, text.sha256(data)
+    else
         f.status = "error"
         f.errors[1] = err
-        list[#list + 1] = f
     end
+    list[#list + 1] = f
+    return f
 end
 
 local function add_dir(list, dir, layer)
@@ -51,6 +59,7 @@ function M.files(request)
     for _, e in ipairs(engine.embedded()) do
         local f = load.new("<built-in>/" .. e.name, "builtin", "toml")
         f.text = e.text
+        f.frozen = e.frozen
         list[#list + 1] = f
     end
 
@@ -66,9 +75,25 @@ function M.files(request)
     add_if_present(list, util.join(user, "config.toml"), "user")
     add_dir(list, util.join(user, "config.d"), "user")
 
+    local found = {}
     for _, dir in ipairs(util.ancestors(request.start_dir)) do
         for _, n in ipairs(M.PROJECT_NAMES) do
-            add_if_present(list, util.join(dir, n), "project")
+            local f = add_if_present(list, util.join(dir, n), "project")
+            if f then
+                found[#found + 1] = f.path
+            end
+        end
+    end
+    -- A project file's trust key is its directory resolved (load.trust_key); these directories
+    -- are the start directory and its ancestors. When the start directory is its own realpath
+    -- (getcwd() gives it so; one realpath here makes sure), no prefix of it is a symlink, "."
+    -- or "..", or it would resolve elsewhere: each of these directories is its own realpath,
+    -- and load.trust_key takes it as it is for the files found here. Anything else it is asked
+    -- about (hook files, paths given to `scudo trust`) it resolves.
+    load.discovered = {}
+    if #found > 0 and sys.realpath(request.start_dir) == request.start_dir then
+        for _, p in ipairs(found) do
+            load.discovered[p] = true
         end
     end
     return list

@@ -60,7 +60,13 @@ end
 -- The path trust is recorded under: the file's directory resolved, its own name as it is (a
 -- symlink named .scudo.toml is trusted as that name, with the content it leads to).
 function M.trust_key(path)
-    local dir, err = sys.realpath(util.dirname(path))
+    -- M.discovered (set by discover.files): the project files it found in the start directory
+    -- and its ancestors, once it made sure those are their own realpath; see there. Their
+    -- directory is taken as it is; every other path (hook files, `scudo trust PATH`) resolved.
+    local dir, err = util.dirname(path), nil
+    if not (M.discovered and M.discovered[path]) then
+        dir, err = sys.realpath(dir)
+    end
     if not dir then
         return nil, err
     end
@@ -121,6 +127,9 @@ end
 -- Parses and reads the profiles. The file must have been read (and, for a project file,
 -- found trusted) first: this is the point where a Lua file's code runs.
 function M.parse(f, request)
+    if f.frozen then
+        return M.thaw(f)
+    end
     local doc
     if f.kind == "lua" then
         doc = parse_lua(f, request)
@@ -139,6 +148,19 @@ function M.parse(f, request)
         f.status = "error"
         return false
     end
+    f.status = f.status or "applied"
+    return true
+end
+
+-- A built-in policy file checked and read at build time (scudo.admin.freeze): its
+-- definitions come ready, complete, and without parsing.
+function M.thaw(f)
+    local t = f.frozen()
+    f.frozen = nil
+    for _, name in ipairs(t.order) do
+        t.defs[name].file = f
+    end
+    f.defs, f.order = t.defs, t.order
     f.status = f.status or "applied"
     return true
 end

@@ -12,6 +12,10 @@ local util = require("scudo.util")
 local schema = require("scudo.schema")
 
 local KEYS = schema.KEYS
+-- Within one definition, a path named under two keys gets the more restrictive: the keys are
+-- ordered from least to most restrictive and the later entry wins. (In a fixed order: the
+-- order of a table's keys is not one, it changes from run to run.)
+local FS_KEYS = { "filesystem.write", "filesystem.read", "filesystem.hide", "filesystem.deny" }
 
 local M = {}
 
@@ -36,10 +40,10 @@ function M.index(files)
     return index
 end
 
--- Lists hold the items themselves (never copies). Their order across keys (a child's
--- `filesystem.hide` of a path its parent made writable comes later, and later wins) is kept in
--- one more list per resolved profile, `order`: the parents' orders, then the profile's own
--- items. build.lua sorts filesystem entries by it.
+-- Lists hold the items themselves (never copies). The order of filesystem items across keys
+-- (a child's `filesystem.hide` of a path its parent made writable comes later, and later wins)
+-- is kept in one more list per resolved profile, `order`: the parents' orders, then the
+-- profile's own items (see FS_KEYS). build.lua sorts filesystem entries by it.
 local function append(dst, src)
     table.move(src, 1, #src, #dst + 1, dst)
     return dst
@@ -134,9 +138,9 @@ function M.resolve(index, name, via, stack)
     end
     for _, d in ipairs(defs) do
         merge_into(acc, d.values, d.replace, false)
-        for key, e in next, d.values do
-            if KEYS[key].kind == "list" then
-                append(order, e)
+        for _, key in ipairs(FS_KEYS) do
+            if d.values[key] then
+                append(order, d.values[key])
             end
         end
     end

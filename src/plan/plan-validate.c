@@ -21,24 +21,115 @@ static bool has_control_chars(const char *s) {
         return false;
 }
 
-/* realpath() with 3 system calls instead of one per component: the kernel's own name for an
- * O_PATH descriptor. Falls back on realpath() where /proc cannot tell. */
-static char *fast_realpath(const char *path, char resolved[static PATH_MAX]) {
-        char link[64];
-        int fd = open(path, O_PATH | O_CLOEXEC);
-        if (fd < 0)
-                return NULL;    /* errno as realpath() would set it */
-        (void) snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-        ssize_t n = readlink(link, resolved, PATH_MAX - 1);
-        (void) close(fd);
-        if (n <= 0 || resolved[0] != '/' || (size_t) n >= PATH_MAX - 1 ||
-            (n >= 10 && memcmp(resolved + n - 10, " (deleted)", 10) == 0))
-                return realpath(path, resolved);
-        resolved[n] = 0;
-        return resolved;
+/* ---- The memo of one plan's canonicalization ----
+ *
+ * A plan names many paths below a few directories (~/.ssh, ~/.aws, ... ~/.config/gh,
+ * ~/.config/git, ...), and canonicalizing each one from scratch resolves the same prefixes
+ * again and again. The memo keeps, for one plan_validate() call, what path_realpath_fast()
+ * said of each prefix it was asked about, and answers from it when the answer is certain:
+ *   - a prefix asked before: the same answer (resolved path, or ENOENT/ENOTDIR);
+ *   - below a prefix that does not exist (ENOENT or ENOTDIR): does not exist either, with that
+ *     errno. The kernel walks the prefix's components exactly as it did alone, the last one
+ *     followed and required to be a directory, and fails at the same place;
+ *   - a prefix (at a '/') of a canonical path: itself. A canonical path has no symlink, "." or
+ *     ".." in it, or it would resolve elsewhere; so none of its prefixes has either. A path the
+ *     resolution returned unchanged, and every resolution's result, is canonical.
+ * Nothing else is derived, and the filesystem is asked exactly as before otherwise; a change
+ * to the filesystem during one validation is seen as if all its paths had been resolved at
+ * the moment each prefix was first asked about. */
+struct PathMemoEntry {
+        char *path;             /* owns the block, resolved after it */
+        const char *resolved;   /* NULL: does not exist, with error */
+        size_t len;             /* strlen(path) */
+        int error;              /* ENOENT or ENOTDIR */
+        bool canonical;         /* path is its own canonical form: so are its prefixes */
+};
+
+void path_memo_done(PathMemo *m) {
+        for (size_t i = 0; i < m->n; i++)
+                free(m->entries[i].path);
+        free(m->entries);
+        *m = (PathMemo) {};
 }
 
-int plan_path_canonicalize(const char *path, char **ret) {
+/* Records what path_realpath_fast(path) said; resolved NULL for ENOENT/ENOTDIR in error.
+ * Forgetting is always correct, so an allocation failure only costs system calls later. */
+static void memo_add(PathMemo *m, const char *path, const char *resolved, int error) {
+        size_t lp = strlen(path), lr = resolved ? strlen(resolved) : 0;
+
+        if (m->n == m->allocated) {
+                size_t na = m->allocated ? m->allocated * 2 : 16;
+                PathMemoEntry *e = reallocarray(m->entries, na, sizeof(PathMemoEntry));
+                if (!e)
+                        return;
+                m->entries = e;
+                m->allocated = na;
+        }
+        char *b = malloc(lp + 1 + (resolved ? lr + 1 : 0));
+        if (!b)
+                return;
+        memcpy(b, path, lp + 1);
+        if (resolved)
+                memcpy(b + lp + 1, resolved, lr + 1);
+        m->entries[m->n++] = (PathMemoEntry) {
+                .path = b,
+                .resolved = resolved ? b + lp + 1 : NULL,
+                .len = lp,
+                .error = error,
+                .canonical = resolved && lp == lr && memcmp(path, resolved, lp) == 0,
+        };
+}
+
+/* The memo's answer for `path`: 1 with resolved filled in, 0 with errno set (ENOENT or
+ * ENOTDIR), or -1 when it cannot tell. */
+static int memo_lookup(const PathMemo *m, const char *path, char resolved[static PATH_MAX]) {
+        size_t l = strlen(path);
+
+        for (size_t i = 0; i < m->n; i++) {
+                const PathMemoEntry *e = &m->entries[i];
+                if (e->len == l && memcmp(e->path, path, l) == 0) {
+                        if (!e->resolved) {
+                                errno = e->error;
+                                return 0;
+                        }
+                        memcpy(resolved, e->resolved, strlen(e->resolved) + 1);
+                        return 1;
+                }
+                if (!e->resolved && e->len < l && path[e->len] == '/' && memcmp(e->path, path, e->len) == 0) {
+                        errno = e->error;
+                        return 0;
+                }
+                if (e->canonical && e->len > l && e->path[l] == '/' && l > 1 &&
+                    memcmp(e->path, path, l) == 0) {
+                        memcpy(resolved, path, l + 1);
+                        return 1;
+                }
+        }
+        return -1;
+}
+
+/* path_realpath_fast(), through the memo when there is one. */
+static char *resolve_prefix(PathMemo *m, const char *path, char resolved[static PATH_MAX]) {
+        if (!m)
+                return path_realpath_fast(path, resolved);
+
+        int r = memo_lookup(m, path, resolved);
+        if (r >= 0)
+                return r > 0 ? resolved : NULL;
+        if (path_realpath_fast(path, resolved)) {
+                memo_add(m, path, resolved, 0);
+                if (!streq(path, resolved))
+                        memo_add(m, resolved, resolved, 0);
+                return resolved;
+        }
+        int error = errno;
+        if (error == ENOENT || error == ENOTDIR)
+                memo_add(m, path, NULL, error);
+        errno = error;
+        return NULL;
+}
+
+int plan_path_canonicalize_memo(PathMemo *memo, const char *path, char **ret) {
         char work[PATH_MAX], resolved[PATH_MAX];
         /* The stripped components, as [start, end) ranges of `path`, innermost first. */
         struct { size_t start, end; } rest[PATH_MAX / 2];
@@ -52,7 +143,7 @@ int plan_path_canonicalize(const char *path, char **ret) {
         memcpy(work, path, cut + 1);
 
         /* Strip components from the end until what is left exists; "/" always does. */
-        while (!fast_realpath(work, resolved)) {
+        while (!resolve_prefix(memo, work, resolved)) {
                 if (errno != ENOENT && errno != ENOTDIR)
                         return negative_errno();
                 char *slash = strrchr(work, '/');
@@ -105,6 +196,10 @@ int plan_path_canonicalize(const char *path, char **ret) {
         return 0;
 }
 
+int plan_path_canonicalize(const char *path, char **ret) {
+        return plan_path_canonicalize_memo(NULL, path, ret);
+}
+
 _printf_(2, 3) static int fail(char **ret_error, const char *fmt, ...) {
         va_list ap;
         if (ret_error) {
@@ -117,6 +212,8 @@ _printf_(2, 3) static int fail(char **ret_error, const char *fmt, ...) {
 }
 
 static int validate_paths(Plan *p, char **ret_error) {
+        _cleanup_(path_memo_done) PathMemo memo = {};
+
         for (size_t i = 0; i < p->n_paths; i++) {
                 PlanPath *e = &p->paths[i];
                 _cleanup_free_ char *c = NULL;
@@ -126,7 +223,7 @@ static int validate_paths(Plan *p, char **ret_error) {
                 if (!e->path || !path_is_absolute(e->path))
                         return fail(ret_error, "%s: filesystem.%s: '%s' is not an absolute path",
                                     strempty(e->origin), path_access_to_string(e->access), strempty(e->path));
-                int r = plan_path_canonicalize(e->path, &c);
+                int r = plan_path_canonicalize_memo(&memo, e->path, &c);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)

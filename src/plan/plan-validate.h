@@ -11,6 +11,21 @@
  * holding control characters; -ELOOP, -EACCES, ... when an existing prefix cannot be resolved. */
 int plan_path_canonicalize(const char *path, char **ret);
 
+/* What canonicalizing learnt of the filesystem, reused for the next paths of one plan (see
+ * plan-validate.c). Zero-initialized; path_memo_done() frees it. Keep one only as long as
+ * the paths are checked together: it does not see later changes to the filesystem. */
+typedef struct PathMemoEntry PathMemoEntry;
+typedef struct PathMemo {
+        PathMemoEntry *entries;
+        size_t n, allocated;
+} PathMemo;
+
+void path_memo_done(PathMemo *m);
+
+/* plan_path_canonicalize() through a memo (NULL: none): the same results, with fewer system
+ * calls for paths that share prefixes. */
+int plan_path_canonicalize_memo(PathMemo *memo, const char *path, char **ret);
+
 /* Checks and normalizes the plan in place:
  *   - exec_path, working directory and every path absolute; paths canonical (see above), and
  *     one entry per path (the later wins, as in the profiles);

@@ -14,6 +14,7 @@
 
 #include "plan/plan-validate.h"
 #include "policy/lua-engine.h"
+#include "util/path-util.h"
 
 /* A directory with more entries than this is refused rather than read. */
 #define LISTDIR_MAX 4096
@@ -249,12 +250,16 @@ static int l_sys_lstat(lua_State *L) {
         return do_stat(L, false);
 }
 
-/* sys.realpath(path) -> canonical path | nil, message, errno */
+/* sys.realpath(path) -> canonical path | nil, message, errno
+ * realpath(), in three system calls however deep the path is (util/path-util.h). When that
+ * fails, realpath() itself has the last word: the kernel may refuse what realpath() does
+ * not (a symlink that fs.protected_symlinks keeps from being followed), and the answer and
+ * the error stay realpath()'s. */
 static int l_sys_realpath(lua_State *L) {
         const char *path = check_path(L, 1);
         char buf[PATH_MAX];
 
-        if (!realpath(path, buf))
+        if (!path_realpath_fast(path, buf) && !realpath(path, buf))
                 return push_failure(L, path, errno);
         lua_pushstring(L, buf);
         return 1;

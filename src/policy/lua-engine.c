@@ -38,6 +38,8 @@ struct LuaEngine {
         size_t memory;                  /* bytes held by the state */
         char *arena;                    /* see engine_alloc */
         size_t arena_used;
+        size_t arena_populated;         /* bytes faulted in ahead, see arena_populate */
+        bool arena_populate_off;        /* the kernel cannot (MADV_POPULATE_WRITE is 5.14) */
         bool memory_refused;            /* the allocator said no since the flag was cleared */
         uint64_t instructions;          /* counted by the hook, HOOK_STEP at a time */
 
@@ -79,6 +81,14 @@ LuaEngine *lua_engine_from(lua_State *L) {
  * wherever it lives. */
 #define ARENA_SIZE (8U << 20)
 #define ARENA_ALIGN 16U
+/* An evaluation touches about 400 KiB of the arena, and taking a page fault for each 4 KiB
+ * page was a tenth of its CPU time. The pages are faulted in ahead instead, a step at a time,
+ * one madvise each (tools/bench-policy: 1.9 instead of 2.07 ms per resolve). At most one
+ * step is touched for nothing; steps from 64 to 512 KiB measured the same. */
+#define ARENA_POPULATE_STEP (128U << 10)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23          /* Linux 5.14; older glibc headers lack it */
+#endif
 
 static size_t align_up(size_t n) {
         return (n + ARENA_ALIGN - 1) & ~(size_t) (ARENA_ALIGN - 1);
@@ -88,12 +98,27 @@ static bool in_arena(LuaEngine *e, void *p) {
         return e->arena && (char *) p >= e->arena && (char *) p < e->arena + ARENA_SIZE;
 }
 
+/* Faults in the arena's pages up to the end of the step holding arena_used. Only an
+ * optimisation: should madvise fail, pages are faulted in one by one as they are touched. */
+static void arena_populate(LuaEngine *e) {
+        if (e->arena_used <= e->arena_populated || e->arena_populate_off)
+                return;
+        size_t step = ARENA_POPULATE_STEP;
+        size_t end = MIN((size_t) ARENA_SIZE, (e->arena_used + step - 1) / step * step);
+        if (madvise(e->arena + e->arena_populated, end - e->arena_populated, MADV_POPULATE_WRITE) < 0) {
+                e->arena_populate_off = true;
+                return;
+        }
+        e->arena_populated = end;
+}
+
 static void *arena_alloc(LuaEngine *e, size_t n) {
         size_t a = align_up(n);
         if (!e->arena || a > ARENA_SIZE - e->arena_used)
                 return NULL;
         void *p = e->arena + e->arena_used;
         e->arena_used += a;
+        arena_populate(e);
         return p;
 }
 
@@ -119,6 +144,7 @@ static void *block_realloc(LuaEngine *e, void *ptr, size_t osize, size_t nsize) 
                 size_t start = (size_t) ((char *) ptr - e->arena);
                 if (align_up(nsize) <= ARENA_SIZE - start) {
                         e->arena_used = start + align_up(nsize);
+                        arena_populate(e);
                         return ptr;
                 }
         }
@@ -474,16 +500,26 @@ static int l_engine_funcinfo(lua_State *L) {
         return 2;
 }
 
-/* engine.embedded() -> { {name=, text=}, ... }: the built-in policies, in name order. */
+/* engine.embedded() -> { {name=, text=, frozen=}, ... }: the built-in policies, in name
+ * order. `frozen`, when the build made it (tools/policy-freeze.c), is a function returning
+ * the file's definitions already checked, which load.lua takes instead of parsing the text.
+ * It is our own bytecode, made by this Lua library at build time; should it not load, the
+ * text is parsed as for any other file. */
 static int l_engine_embedded(lua_State *L) {
         lua_newtable(L);
         int n = 0;
         for (const EmbeddedFile *f = embedded_policies; f->name; f++) {
-                lua_createtable(L, 0, 2);
+                lua_createtable(L, 0, 3);
                 lua_pushstring(L, f->name);
                 lua_setfield(L, -2, "name");
                 lua_pushlstring(L, f->data, f->size);
                 lua_setfield(L, -2, "text");
+                if (f->bytecode) {
+                        if (luaL_loadbufferx(L, f->bytecode, f->bytecode_size, "=[built-in policies]", "b") == LUA_OK)
+                                lua_setfield(L, -2, "frozen");
+                        else
+                                lua_pop(L, 1);
+                }
                 lua_rawseti(L, -2, ++n);
         }
         return 1;
@@ -659,7 +695,8 @@ int lua_engine_new(const LuaLimits *limits, LuaEngine **ret) {
         e->now = e->global;
         e->context_ref = LUA_NOREF;
         e->error_mt_ref = LUA_NOREF;
-        /* Address space only; pages are touched as they are used. Without it, malloc(). */
+        /* Address space only; pages are faulted in as they come into use (arena_populate).
+         * Without it, malloc(). */
         e->arena = mmap(NULL, ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                         -1, 0);
         if (e->arena == MAP_FAILED)
@@ -692,7 +729,9 @@ LuaEngine *lua_engine_free(LuaEngine *e) {
         watchdog_disarm(e);
         if (e->L) {
                 /* Finalizers run here; user code cannot have set any (see sandbox.lua), and
-                 * a budget still applies to whatever runs. */
+                 * a budget still applies to whatever runs. Not skipped, though the arena
+                 * goes anyway: the userdata boxes of scudo.sys and scudo.trust free C memory
+                 * in their finalizers, and blocks past the arena come from malloc(). */
                 e->now.memory = SIZE_MAX;
                 lua_close(e->L);
         }

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +82,21 @@ const char *path_startswith(const char *path, const char *prefix) {
         if (path[l] == '/')
                 return path + l + 1;
         return NULL;
+}
+
+char *path_realpath_fast(const char *path, char resolved[static PATH_MAX]) {
+        char link[64];
+        int fd = open(path, O_PATH | O_CLOEXEC);
+        if (fd < 0)
+                return NULL;    /* errno as realpath() would set it */
+        (void) snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, resolved, PATH_MAX - 1);
+        (void) close(fd);
+        if (n <= 0 || resolved[0] != '/' || (size_t) n >= PATH_MAX - 1 ||
+            (n >= 10 && memcmp(resolved + n - 10, " (deleted)", 10) == 0))
+                return realpath(path, resolved);
+        resolved[n] = 0;
+        return resolved;
 }
 
 int path_find_executable(const char *name, const char *search_path, dev_t skip_dev, ino_t skip_ino,

@@ -3,6 +3,7 @@
 
 /* Lexical path handling: no filesystem access unless the name says so. */
 
+#include <limits.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -18,6 +19,14 @@ int path_normalize(const char *path, char **ret);
 const char *path_startswith(const char *path, const char *prefix);
 
 bool path_is_absolute(const char *p);
+
+/* realpath() in 3 system calls (open with O_PATH, readlink of /proc/self/fd/N, close) instead of
+ * one readlink per component: the kernel's own name for what the path leads to. Falls back on
+ * realpath() where /proc cannot tell (no /proc, a deleted or unreachable file, a name too long).
+ * Returns resolved, or NULL with errno set, as realpath() does; but the kernel's own refusals
+ * apply (a symlink fs.protected_symlinks keeps from being followed: EACCES, where realpath(),
+ * which only reads links, goes on). */
+char *path_realpath_fast(const char *path, char resolved[static PATH_MAX]);
 
 /* Finds an executable called `name` on `search_path` (":"-separated), skipping candidates
  * that are the same file as `skip_dev`/`skip_ino` (scudo itself when run through a link).

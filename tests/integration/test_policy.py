@@ -114,3 +114,16 @@ def test_one_run_overrides_reach_the_plan(tb, work):
     assert "unit.MemoryMax = 1G   (--property)" in r.out, r
     r = tb.scudo(["--property", "MemoryMaks=1G", "true"], cwd=work)
     assert r.rc == 125 and "did you mean 'MemoryMax'" in r.err, r
+
+
+def test_one_profile_naming_a_path_twice_gets_the_stricter_access_every_run(tb, work):
+    # The order of a Lua table's keys changes from process to process: each run here is a new
+    # scudo, and every one must deny, never write (it once went either way).
+    tb.dev("mkdir -p %s/box && echo original > %s/box/secret" % (work, work))
+    write(tb, work + "/.scudo.toml",
+          '[sandbox]\nfilesystem.write = ["box"]\nfilesystem.deny = ["box"]\n')
+    assert tb.scudo(["trust"], cwd=work).rc == 0
+    for _ in range(8):
+        r = tb.scudo(["sh", "-c", "cat box/secret; echo changed > box/secret"], cwd=work)
+        assert r.rc != 0 and "original" not in r.out, r
+        assert tb.root("cat %s/box/secret" % work).out.strip() == "original"

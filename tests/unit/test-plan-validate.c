@@ -120,10 +120,94 @@ static void test_validate(void) {
         expect_invalid(p, "not an absolute path", "a relative executable is refused");
 }
 
+/* The memo plan_validate() canonicalizes through: the same answers as without it, whatever
+ * order the paths come in, and when every answer comes from the memo. */
+static void test_canonicalize_memo(void) {
+        pt_mkdir("a/b/c/d");
+        pt_mkdir("a/linkdir");
+        pt_write("a/file", "x\n");
+        (void) symlink(pt_path("a/nowhere"), pt_path("a/dangling"));
+        (void) symlink("b/c", pt_path("a/rel"));                /* relative */
+        (void) symlink("../a/b", pt_path("a/up"));              /* relative, through .. */
+        (void) symlink("/", pt_path("a/root"));
+
+        const char *rel[] = {
+                "", "a", "a/lin", "a/linkdir", "a/b", "a/b/", "a/./b", "a//b", "a/b/../b", "a/b/c/d", "a/b/c", "a/b/c/d/e/f",
+                "a/link", "a/link/", "a/link/c", "a/link/new/file", "a/link/../b", "a/link/c/../../link/c",
+                "a/missing", "a/missing/x/y", "a/missing/../b", "a/missing/x/../../b", "a/missing/./z",
+                "a/file", "a/file/", "a/file/x", "a/file/../b", "a/file/x/../..",
+                "a/dangling", "a/dangling/x", "a/dangling/../b",
+                "a/rel", "a/rel/d", "a/rel/d/..", "a/rel/../..", "a/rel/new/..",
+                "a/up", "a/up/c/d", "a/up/../link/c",
+                "a/root", "a/root/tmp", "a/root/..", "a/b/c/d/../../../../a/b",
+                "a/loop1", "a/loop1/x", "a/loop2/../b",
+        };
+        size_t n = ELEMENTSOF(rel);
+        char *in[ELEMENTSOF(rel) + 3], *want[ELEMENTSOF(rel) + 3];
+        int want_r[ELEMENTSOF(rel) + 3];
+
+        for (size_t i = 0; i < n; i++)
+                in[i] = strdup(pt_path(rel[i]));
+        in[n++] = strdup("/");
+        in[n++] = strdup("/../..//");
+        in[n++] = strdup("/no-such-dir-here/x/..");
+        for (size_t i = 0; i < n; i++) {
+                want[i] = NULL;
+                want_r[i] = plan_path_canonicalize(in[i], &want[i]);
+        }
+
+        /* Forwards, backwards, then forwards again with every answer already known. */
+        PathMemo memo = {};
+        for (int lap = 0; lap < 3; lap++) {
+                size_t same = 0;
+                if (lap == 1) {
+                        path_memo_done(&memo);
+                        TAP_CHECK(memo.n == 0 && !memo.entries, "path_memo_done() empties the memo");
+                }
+                for (size_t k = 0; k < n; k++) {
+                        size_t i = lap == 1 ? n - 1 - k : k;
+                        char *c = NULL;
+                        int r = plan_path_canonicalize_memo(&memo, in[i], &c);
+                        bool ok = r == want_r[i] && (r < 0 || (c && streq(c, want[i])));
+                        if (!ok)
+                                printf("#   %s: got %d '%s', expected %d '%s'\n", in[i], r, c ?: "",
+                                       want_r[i], want[i] ?: "");
+                        same += ok;
+                        free(c);
+                }
+                TAP_CHECK(same == n, "memo lap %d: all %zu paths as without the memo", lap, n);
+        }
+        TAP_CHECK(memo.n > 0, "the memo holds what it learnt");
+        path_memo_done(&memo);
+
+        /* Through plan_validate(): each path as it is alone (these have distinct results). */
+        Plan *p = base_plan();
+        const char *some[] = { "a/link/c", "a/missing/x/y", "a/file", "a/up/c/d", "a/rel/new/../d/e",
+                               "a/b/c/d/e/f", "a/dangling/x", "a/missing/./z" };
+        for (size_t i = 0; i < ELEMENTSOF(some); i++)
+                plan_add_path(p, PATH_ACCESS_READ, pt_path(some[i]), "t:1");
+        char *err = NULL;
+        bool ok = plan_validate(p, &err) == 0 && p->n_paths == ELEMENTSOF(some);
+        for (size_t i = 0; ok && i < ELEMENTSOF(some); i++) {
+                char *c = NULL;
+                ok = plan_path_canonicalize(pt_path(some[i]), &c) >= 0 && streq(c, p->paths[i].path);
+                free(c);
+        }
+        TAP_CHECK(ok, "plan_validate() canonicalizes each path as plan_path_canonicalize() does");
+        free(err);
+        plan_free(p);
+
+        for (size_t i = 0; i < n; i++) {
+                free(in[i]);
+                free(want[i]);
+        }
+}
+
 int main(void) {
         pt_setup();
         test_canonicalize();
         test_validate();
+        test_canonicalize_memo();
         pt_cleanup();
         return tap_done();
 }

@@ -90,6 +90,15 @@ static const Case cases[] = {
                 .delegable = -1,
         },
         {
+                .name = "one profile naming a path under two keys, whatever their order: deny over write, "
+                        "hide over write, read over write",
+                .config = "[t]\nmatch = [\"tool\"]\nfilesystem.deny = [\"x\"]\nfilesystem.write = [\"x\", \"y\", \"z\"]\n"
+                          "filesystem.hide = [\"y\"]\nfilesystem.read = [\"z\"]\n",
+                .argv = ARGV("tool"),
+                .paths = { { "etc/x", PATH_ACCESS_DENY }, { "etc/y", PATH_ACCESS_HIDE }, { "etc/z", PATH_ACCESS_READ } },
+                .delegable = -1,
+        },
+        {
                 .name = "a name beats a regex when the command line pattern does not match",
                 .config = "[byname]\nmatch = [\"tool\"]\nfilesystem.write = [\"x\"]\n"
                           "[byre]\nmatch = [\"re:to+l\"]\nfilesystem.deny = [\"x\"]\n"

@@ -148,6 +148,65 @@ static void test_bad_files(void) {
         }
 }
 
+/* Trust is keyed by the file's directory resolved. A project file found from a start
+ * directory that is its own realpath is taken as found (discover.lua); any other start
+ * directory, and every hook file, is resolved as before. */
+static void test_trust_keys(void) {
+        Plan *p = NULL;
+        char *err = NULL, *store = NULL, *sha = NULL;
+
+        if (trust_store_path(&store) < 0)
+                abort();
+        pt_write("etc/config.toml", "\n");
+
+        /* Started through a symlink: the key is the real directory's. */
+        pt_write("real2/.scudo.toml", "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"data2\"]\n");
+        (void) symlink(pt_path("real2"), pt_path("link2"));
+        if (trust_hash_file(pt_path("real2/.scudo.toml"), 1 << 20, &sha) < 0 ||
+            trust_add(store, pt_path("link2/.scudo.toml"), sha) < 0)
+                abort();
+        int r = pt_resolve("link2", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r >= 0 && !pt_find_path(p, "real2/data2"),
+                  "trusted only under the symlink's name: not trusted from the symlink");
+        plan_free(p);
+        p = NULL;
+        pt_trust("real2/.scudo.toml");
+        r = pt_resolve("link2", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r >= 0 && pt_find_path(p, "real2/data2"), "trusted under the real name: applies from the symlink");
+        plan_free(p);
+        p = NULL;
+        r = pt_resolve("real2", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r >= 0 && pt_find_path(p, "real2/data2"), "and from the real directory");
+        plan_free(p);
+        p = NULL;
+
+        /* A hook file through a symlinked directory: trusted under its resolved directory only. */
+        pt_write("proj3/.scudo.toml", "[t]\nmatch = [\"tool\"]\nhook = \"hooks/h.lua\"\n");
+        pt_write("proj3/real-hooks/h.lua", "scudo.fs.write('w')\n");
+        (void) symlink("real-hooks", pt_path("proj3/hooks"));
+        pt_trust("proj3/.scudo.toml");
+        free(sha);
+        sha = NULL;
+        if (trust_hash_file(pt_path("proj3/real-hooks/h.lua"), 1 << 20, &sha) < 0 ||
+            trust_add(store, pt_path("proj3/hooks/h.lua"), sha) < 0)
+                abort();
+        r = pt_resolve("proj3", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r < 0 && err && strstr(err, "is not trusted") && strstr(err, "real-hooks/h.lua"),
+                  "a hook trusted only under a symlinked directory's name is not trusted");
+        free(err);
+        err = NULL;
+        plan_free(p);
+        p = NULL;
+        pt_trust("proj3/real-hooks/h.lua");
+        r = pt_resolve("proj3", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r >= 0 && pt_find_path(p, "proj3/real-hooks/w"), "trusted under its resolved name: the hook runs (%s)",
+                  err ?: "");
+        free(err);
+        plan_free(p);
+        free(sha);
+        free(store);
+}
+
 int main(void) {
         pt_setup();
         pt_mkdir("proj/sub");
@@ -155,6 +214,7 @@ int main(void) {
         test_store();
         test_policy_trust();
         test_bad_files();
+        test_trust_keys();
         pt_cleanup();
         return tap_done();
 }

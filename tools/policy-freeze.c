@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+
+/* policy-freeze: checks one built-in policy file at build time and writes its definitions as
+ * Lua bytecode, which the binary embeds beside the text (policies/meson.build).
+ *
+ *   policy-freeze NAME INPUT.toml OUTPUT
+ *
+ * Every run of scudo reads the built-in policies; parsing and checking them each time cost a
+ * quarter of a resolve. Here the engine reads INPUT exactly as a run would (named
+ * "<built-in>/NAME" so that origins are the same), checks every profile in it, and
+ * scudo.admin.freeze returns Lua source that rebuilds the definitions; it is compiled and
+ * dumped without debug information (the origins are data). An error in the file fails the
+ * build, with the file and line. This tool links the engine without any frozen policies: the
+ * ones it is given are the only ones it reads. */
+
+#include <errno.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/lua-engine.h"
+#include "util/macro.h"
+
+#define INPUT_MAX (1U << 20)
+
+static void fclosep(FILE **f) {
+        if (*f)
+                (void) fclose(*f);
+}
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+static void lua_closep(lua_State **L) {
+        if (*L)
+                lua_close(*L);
+}
+
+static int read_file(const char *path, char **ret, size_t *ret_size) {
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        _cleanup_free_ char *buf = malloc(INPUT_MAX + 1);
+        if (!f || !buf)
+                return -errno;
+        size_t n = fread(buf, 1, INPUT_MAX + 1, f);
+        if (ferror(f))
+                return -EIO;
+        if (n > INPUT_MAX)
+                return -EFBIG;
+        buf[n] = 0;
+        *ret = TAKE_PTR(buf);
+        *ret_size = n;
+        return 0;
+}
+
+static int write_chunk(lua_State *L, const void *p, size_t size, void *ud) {
+        (void) L;
+        return fwrite(p, 1, size, ud) == size ? 0 : 1;
+}
+
+/* Lua source -> stripped bytecode in `path`. */
+static int compile_to(const char *source, size_t size, const char *path) {
+        _cleanup_(lua_closep) lua_State *L = luaL_newstate();
+        if (!L)
+                return -ENOMEM;
+        if (luaL_loadbufferx(L, source, size, "=[built-in policies]", "t") != LUA_OK) {
+                fprintf(stderr, "policy-freeze: generated source does not compile: %s\n", lua_tostring(L, -1));
+                return -EINVAL;
+        }
+        _cleanup_fclose_ FILE *out = fopen(path, "we");
+        if (!out)
+                return -errno;
+        if (lua_dump(L, write_chunk, out, 1) != 0 || fflush(out) != 0)
+                return -EIO;
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        _cleanup_(lua_engine_freep) LuaEngine *e = NULL;
+        _cleanup_free_ char *text = NULL, *error = NULL;
+        size_t size = 0;
+        int r;
+
+        if (argc != 4) {
+                fprintf(stderr, "usage: policy-freeze NAME INPUT.toml OUTPUT\n");
+                return 2;
+        }
+        r = read_file(argv[2], &text, &size);
+        if (r < 0) {
+                fprintf(stderr, "policy-freeze: %s: %s\n", argv[2], strerror(-r));
+                return 1;
+        }
+        r = lua_engine_new(NULL, &e);
+        if (r < 0) {
+                fprintf(stderr, "policy-freeze: cannot create the Lua engine: %s\n", strerror(-r));
+                return 1;
+        }
+        lua_State *L = lua_engine_state(e);
+        lua_pushstring(L, argv[1]);
+        lua_pushlstring(L, text, size);
+        r = lua_engine_call(e, "scudo.admin", "freeze", 2, 1, &error);
+        if (r < 0) {
+                fprintf(stderr, "policy-freeze: %s\n", error ?: strerror(-r));
+                return 1;
+        }
+        size_t n;
+        const char *source = lua_tolstring(L, -1, &n);
+        r = source ? compile_to(source, n, argv[3]) : -EINVAL;
+        if (r < 0) {
+                fprintf(stderr, "policy-freeze: %s: %s\n", argv[3], strerror(-r));
+                (void) remove(argv[3]);
+                return 1;
+        }
+        return 0;
+}
