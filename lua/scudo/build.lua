@@ -56,6 +56,18 @@ function Builder:drop(key, value, origin, why)
     d[#d + 1] = { key = key, value = value, origin = origin, reason = why }
 end
 
+-- Whether path c is the home directory or above it. A write grant worked out from the request
+-- (${PWD}, a lookup, an argument) is not given there: a command started in ~ would otherwise
+-- write the shell's startup files. One written out (--fs-write ~, a profile's "~") is.
+function Builder:covers_home(c)
+    local home = self.real_home
+    if not home then
+        home = sys.realpath(self.request.home) or self.request.home
+        self.real_home = home
+    end
+    return c == "/" or c == home or home:sub(1, #c + 1) == c .. "/"
+end
+
 -- Adds a path entry; a later entry for the same path replaces the earlier one.
 function Builder:add_path(access, raw, origin, base)
     local key = "filesystem." .. access
@@ -74,6 +86,12 @@ function Builder:add_path(access, raw, origin, base)
         self:drop(key, raw, origin, err)
         return
     end
+    if access == "write" and derived and self:covers_home(c) then
+        self:drop(key, raw, origin, "would make the home directory writable (the command starts in it, or "
+            .. "above it): code left in ~/.bashrc, ~/.profile or ~/.local/bin would run later, outside "
+            .. "the sandbox; --fs-write grants it for one run")
+        return
+    end
     local old = self.paths[c]
     if old then
         if old.access == access then
@@ -84,7 +102,8 @@ function Builder:add_path(access, raw, origin, base)
     else
         self.order[#self.order + 1] = c
     end
-    self.paths[c] = { access = access, path = c, origin = origin, written = raw, derived = derived or nil }
+    self.paths[c] = { access = access, path = c, origin = origin, written = raw, expanded = p,
+        derived = derived or nil }
 end
 
 function Builder:add_rule(list, rule, origin)
@@ -245,8 +264,32 @@ function Builder:apply_edits(edits, base)
     end
 end
 
+-- For explain, which shows canonical paths: an entry that leads out of a directory the command
+-- may write (through a symlink it could have planted there) is dropped, as plan_validate()
+-- drops it in a run (there, from the paths as written, which it canonicalizes itself).
+function Builder:drop_escapes()
+    for _, c in ipairs(self.order) do
+        local e = self.paths[c]
+        if e and (e.access == "read" or e.access == "write") then
+            for _, wc in ipairs(self.order) do
+                local w = self.paths[wc]
+                if w and w ~= e and w.access == "write" and sys.leads_out(e.expanded, c, w.expanded, wc) then
+                    self:drop("filesystem." .. e.access, e.written, e.origin,
+                        ("leads out of %s, which the command may write (through a symlink it could have "
+                            .. "planted there)"):format(wc))
+                    self.paths[c] = nil
+                    break
+                end
+            end
+        end
+    end
+end
+
 -- The plan as C reads it (src/policy/policy.c).
 function Builder:plan(applied)
+    if self.explain.canonical then
+        self:drop_escapes()
+    end
     local paths = {}
     for _, c in ipairs(self.order) do
         paths[#paths + 1] = self.paths[c]

@@ -11,6 +11,7 @@
 #include "plan/plan-validate.h"
 #include "unit/properties.h"
 #include "util/env-util.h"
+#include "util/log.h"
 #include "util/path-util.h"
 #include "util/strv.h"
 
@@ -211,9 +212,75 @@ _printf_(2, 3) static int fail(char **ret_error, const char *fmt, ...) {
         return -EINVAL;
 }
 
+/* The part of `raw` that resolving it walks through before its first "..", normalized: up to
+ * there, every component is looked up below the one before it. */
+static int walked_prefix(const char *raw, char **ret) {
+        _cleanup_free_ char *s = strdup(raw);
+        if (!s)
+                return -ENOMEM;
+        for (char *d = s; (d = strstr(d, "/..")); d++)
+                if (d[3] == 0 || d[3] == '/') {
+                        d[d == s ? 1 : 0] = 0;
+                        break;
+                }
+        return path_normalize(s, ret);
+}
+
+/* Below `dir`, not `dir` itself. */
+static bool strictly_below(const char *path, const char *dir) {
+        const char *rest = path_startswith(path, dir);
+        return rest && *rest;
+}
+
+int plan_path_leads_out(const char *raw, const char *canonical, const char *dir_raw, const char *dir_canonical) {
+        _cleanup_free_ char *walked = NULL, *dir_walked = NULL;
+        int r;
+
+        if (path_startswith(canonical, dir_canonical))
+                return 0;
+        r = walked_prefix(raw, &walked);
+        if (r >= 0)
+                r = walked_prefix(dir_raw, &dir_walked);
+        if (r < 0)
+                return r;
+        return strictly_below(walked, dir_walked) || strictly_below(walked, dir_canonical);
+}
+
+/* A read or write entry that leads out of a directory the command may write is dropped, with
+ * a warning: what the link leads to stays as visible as it is without the entry. (Explain
+ * shows canonical paths and checks the same in Lua, through sys.leads_out.) raw[i] is entry
+ * i's path as the plan gave it, p->paths[i].path its canonical form. */
+static int drop_escapes(Plan *p, char **raw, bool *drop) {
+        for (size_t i = 0; i < p->n_paths; i++) {
+                PlanPath *e = &p->paths[i];
+
+                if (e->access != PATH_ACCESS_READ && e->access != PATH_ACCESS_WRITE)
+                        continue;
+                for (size_t j = 0; j < p->n_paths && !drop[i]; j++) {
+                        const PlanPath *w = &p->paths[j];
+                        if (j == i || w->access != PATH_ACCESS_WRITE)
+                                continue;
+                        int r = plan_path_leads_out(raw[i], e->path, raw[j], w->path);
+                        if (r < 0)
+                                return r;
+                        if (r == 0)
+                                continue;
+                        log_warning("%s: filesystem.%s: '%s' leads out of '%s', which the command may write "
+                                    "(through a symlink it could have planted there): ignored",
+                                    strempty(e->origin), path_access_to_string(e->access), raw[i], w->path);
+                        drop[i] = true;
+                }
+        }
+        return 0;
+}
+
 static int validate_paths(Plan *p, char **ret_error) {
         _cleanup_(path_memo_done) PathMemo memo = {};
+        _cleanup_strv_free_ char **raw = calloc(p->n_paths + 1, sizeof(char *));
+        _cleanup_free_ bool *drop = calloc(p->n_paths + 1, sizeof(bool));
 
+        if (!raw || !drop)
+                return -ENOMEM;
         for (size_t i = 0; i < p->n_paths; i++) {
                 PlanPath *e = &p->paths[i];
                 _cleanup_free_ char *c = NULL;
@@ -233,16 +300,20 @@ static int validate_paths(Plan *p, char **ret_error) {
                 if (streq(c, "/") && (e->access == PATH_ACCESS_HIDE || e->access == PATH_ACCESS_DENY))
                         return fail(ret_error, "%s: filesystem.%s: '/' would leave nothing to run",
                                     strempty(e->origin), path_access_to_string(e->access));
-                free(e->path);
+                raw[i] = TAKE_PTR(e->path);
                 e->path = TAKE_PTR(c);
         }
+
+        int r = drop_escapes(p, raw, drop);
+        if (r < 0)
+                return r;
 
         /* One entry per path: the later one wins, as it did in the profiles. */
         size_t k = 0;
         for (size_t i = 0; i < p->n_paths; i++) {
-                bool later = false;
+                bool later = drop[i];
                 for (size_t j = i + 1; j < p->n_paths && !later; j++)
-                        later = streq(p->paths[i].path, p->paths[j].path);
+                        later = !drop[j] && streq(p->paths[i].path, p->paths[j].path);
                 if (later) {
                         free(p->paths[i].path);
                         free(p->paths[i].origin);

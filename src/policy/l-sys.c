@@ -285,6 +285,18 @@ static int l_sys_canonical(lua_State *L) {
         return 1;
 }
 
+/* sys.leads_out(raw, canonical, dir_raw, dir_canonical) -> boolean: see plan_path_leads_out() */
+static int l_sys_leads_out(lua_State *L) {
+        const char *raw = check_path(L, 1), *canonical = check_path(L, 2);
+        const char *dir_raw = check_path(L, 3), *dir_canonical = check_path(L, 4);
+
+        int r = plan_path_leads_out(raw, canonical, dir_raw, dir_canonical);
+        if (r < 0)
+                return luaL_error(L, "not enough memory");
+        lua_pushboolean(L, r > 0);
+        return 1;
+}
+
 /* sys.uid() -> the real uid */
 static int l_sys_uid(lua_State *L) {
         lua_pushinteger(L, (lua_Integer) getuid());
@@ -298,6 +310,7 @@ static const luaL_Reg sys_functions[] = {
         { "lstat", l_sys_lstat },
         { "realpath", l_sys_realpath },
         { "canonical", l_sys_canonical },
+        { "leads_out", l_sys_leads_out },
         { "uid", l_sys_uid },
         { NULL, NULL },
 };

@@ -122,6 +122,41 @@ static int add_inaccessible(MountLists *l, const char *path) {
         return 0;
 }
 
+static bool plan_names_path(const Plan *plan, const char *path) {
+        for (size_t i = 0; i < plan->n_paths; i++)
+                if (streq(plan->paths[i].path, path))
+                        return true;
+        return false;
+}
+
+/* A .git at the top of a writable directory is bound read-only onto itself: code planted in
+ * it (a hook, a config, a `commondir` pointing git at another config) would run at the next
+ * git command, outside any sandbox; and a mount point cannot be renamed away and replaced.
+ * Unless the plan names that .git itself (a profile that lets git commit grants it). A
+ * symlink is left alone: binding onto it would bind whatever it points at. */
+static int protect_git_dirs(const Plan *plan, MountLists *l) {
+        for (size_t i = 0; i < plan->n_paths; i++) {
+                const PlanPath *p = &plan->paths[i];
+                _cleanup_free_ char *git = NULL;
+                struct stat st;
+
+                if (p->access != PATH_ACCESS_WRITE)
+                        continue;
+                git = path_join(p->path, ".git");
+                if (!git)
+                        return -ENOMEM;
+                if (plan_names_path(plan, git) || strv_contains(l->bind_ro_dst, git) ||
+                    lstat(git, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+                        continue;
+                int r = strv_extend(&l->bind_ro_src, git);
+                if (r >= 0)
+                        r = strv_extend(&l->bind_ro_dst, git);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *l) {
         _cleanup_free_ const PlanPath **sorted = calloc(plan->n_paths + 1, sizeof(PlanPath *));
         int r;
@@ -172,6 +207,10 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                 if (r < 0)
                         return r;
         }
+
+        r = protect_git_dirs(plan, l);
+        if (r < 0)
+                return r;
 
         /* Always out of reach, whatever the profile says: the service manager's private
          * socket (a way to start units outside the sandbox) and the network helper's socket. */

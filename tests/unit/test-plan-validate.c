@@ -203,8 +203,59 @@ static void test_canonicalize_memo(void) {
         }
 }
 
+/* Entries that lead out of a writable directory (plan_path_leads_out) are dropped. */
+static void test_leads_out(void) {
+        static const struct {
+                const char *raw, *canonical, *dir_raw, *dir_canonical;
+                int want;
+        } cases[] = {
+                /* inside, whatever the spelling */
+                { "/p/.git/hooks", "/p/.git/hooks", "/p", "/p", 0 },
+                { "/home/u/p/x", "/data/p/x", "/home/u/p", "/data/p", 0 },
+                /* through the directory, resolved outside: a planted link */
+                { "/p/.git", "/home/u", "/p", "/p", 1 },
+                { "/p/link/inner", "/elsewhere/inner", "/p", "/p", 1 },
+                { "/p//./link/x", "/elsewhere/x", "/p/", "/p", 1 },
+                { "/p/link/../x", "/x", "/p", "/p", 1 },
+                /* written through the directory's canonical name */
+                { "/data/p/link", "/etc", "/home/u/p", "/data/p", 1 },
+                /* not through it: ".." before anything inside, or elsewhere altogether */
+                { "/p/../q/x", "/q/x", "/p", "/p", 0 },
+                { "/q/x", "/elsewhere", "/p", "/p", 0 },
+                /* the directory itself is not "through" it */
+                { "/p", "/elsewhere", "/p", "/p", 0 },
+                /* every path goes through "/" but resolves inside it too */
+                { "/p/link", "/etc", "/", "/", 0 },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                TAP_CHECK(plan_path_leads_out(cases[i].raw, cases[i].canonical, cases[i].dir_raw,
+                                              cases[i].dir_canonical) == cases[i].want,
+                          "leads out: %s (%s) from %s: %d", cases[i].raw, cases[i].canonical, cases[i].dir_raw,
+                          cases[i].want);
+
+        /* plan_validate drops such an entry, keeps the rest. */
+        pt_mkdir("lo/proj");
+        pt_mkdir("lo/outside");
+        (void) symlink(pt_path("lo/outside"), pt_path("lo/proj/git"));
+        Plan *p = base_plan();
+        char *err = NULL;
+        (void) plan_add_path(p, PATH_ACCESS_WRITE, pt_path("lo/proj"), "w");
+        (void) plan_add_path(p, PATH_ACCESS_READ, pt_path("lo/proj/git"), "r");
+        (void) plan_add_path(p, PATH_ACCESS_READ, pt_path("lo/proj/real"), "r2");
+        TAP_CHECK(plan_validate(p, &err) == 0, "a plan with a planted link validates (%s)", err ?: "");
+        bool outside = false, real = false;
+        for (size_t i = 0; i < p->n_paths; i++) {
+                outside = outside || streq(p->paths[i].path, pt_path("lo/outside"));
+                real = real || streq(p->paths[i].path, pt_path("lo/proj/real"));
+        }
+        TAP_CHECK(!outside && real && p->n_paths == 2, "the entry through the link is dropped, the others kept");
+        free(err);
+        plan_free(p);
+}
+
 int main(void) {
         pt_setup();
+        test_leads_out();
         test_canonicalize();
         test_validate();
         test_canonicalize_memo();

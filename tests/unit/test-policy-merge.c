@@ -179,9 +179,18 @@ static const Case cases[] = {
         },
         {
                 .name = "a symlink is resolved to what it points at",
-                .config = "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"${PWD}/link/inner\"]\n",
+                .config = "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"link/inner\"]\n",
                 .argv = ARGV("tool"),
-                .paths = { { "target/inner", PATH_ACCESS_WRITE }, { "proj/link/inner", ABSENT } },
+                .paths = { { "target/inner", PATH_ACCESS_WRITE }, { "etc/link/inner", ABSENT } },
+                .delegable = -1,
+        },
+        {
+                .name = "but not one inside a writable directory that leads out of it (it may have been planted)",
+                .config = "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"${PWD}/link/inner\"]\n"
+                          "filesystem.read = [\"${PWD}/link/other\", \"${PWD}/link/../marker\"]\n",
+                .argv = ARGV("tool"),
+                .paths = { { "target/inner", ABSENT }, { "proj/link/inner", ABSENT }, { "target/other", ABSENT },
+                           { "proj/link/other", ABSENT }, { "marker", ABSENT }, { "proj", PATH_ACCESS_WRITE } },
                 .delegable = -1,
         },
         {
@@ -477,6 +486,7 @@ int main(void) {
         pt_write("proj/marker", "");
         pt_mkdir("target");
         (void) symlink(pt_path("target"), pt_path("proj/link"));
+        (void) symlink(pt_path("target"), pt_path("etc/link"));
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
                 run_case(&cases[i]);
