@@ -114,13 +114,13 @@ local function evaluate(request, explain)
 
     local b = build.new(request, values, ex, order)
     b:build()
-    local env_names = util.sorted_keys(request.env)
     local context = {
         command = request.command_name,
         argv = request.argv,
         start_dir = request.start_dir,
         profiles = names,
-        env_names = env_names,
+        -- for hooks only: sorting the environment's names is not free
+        env_names = values.hook and util.sorted_keys(request.env) or nil,
     }
     b:hooks(names, context, store)
 
