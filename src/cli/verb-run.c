@@ -100,14 +100,27 @@ static int run_nested(RunArgs *args) {
 }
 
 /* A one-run path that does not exist is skipped by systemd (a bind with nothing to bind, a
- * deny with nothing to deny): say so, since the user asked for it by name. */
+ * deny with nothing to deny): say so, since the user asked for it by name. The policy engine
+ * expands "~" and "${...}" (a quoted '~' is the home directory, not a file named "~"): look
+ * at what "~" stands for, and leave variables alone rather than call them missing while they
+ * are granted. */
 static void warn_missing_paths(const Request *req) {
         char **lists[] = { req->fs_write, req->fs_read, req->fs_hide, req->fs_deny };
         const char *names[] = { "--fs-write", "--fs-read", "--fs-hide", "--fs-deny" };
+        const char *home = getenv("HOME");
         for (size_t i = 0; i < ELEMENTSOF(lists); i++)
-                STRV_FOREACH(p, lists[i])
-                        if (access(*p, F_OK) < 0 && errno == ENOENT)
+                STRV_FOREACH(p, lists[i]) {
+                        _cleanup_free_ char *expanded = NULL;
+                        const char *path = *p;
+                        if (path[0] == '~' && (path[1] == 0 || path[1] == '/')) {
+                                if (!home || asprintf(&expanded, "%s%s", home, path + 1) < 0)
+                                        continue;
+                                path = expanded;
+                        } else if (path[0] != '/')
+                                continue;
+                        if (access(path, F_OK) < 0 && errno == ENOENT)
                                 log_warning("%s '%s' does not exist, ignoring", names[i], *p);
+                }
 }
 
 /* scudo-confine beside scudo (a build tree, or both in one bin dir), else where meson

@@ -213,13 +213,85 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                 return 0;
         default:
                 /* First signal: pass it to every process of the command. Another one: the user
-                 * insists, stop the unit. */
+                 * insists, stop the unit (SIGTERM, then SIGKILL after TimeoutStopSec=). A third:
+                 * SIGKILL now. */
                 if (++c->n_signals == 1)
                         call_async(c, "KillUnit", "ssi", c->unit_name, "all", sig);
-                else
+                else if (c->n_signals == 2)
                         call_async(c, "StopUnit", "ss", c->unit_name, "replace");
+                else    /* a command that ignores SIGTERM does not get to wait out the stop timeout */
+                        call_async(c, "KillUnit", "ssi", c->unit_name, "all", SIGKILL);
                 return 0;
         }
+}
+
+/* Resource properties are cgroup attributes: without its controller in the user manager's
+ * cgroup (not delegated by the system, or a hybrid hierarchy), systemd accepts MemoryMax= or
+ * TasksMax= and enforces nothing. A profile's limit is a promise: refuse the run instead. */
+static const char *resource_controller(const char *property) {
+        static const struct { const char *property, *controller; } table[] = {
+                { "MemoryMax", "memory" }, { "MemoryHigh", "memory" }, { "MemoryLow", "memory" },
+                { "MemorySwapMax", "memory" }, { "TasksMax", "pids" }, { "CPUQuota", "cpu" },
+                { "CPUWeight", "cpu" }, { "IOWeight", "io" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (streq(table[i].property, property))
+                        return table[i].controller;
+        return NULL;
+}
+
+static bool word_in(const char *list, const char *word) {
+        size_t n = strlen(word);
+        for (const char *p = list; (p = strstr(p, word)); p += n)
+                if ((p == list || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ' || p[n] == '\n'))
+                        return true;
+        return false;
+}
+
+static int check_resource_controllers(RunContext *c, const Plan *plan) {
+        const char *needs = NULL, *property = NULL;
+        for (size_t i = 0; i < plan->n_properties && !needs; i++)
+                if ((needs = resource_controller(plan->properties[i].name)))
+                        property = plan->properties[i].name;
+        if (!needs)
+                return 0;
+
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *cgroup = NULL;
+        int r = sd_bus_get_property_string(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "ControlGroup", &e, &cgroup);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the service manager's control group: %s",
+                                       e.message ?: "unknown error");
+
+        char controllers[512] = "";
+        static const char * const roots[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+        bool found = false;
+        for (size_t i = 0; i < ELEMENTSOF(roots) && !found; i++) {
+                _cleanup_free_ char *path = NULL;
+                if (asprintf(&path, "%s%s/cgroup.controllers", roots[i], cgroup) < 0)
+                        return log_oom();
+                FILE *f = fopen(path, "re");
+                if (!f)
+                        continue;
+                found = fgets(controllers, sizeof(controllers), f) != NULL || feof(f);
+                fclose(f);
+        }
+        if (!found)
+                return log_error_errno(SYNTHETIC_ERRNO(ENOENT), "Cannot read the controllers of the service "
+                                       "manager's control group %s: refusing to run without the limits "
+                                       "the profile sets (%s)", cgroup, property);
+
+        for (size_t i = 0; i < plan->n_properties; i++) {
+                const char *need = resource_controller(plan->properties[i].name);
+                if (need && !word_in(controllers, need))
+                        return log_error_errno(SYNTHETIC_ERRNO(EOPNOTSUPP),
+                                               "%s=%s needs the cgroup controller '%s', which the user "
+                                               "manager does not have (%s holds: %s): refusing to run the "
+                                               "command without the limit", plan->properties[i].name,
+                                               plan->properties[i].value, need, cgroup,
+                                               controllers[0] && controllers[0] != '\n' ? strtok(controllers, "\n") : "none");
+        }
+        return 0;
 }
 
 static int add_matches(RunContext *c) {
@@ -467,6 +539,10 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         r = add_matches(&c);
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to the unit's signals: %m"), EXIT_SCUDO_SETUP;
+
+        r = check_resource_controllers(&c, plan);
+        if (r < 0)
+                return EXIT_SCUDO_SETUP;
 
         r = watcher_add_unit(c.watcher_fd, c.unit_name);
         if (r < 0)

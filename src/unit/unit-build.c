@@ -260,6 +260,15 @@ static int append_binds(sd_bus_message *m, const char *name, char **src, char **
         return close_property(m);
 }
 
+/* The last ProtectSystem= of the plan is the one systemd applies. */
+static bool plan_protect_system_strict(const Plan *plan) {
+        const char *v = NULL;
+        for (size_t i = 0; i < plan->n_properties; i++)
+                if (streq(plan->properties[i].name, "ProtectSystem"))
+                        v = plan->properties[i].value;
+        return v && streq(v, "strict");
+}
+
 int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ctx) {
         _cleanup_(mount_lists_done) MountLists l = {};
         int r = collect_mounts(plan, ctx, &l);
@@ -299,6 +308,20 @@ int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ct
         r = append_binds(m, "BindReadOnlyPaths", l.bind_ro_src, l.bind_ro_dst);
         if (r < 0)
                 return r;
+        /* systemd 252 leaves /run (and /run/lock, world-writable on Debian) writable under
+         * ProtectSystem=strict as soon as ProtectControlGroups=yes is set too, which scudo always
+         * does: a command could leave files there for the rest of the session. Say it again for
+         * /run. The mounts of the plan under it (the hidden runtime directory, a profile's write
+         * grant) and /run/user keep their own access: systemd does not remount them. */
+        if (plan_protect_system_strict(plan)) {
+                r = open_property(m, "ReadOnlyPaths", "as");
+                if (r >= 0)
+                        r = sd_bus_message_append_strv(m, (char *[]) { (char *) "-/run", NULL });
+                if (r >= 0)
+                        r = close_property(m);
+                if (r < 0)
+                        return r;
+        }
         if (!l.inaccessible)
                 return 0;
         r = open_property(m, "InaccessiblePaths", "as");
@@ -381,8 +404,13 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
             asprintf(&sandbox_var, "SCUDO_SANDBOX=%s", strempty(ctx->unit_name)) < 0)
                 return -ENOMEM;
 
-        /* Defaults a profile may change: a keyring of the unit's own, not the manager's. */
+        /* Defaults a profile may change: a keyring of the unit's own, not the manager's; and
+         * 5 s, not the manager's 90, between the SIGTERM of a stop (Ctrl-C twice, scudo killed,
+         * the command's main process gone with children left) and the SIGKILL: a command that
+         * ignores SIGTERM must not run on for a minute and a half after the user stopped it. */
         r = append_string(m, "KeyringMode", "private");
+        if (r >= 0)
+                r = unit_property_append(m, "TimeoutStopSec", "5s");
         if (r < 0)
                 return r;
 

@@ -27,6 +27,23 @@ static void stop_units(char units[][256], int n) {
                                           "org.freedesktop.systemd1.Manager", "StopUnit", NULL, NULL,
                                           "ss", units[i], "replace");
         }
+        /* The stop sends SIGTERM, and SIGKILL only after TimeoutStopSec=: a command that ignores
+         * SIGTERM would go on running, unwatched, for that long. One second of grace, then
+         * SIGKILL to whatever is left (a unit that is gone answers with an error). */
+        for (int tries = 0; tries < 10; tries++) {
+                bool left = false;
+                for (int i = 0; i < n && !left; i++)
+                        left = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                  "org.freedesktop.systemd1.Manager", "GetUnit", NULL, NULL,
+                                                  "s", units[i]) >= 0;
+                if (!left)
+                        break;
+                (void) usleep(100 * 1000);
+        }
+        for (int i = n - 1; i >= 0; i--)
+                (void) sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                          "org.freedesktop.systemd1.Manager", "KillUnit", NULL, NULL,
+                                          "ssi", units[i], "all", (int32_t) SIGKILL);
         sd_bus_flush_close_unref(bus);
 }
 
