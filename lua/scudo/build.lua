@@ -56,16 +56,70 @@ function Builder:drop(key, value, origin, why)
     d[#d + 1] = { key = key, value = value, origin = origin, reason = why }
 end
 
--- Whether path c is the home directory or above it. A write grant worked out from the request
--- (${PWD}, a lookup, an argument) is not given there: a command started in ~ would otherwise
--- write the shell's startup files. One written out (--fs-write ~, a profile's "~") is.
-function Builder:covers_home(c)
-    local home = self.real_home
+-- The home directory, as getcwd() names it (the start directory and lookups are canonical).
+function Builder:real_home()
+    local home = self.real_home_path
     if not home then
         home = sys.realpath(self.request.home) or self.request.home
-        self.real_home = home
+        self.real_home_path = home
     end
-    return c == "/" or c == home or home:sub(1, #c + 1) == c .. "/"
+    return home
+end
+
+-- Places whose contents run later by themselves, outside any sandbox: the directories on
+-- $PATH, ~/bin and ~/.local/bin, systemd's user units, autostart entries, environment.d,
+-- git's and fish's configuration. In the terms the start directory uses (a path under $HOME
+-- is moved onto the real home directory, without a system call per path).
+function Builder:persistence_roots()
+    if self.roots then
+        return self.roots
+    end
+    local home, written_home = self:real_home(), M.normalize(self.request.home)
+    local function rebase(p)
+        p = M.normalize(p)
+        if p == written_home or p:sub(1, #written_home + 1) == written_home .. "/" then
+            return home .. p:sub(#written_home + 1)
+        end
+        return p
+    end
+    local f, roots = self.vars.fixed, {}
+    for _, p in ipairs({ f.XDG_CONFIG_HOME .. "/systemd", f.XDG_CONFIG_HOME .. "/autostart",
+        f.XDG_CONFIG_HOME .. "/environment.d", f.XDG_CONFIG_HOME .. "/git", f.XDG_CONFIG_HOME .. "/fish",
+        f.XDG_DATA_HOME .. "/systemd", f.HOME .. "/.local/bin", f.HOME .. "/bin" }) do
+        roots[#roots + 1] = rebase(p)
+    end
+    for d in (self.request.env.PATH or ""):gmatch("[^:]+") do
+        if d:sub(1, 1) == "/" then
+            roots[#roots + 1] = rebase(d)
+        end
+    end
+    self.roots = roots
+    return roots
+end
+
+local function below(p, dir)
+    return dir == "/" or p:sub(1, #dir + 1) == dir .. "/"
+end
+
+-- Why a write grant worked out from the request (${PWD}, a lookup, an argument) may not be
+-- given at c, or nil. Such a grant is not given on the home directory or above it (a command
+-- started in ~ would write the shell's startup files), nor on, above or below a place of
+-- persistence_roots(). One written out (--fs-write, a profile's "~/.local/bin") is given.
+function Builder:derived_write_refused(c)
+    local home = self:real_home()
+    if c == "/" or c == home or below(home, c) then
+        return "would make the home directory writable (the command starts in it, or above it): code "
+            .. "left in ~/.bashrc, ~/.profile or ~/.local/bin would run later, outside the sandbox; "
+            .. "--fs-write grants it for one run"
+    end
+    for _, r in ipairs(self:persistence_roots()) do
+        if c == r or below(r, c) or below(c, r) then
+            return ("would make %s writable, whose contents run later outside the sandbox (a directory "
+                .. "on $PATH, user units, autostart, shell or git configuration); --fs-write grants "
+                .. "it for one run"):format(r)
+        end
+    end
+    return nil
 end
 
 -- Adds a path entry; a later entry for the same path replaces the earlier one.
@@ -86,10 +140,11 @@ function Builder:add_path(access, raw, origin, base)
         self:drop(key, raw, origin, err)
         return
     end
-    if access == "write" and derived and self:covers_home(c) then
-        self:drop(key, raw, origin, "would make the home directory writable (the command starts in it, or "
-            .. "above it): code left in ~/.bashrc, ~/.profile or ~/.local/bin would run later, outside "
-            .. "the sandbox; --fs-write grants it for one run")
+    local refused = access == "write" and derived and self:derived_write_refused(c)
+    if refused then
+        self:drop(key, raw, origin, refused)
+        local w = self.explain.warnings
+        w[#w + 1] = ("%s: %s: %s not made writable: %s"):format(origin, key, c, refused)
         return
     end
     local old = self.paths[c]

@@ -98,3 +98,26 @@ def test_starting_in_the_home_directory_does_not_make_it_writable(tb, work):
     assert r.rc == 0, r
     assert host_cat(tb, "/home/dev/%s/f" % marker).strip() == "ok"
     tb.dev("rm -rf ~/%s" % marker)
+
+
+def test_starting_in_config_or_a_path_directory_does_not_make_it_writable(tb, work):
+    marker = "evil-" + work[-8:]
+    # ~/.config holds user units, autostart entries, git's configuration.
+    tb.dev("mkdir -p ~/.config/systemd/user ~/.local/bin")
+    r = tb.scudo(["sh", "-c", "echo '[Service]' > ~/.config/systemd/user/%s.service" % marker], cwd="~/.config")
+    assert r.rc != 0 and "not made writable" in r.err, r
+    assert not host_exists(tb, "/home/dev/.config/systemd/user/%s.service" % marker)
+    r = tb.scudo(["sh", "-c", "echo x > %s" % marker], cwd="~/.local/bin")
+    assert r.rc != 0, r
+    assert not host_exists(tb, "/home/dev/.local/bin/" + marker)
+    # A directory on $PATH, wherever it is: here the project's own bin directory.
+    tb.dev("mkdir -p %s/bin" % work)
+    r = tb.scudo(["sh", "-c", "echo x > bin/%s" % marker], cwd=work, extra_env="PATH=%s/bin:$PATH" % work)
+    assert r.rc != 0, r
+    assert not host_exists(tb, "%s/bin/%s" % (work, marker))
+    # An ordinary directory below ~/.config stays writable.
+    tb.dev("mkdir -p ~/.config/%s" % marker)
+    r = tb.scudo(["sh", "-c", "echo ok > f"], cwd="~/.config/" + marker)
+    assert r.rc == 0, r
+    assert host_cat(tb, "/home/dev/.config/%s/f" % marker).strip() == "ok"
+    tb.dev("rm -rf ~/.config/%s" % marker)
