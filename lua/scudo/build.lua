@@ -23,6 +23,11 @@ end
 -- (after a symlink, not lexically). Enough to merge entries for one path during a run;
 -- plan_validate() canonicalizes, and merges again, in C.
 function M.normalize(p)
+    -- Most paths are clean already: "/" then names, no "//", no "." component.
+    if not p:find("//", 1, true) and not p:find("/./", 1, true) and p:sub(-2) ~= "/."
+        and (p:sub(-1) ~= "/" or p == "/") then
+        return p
+    end
     local parts = {}
     for c in p:gmatch("[^/]+") do
         if c ~= "." then
@@ -83,22 +88,27 @@ function Builder:persistence_roots()
         return p
     end
     local f, roots = self.vars.fixed, {}
+    local function add(p)
+        p = rebase(p)
+        roots[#roots + 1] = { p, p == "/" and "/" or p .. "/" }
+    end
     for _, p in ipairs({ f.XDG_CONFIG_HOME .. "/systemd", f.XDG_CONFIG_HOME .. "/autostart",
         f.XDG_CONFIG_HOME .. "/environment.d", f.XDG_CONFIG_HOME .. "/git", f.XDG_CONFIG_HOME .. "/fish",
         f.XDG_DATA_HOME .. "/systemd", f.HOME .. "/.local/bin", f.HOME .. "/bin" }) do
-        roots[#roots + 1] = rebase(p)
+        add(p)
     end
     for d in (self.request.env.PATH or ""):gmatch("[^:]+") do
         if d:sub(1, 1) == "/" then
-            roots[#roots + 1] = rebase(d)
+            add(d)
         end
     end
     self.roots = roots
     return roots
 end
 
-local function below(p, dir)
-    return dir == "/" or p:sub(1, #dir + 1) == dir .. "/"
+-- p below the directory whose path with a "/" appended is dir_slash (no new strings).
+local function below(p, dir_slash)
+    return #p > #dir_slash and p:find(dir_slash, 1, true) == 1 or dir_slash == "/"
 end
 
 -- Why a write grant worked out from the request (${PWD}, a lookup, an argument) may not be
@@ -107,16 +117,17 @@ end
 -- persistence_roots(). One written out (--fs-write, a profile's "~/.local/bin") is given.
 function Builder:derived_write_refused(c)
     local home = self:real_home()
-    if c == "/" or c == home or below(home, c) then
+    local c_slash = c == "/" and "/" or c .. "/"
+    if c == "/" or c == home or below(home, c_slash) then
         return "would make the home directory writable (the command starts in it, or above it): code "
             .. "left in ~/.bashrc, ~/.profile or ~/.local/bin would run later, outside the sandbox; "
             .. "--fs-write grants it for one run"
     end
     for _, r in ipairs(self:persistence_roots()) do
-        if c == r or below(r, c) or below(c, r) then
+        if c == r[1] or below(r[1], c_slash) or below(c, r[2]) then
             return ("would make %s writable, whose contents run later outside the sandbox (a directory "
                 .. "on $PATH, user units, autostart, shell or git configuration); --fs-write grants "
-                .. "it for one run"):format(r)
+                .. "it for one run"):format(r[1])
         end
     end
     return nil

@@ -232,6 +232,12 @@ static bool strictly_below(const char *path, const char *dir) {
         return rest && *rest;
 }
 
+/* walked: walked_prefix() of raw, dir_walked of dir_raw. */
+static bool leads_out(const char *walked, const char *canonical, const char *dir_walked, const char *dir_canonical) {
+        return !path_startswith(canonical, dir_canonical) &&
+                (strictly_below(walked, dir_walked) || strictly_below(walked, dir_canonical));
+}
+
 int plan_path_leads_out(const char *raw, const char *canonical, const char *dir_raw, const char *dir_canonical) {
         _cleanup_free_ char *walked = NULL, *dir_walked = NULL;
         int r;
@@ -243,7 +249,7 @@ int plan_path_leads_out(const char *raw, const char *canonical, const char *dir_
                 r = walked_prefix(dir_raw, &dir_walked);
         if (r < 0)
                 return r;
-        return strictly_below(walked, dir_walked) || strictly_below(walked, dir_canonical);
+        return leads_out(walked, canonical, dir_walked, dir_canonical);
 }
 
 /* A read or write entry that leads out of a directory the command may write is dropped, with
@@ -251,6 +257,15 @@ int plan_path_leads_out(const char *raw, const char *canonical, const char *dir_
  * shows canonical paths and checks the same in Lua, through sys.leads_out.) raw[i] is entry
  * i's path as the plan gave it, p->paths[i].path its canonical form. */
 static int drop_escapes(Plan *p, char **raw, bool *drop) {
+        _cleanup_strv_free_ char **walked = calloc(p->n_paths + 1, sizeof(char *));
+
+        if (!walked)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->n_paths; i++) {
+                int r = walked_prefix(raw[i], &walked[i]);
+                if (r < 0)
+                        return r;
+        }
         for (size_t i = 0; i < p->n_paths; i++) {
                 PlanPath *e = &p->paths[i];
 
@@ -258,12 +273,8 @@ static int drop_escapes(Plan *p, char **raw, bool *drop) {
                         continue;
                 for (size_t j = 0; j < p->n_paths && !drop[i]; j++) {
                         const PlanPath *w = &p->paths[j];
-                        if (j == i || w->access != PATH_ACCESS_WRITE)
-                                continue;
-                        int r = plan_path_leads_out(raw[i], e->path, raw[j], w->path);
-                        if (r < 0)
-                                return r;
-                        if (r == 0)
+                        if (j == i || w->access != PATH_ACCESS_WRITE ||
+                            !leads_out(walked[i], e->path, walked[j], w->path))
                                 continue;
                         log_warning("%s: filesystem.%s: '%s' leads out of '%s', which the command may write "
                                     "(through a symlink it could have planted there): ignored",
