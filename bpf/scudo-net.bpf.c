@@ -217,6 +217,61 @@ static __always_inline void remember_orig(struct bpf_sock_addr *ctx, __u16 famil
         o->family = family;
 }
 
+/* 0.0.0.0 and :: are not "no host": the kernel sends them to this host, to the address the
+ * socket is bound to (or, for IPv4 sendmsg, the source asked for with IP_PKTINFO) or else to
+ * loopback. A rule for every host on a port must not make them a way around a deny rule for
+ * 127.0.0.1, so they are judged as every address they may turn into, and pass only when all
+ * of those would. */
+static __always_inline bool local_permitted4(const struct net_layer *l, __u16 port, __u32 ip4) {
+        __u32 a[4] = { 0, 0, bpf_htonl(0xffff), ip4 };
+
+        return permitted(l, port, a);
+}
+
+static __always_inline bool unspecified4_permitted(const struct net_layer *l, struct bpf_sock_addr *ctx,
+                                                   __u32 kind, __u16 port) {
+        struct bpf_sock *sk = ctx->sk;
+        __u32 src;
+
+        if (!local_permitted4(l, port, bpf_htonl(0x7f000001)))
+                return false;
+        if (!sk)
+                return false;
+        src = sk->src_ip4;
+        if (src != 0 && !local_permitted4(l, port, src))
+                return false;
+        if (kind == NET_EVENT_SENDMSG) {
+                src = ctx->msg_src_ip4;
+                if (src != 0 && !local_permitted4(l, port, src))
+                        return false;
+        }
+        return true;
+}
+
+static __always_inline bool is_unspecified6(const __u32 *addr) {
+        /* :: itself, and ::ffff:0.0.0.0, which an AF_INET6 socket sends as IPv4 0.0.0.0 */
+        return addr[0] == 0 && addr[1] == 0 && (addr[2] == 0 || addr[2] == bpf_htonl(0xffff)) && addr[3] == 0;
+}
+
+static __always_inline bool unspecified6_permitted(const struct net_layer *l, struct bpf_sock_addr *ctx,
+                                                   __u16 port) {
+        __u32 loop6[4] = { 0, 0, 0, bpf_htonl(1) };
+        struct bpf_sock *sk = ctx->sk;
+        __u32 src[4];
+
+        if (!local_permitted4(l, port, bpf_htonl(0x7f000001)) || !permitted(l, port, loop6))
+                return false;
+        if (!sk)
+                return false;
+        src[0] = sk->src_ip6[0];
+        src[1] = sk->src_ip6[1];
+        src[2] = sk->src_ip6[2];
+        src[3] = sk->src_ip6[3];
+        if ((src[0] | src[1] | src[2] | src[3]) != 0 && !permitted(l, port, src))
+                return false;
+        return true;
+}
+
 /* connect4 and sendmsg4: 1 lets the call through, 0 fails it with EPERM. */
 static __always_inline int check4(struct bpf_sock_addr *ctx, __u32 kind) {
         struct net_layer *l = bpf_get_local_storage(&layers, 0);
@@ -231,7 +286,12 @@ static __always_inline int check4(struct bpf_sock_addr *ctx, __u32 kind) {
                 ctx->user_ip4 = l->proxy4;
                 return 1;
         }
-        if (is_proxy(l, addr, port) || permitted(l, port, addr))
+        if (is_proxy(l, addr, port))
+                return 1;
+        if (ctx->user_ip4 != 0) {
+                if (permitted(l, port, addr))
+                        return 1;
+        } else if (unspecified4_permitted(l, ctx, kind, port))
                 return 1;
 
         report(l, kind, port, addr, ctx->protocol, AF_INET, 0);
@@ -267,7 +327,12 @@ static __always_inline int check6(struct bpf_sock_addr *ctx, __u32 kind) {
                 }
                 return 1;
         }
-        if (is_proxy(l, addr, port) || permitted(l, port, addr))
+        if (is_proxy(l, addr, port))
+                return 1;
+        if (!is_unspecified6(addr)) {
+                if (permitted(l, port, addr))
+                        return 1;
+        } else if (unspecified6_permitted(l, ctx, port))
                 return 1;
 
         report(l, kind, port, addr, ctx->protocol, AF_INET6, 0);

@@ -106,8 +106,62 @@ int dns_parse_query(const uint8_t *msg, size_t size, DnsQuestion *ret) {
         q.qclass = get16(msg + pos + 2);
         q.end = pos + 4;
         q.name_ok = ok && net_name_is_valid(q.name);
+
+        /* The additional records (EDNS): read only to find the OPT; none is forwarded as is. */
+        pos = q.end;
+        for (unsigned i = 0, n = get16(msg + 10); i < n; i++) {
+                char owner[DNS_NAME_TEXT_MAX];
+                uint16_t type, rdlength;
+                bool owner_ok;
+
+                k = read_name(msg, size, &pos, true, owner, &owner_ok);
+                if (k < 0)
+                        return k;
+                if (pos + 10 > size)
+                        return -EBADMSG;
+                type = get16(msg + pos);
+                rdlength = get16(msg + pos + 8);
+                if (rdlength > size - pos - 10)
+                        return -EBADMSG;
+                if (type == DNS_TYPE_OPT && owner[0] == 0 && !q.edns) {
+                        q.edns = true;
+                        q.edns_udp_size = get16(msg + pos + 2);
+                        q.edns_do = (msg[pos + 6] & 0x80) != 0;
+                }
+                pos += 10 + (size_t) rdlength;
+        }
         *ret = q;
         return 0;
+}
+
+int dns_make_forward_query(const uint8_t *query, const DnsQuestion *q, uint8_t *out, size_t out_size) {
+        size_t n = q->end;
+
+        if (q->end < DNS_HEADER_SIZE || q->end > DNS_FORWARD_QUERY_MAX - 11 || out_size < q->end + (q->edns ? 11 : 0))
+                return -ENOBUFS;
+        memcpy(out, query, q->end);
+        out[2] = (uint8_t) (query[2] & 0x01);           /* RD; QR=0, opcode 0, no AA/TC */
+        out[3] = (uint8_t) (query[3] & 0x30);           /* AD, CD; no Z, no rcode */
+        out[4] = 0;
+        out[5] = 1;
+        memset(out + 6, 0, 6);
+        if (q->edns) {
+                uint16_t udp = (uint16_t) MIN(MAX(q->edns_udp_size, 512U), 4096U);
+
+                out[11] = 1;
+                out[n++] = 0;                           /* the root */
+                out[n++] = 0;
+                out[n++] = DNS_TYPE_OPT;
+                out[n++] = (uint8_t) (udp >> 8);
+                out[n++] = (uint8_t) udp;
+                out[n++] = 0;                           /* extended rcode, version 0 */
+                out[n++] = 0;
+                out[n++] = q->edns_do ? 0x80 : 0;
+                out[n++] = 0;
+                out[n++] = 0;                           /* no options */
+                out[n++] = 0;
+        }
+        return (int) n;
 }
 
 int dns_make_error_reply(const uint8_t *query, const DnsQuestion *q, unsigned rcode, uint8_t *out,

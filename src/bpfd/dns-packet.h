@@ -15,6 +15,7 @@
 #define DNS_TYPE_A 1
 #define DNS_TYPE_CNAME 5
 #define DNS_TYPE_AAAA 28
+#define DNS_TYPE_OPT 41
 #define DNS_CLASS_IN 1
 #define DNS_RCODE_SERVFAIL 2
 #define DNS_RCODE_REFUSED 5
@@ -26,13 +27,26 @@ typedef struct DnsQuestion {
         uint16_t qclass;
         size_t end;                     /* offset just past the question */
         bool name_ok;                   /* the name fits net_name_is_valid() after lower-casing */
+        bool edns;                      /* the query has an OPT record */
+        bool edns_do;                   /* ... with the DO bit */
+        uint16_t edns_udp_size;         /* ... and this UDP payload size */
         char name[DNS_NAME_TEXT_MAX];   /* lower-case, no final dot; "" for the root */
 } DnsQuestion;
 
-/* Parses a query: QR=0, standard opcode, exactly one question, no compression in it.
+/* Parses a query: QR=0, standard opcode, exactly one question, no compression in it, no
+ * answer or authority records; additional records must be well-formed (an OPT is noted).
  * Returns 0 or -EBADMSG. A name with bytes outside [A-Za-z0-9_-] is still returned (escaped
  * bytes shown as '?') but with name_ok false, so that it can be refused and reported. */
 int dns_parse_query(const uint8_t *msg, size_t size, DnsQuestion *ret);
+
+/* The most dns_make_forward_query() writes: header, question, an OPT record. */
+#define DNS_FORWARD_QUERY_MAX (DNS_HEADER_SIZE + 255 + 4 + 11)
+
+/* Writes the query that is sent upstream for `query` (described by `q`): its id, its RD, AD
+ * and CD flags, its question, and an OPT record with only the payload size and the DO bit
+ * if it had one. Nothing else the sandbox put in the message (other records, EDNS options,
+ * bytes after the records) leaves the proxy. Returns its size, or -ENOBUFS. */
+int dns_make_forward_query(const uint8_t *query, const DnsQuestion *q, uint8_t *out, size_t out_size);
 
 /* Writes an answer with `rcode` to the query described by `q` (its header and question,
  * no records) into `out`. Returns its size, or -ENOBUFS. */

@@ -583,6 +583,7 @@ static size_t answer_from_cache(DnsProxy *p, bool tcp, const uint8_t *msg, size_
  * (REFUSED, or from the cache), 0 when it was forwarded, <0 to drop it. */
 static int handle_query(DnsProxy *p, bool tcp, const uint8_t *msg, size_t size, Query **ret_query,
                         uint8_t *reply, size_t reply_size, size_t *ret_reply_len) {
+        uint8_t fwd[DNS_FORWARD_QUERY_MAX];
         DnsQuestion question;
         Query *q;
         size_t n;
@@ -600,6 +601,14 @@ static int handle_query(DnsProxy *p, bool tcp, const uint8_t *msg, size_t size, 
                 *ret_reply_len = (size_t) k;
                 return 1;
         }
+
+        /* From here on only the query rebuilt from its question goes anywhere (and keys the
+         * cache): whatever else the sandbox put in the message stays here. */
+        k = dns_make_forward_query(msg, &question, fwd, sizeof(fwd));
+        if (k < 0)
+                return k;
+        msg = fwd;
+        size = (size_t) k;
 
         n = answer_from_cache(p, tcp, msg, size, &question, reply, reply_size);
         if (n > 0) {

@@ -411,6 +411,12 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
         r = append_string(m, "KeyringMode", "private");
         if (r >= 0)
                 r = unit_property_append(m, "TimeoutStopSec", "5s");
+        /* With network rules, only the families the BPF programs see (and AF_UNIX, AF_NETLINK
+         * for the local machine): the cgroup hooks never see AF_VSOCK, which in a VM reaches
+         * the host, nor any other family. First, so that it sets the allow-list form: a
+         * profile may still add a family to it (its choice) or take one away ("~AF_NETLINK"). */
+        if (r >= 0 && plan->network_filtered)
+                r = unit_property_append(m, "RestrictAddressFamilies", "AF_UNIX AF_INET AF_INET6 AF_NETLINK");
         if (r < 0)
                 return r;
 

@@ -19,8 +19,8 @@ static int on_address(const uint8_t addr[16], uint32_t ttl, void *userdata) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        uint8_t *msg, reply[DNS_HEADER_SIZE + DNS_NAME_TEXT_MAX + 8];
-        DnsQuestion q;
+        uint8_t *msg, reply[DNS_HEADER_SIZE + DNS_NAME_TEXT_MAX + 8], fwd[DNS_FORWARD_QUERY_MAX];
+        DnsQuestion q, q2;
         int n = 0, k;
 
         msg = malloc(size ?: 1);
@@ -34,6 +34,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 assert(q.end <= size);
                 k = dns_make_error_reply(msg, &q, DNS_RCODE_REFUSED, reply, sizeof(reply));
                 assert(k < 0 || (size_t) k == q.end);
+
+                /* What goes upstream: the question and at most a bare OPT, and it reads back
+                 * as the same question. */
+                k = dns_make_forward_query(msg, &q, fwd, sizeof(fwd));
+                assert(k > 0 && (size_t) k == q.end + (q.edns ? 11 : 0));
+                assert(dns_parse_query(fwd, (size_t) k, &q2) == 0);
+                assert(strcmp(q2.name, q.name) == 0 && q2.qtype == q.qtype && q2.qclass == q.qclass);
+                assert(q2.end == q.end && q2.edns == q.edns && q2.edns_do == q.edns_do);
         }
 
         /* As an answer to its own question: read the question from a copy turned into a

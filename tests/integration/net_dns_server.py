@@ -8,7 +8,8 @@
 NAME=ADDR[,ADDR...][/TTL] answers A and AAAA queries with those addresses (TTL default 300);
 NAME=CNAME:TARGET answers with a CNAME and the target's records. Any other name gets NXDOMAIN.
 Every query is appended to the log as "PROTO NAME TYPE", so a test can tell from outside
-which names reached the resolver. Runs until killed, or --timeout seconds.
+which names reached the resolver (and with --raw-log FILE, every query's bytes after its id
+in hex, to see what else reached it). Runs until killed, or --timeout seconds.
 """
 import argparse
 import ipaddress
@@ -98,9 +99,13 @@ def log(path, line):
             f.write(line + "\n")
 
 
+RAW_LOG = None
+
+
 def serve_udp(sock, zone, logfile, delay):
     while True:
         msg, peer = sock.recvfrom(65535)
+        log(RAW_LOG, "udp " + msg[2:].hex())
         try:
             out, qname, qtype = answer(zone, msg)
         except Exception:
@@ -124,6 +129,7 @@ def serve_tcp_conn(conn, zone, logfile):
                 if not chunk:
                     return
                 msg += chunk
+            log(RAW_LOG, "tcp " + msg[2:].hex())
             out, qname, qtype = answer(zone, msg)
             log(logfile, "tcp %s %s" % (qname, qtype))
             conn.sendall(struct.pack("!H", len(out)) + out)
@@ -142,8 +148,11 @@ def main():
     ap.add_argument("--log")
     ap.add_argument("--timeout", type=float, default=3600)
     ap.add_argument("--delay", type=float, default=0)
+    ap.add_argument("--raw-log", help="also log every query's bytes after the id, in hex")
     ap.add_argument("zone", nargs="*")
     args = ap.parse_args()
+    global RAW_LOG
+    RAW_LOG = args.raw_log
     zone = parse_zone(args.zone)
     family = socket.AF_INET6 if ":" in args.listen else socket.AF_INET
     u = socket.socket(family, socket.SOCK_DGRAM)

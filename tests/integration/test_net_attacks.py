@@ -1,0 +1,218 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
+"""Attacks on the network filter: ways a command with network rules might reach a host its
+rules do not name. Same testbed, helper and witnesses as test_network.py: a root listener
+outside the sandbox records what arrived, a DNS server records what reached it.
+
+The probe is net_attack_probe.py. Tests marked xfail(strict=True) describe holes that are
+known and not closed here (see docs/network.md, "Limits"): they fail the day the hole closes,
+so that the mark gets removed.
+"""
+import os
+import struct
+import time
+import uuid
+
+import pytest
+
+import test_network as tn
+from conftest import wait_for
+from test_network import bpfd, listen, ntb  # noqa: F401  (fixtures)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ATTACK = os.path.join(HERE, "net_attack_probe.py")
+
+
+def attack(t, actions, **kw):
+    """tn.sandboxed() with the attack probe in place of net_probe.py."""
+    saved = tn.PROBE
+    tn.PROBE = ATTACK
+    try:
+        return tn.sandboxed(t, actions, **kw)
+    finally:
+        tn.PROBE = saved
+
+
+# --- the unspecified address -----------------------------------------------------------------
+
+def test_unspecified_address_is_judged_as_loopback(bpfd, listen):
+    """0.0.0.0 and :: reach this host's loopback: a rule for any host on a port must not make
+    them a way around a deny rule for 127.0.0.1 / ::1 (it did: all five arrived)."""
+    ln = listen("tcp:127.0.0.1:9003", "tcp:[::1]:9004", "udp:127.0.0.1:9005", "udp:[::1]:9006",
+                "tcp:127.0.0.1:9007")
+    r = attack(bpfd, ["tcp:0.0.0.0:9003", "tcp:[::]:9004", "tcp:[::ffff:0.0.0.0]:9003",
+                      "udp:0.0.0.0:9005", "udp:[::]:9006", "udpmsg:0.0.0.0:9005"],
+               allow=[":9003", ":9004", ":9005", ":9006"], deny=["127.0.0.1", "::1"])
+    for a in ("tcp:0.0.0.0:9003", "tcp:[::]:9004", "tcp:[::ffff:0.0.0.0]:9003", "udp:0.0.0.0:9005",
+              "udp:[::]:9006", "udpmsg:0.0.0.0:9005"):
+        assert r.err(a) == "EPERM", (a, r)
+    assert ln.arrived() == []
+    assert "refused connection to 0.0.0.0:9003 (tcp)" in "\n".join(r.reports), r
+    # ... and where loopback is allowed, 0.0.0.0 still works as it always has
+    r = attack(bpfd, ["tcp:0.0.0.0:9007"], allow=["127.0.0.1:9007"])
+    assert r.ok("tcp:0.0.0.0:9007"), r
+    assert ln.arrived() == ["tcp 127.0.0.1 9007"]
+
+
+# --- other ways to send -----------------------------------------------------------------------
+
+def test_other_ways_to_send_are_checked(bpfd, listen):
+    """TCP Fast Open, a destination on a connected UDP socket, sendmsg(), io_uring: each goes
+    through the same hooks as connect() and sendto()."""
+    ln = listen("tcp:127.0.0.3:9101", "udp:127.0.0.3:9102", "tcp:127.0.0.3:9103")
+    r = attack(bpfd, ["tfo:127.0.0.3:9101", "udpcs:127.0.0.2:9100/127.0.0.3:9102", "udpmsg:127.0.0.3:9102",
+                      "uring:127.0.0.3:9103", "udpcs:127.0.0.2:9100/127.0.0.2:9100"],
+               allow=["127.0.0.2:9100"])
+    assert r.err("tfo:127.0.0.3:9101") == "EPERM", r
+    assert r.err("udpcs:127.0.0.2:9100/127.0.0.3:9102") == "EPERM", r
+    assert r.err("udpmsg:127.0.0.3:9102") == "EPERM", r
+    assert r.err("uring:127.0.0.3:9103") == "EPERM", r
+    assert r.ok("udpcs:127.0.0.2:9100/127.0.0.2:9100"), r
+    assert ln.arrived() == []
+
+
+def test_other_socket_kinds_refused(bpfd, listen):
+    """Raw, ICMP (v4 and v6), MPTCP, UDP-Lite, SCTP, packet and XDP sockets: none can be made.
+    Plain TCP and UDP with protocol 0 can."""
+    ln = listen("tcp:127.0.0.3:9201")
+    kinds = {
+        "sock:2:3:255": "raw", "sock:10:3:255": "raw6", "sock:2:2:1": "icmp", "sock:10:2:58": "icmp6",
+        "sock:2:1:262": "mptcp", "sock:10:1:262": "mptcp6", "sock:2:2:136": "udplite",
+        "sock:10:2:136": "udplite6", "sock:2:5:132": "sctp", "sock:2:1:132": "sctp-stream",
+        "sock:17:3:0": "packet", "sock:17:2:0": "packet-dgram", "sock:44:3:0": "xdp",
+    }
+    r = attack(bpfd, list(kinds) + ["mptcp:127.0.0.3:9201", "sock:2:1:0", "sock:2:2:0", "sock:10:1:0",
+                                    "sock:10:2:0"], allow=[":9201"])
+    for a, name in kinds.items():
+        assert r.err(a) in ("EPERM", "EACCES", "ESOCKTNOSUPPORT", "EPROTONOSUPPORT", "EAFNOSUPPORT"), (name, r)
+    assert r.err("mptcp:127.0.0.3:9201") in ("EPERM", "EPROTONOSUPPORT"), r
+    for a in ("sock:2:1:0", "sock:2:2:0", "sock:10:1:0", "sock:10:2:0"):
+        assert r.ok(a), (a, r)
+    assert ln.arrived() == []
+
+
+@pytest.mark.xfail(strict=True, reason="AF_VSOCK is not filtered by the BPF programs: the cgroup hooks only see "
+                   "AF_INET/AF_INET6 (scudo's units refuse it with RestrictAddressFamilies=, tested below)")
+def test_vsock_refused_by_the_programs_alone(bpfd):
+    # Only socket(): connecting would talk to whatever the VM's host runs.
+    r = attack(bpfd, ["sock:40:1:0", "sock:40:5:0"], allow=[":443"])
+    assert r.err("sock:40:1:0") in ("EPERM", "EAFNOSUPPORT"), r
+
+
+@pytest.mark.xfail(strict=True, reason="incoming connections are not filtered: a host that connects to a "
+                   "socket the command listens on can be sent anything (docs/network.md, Limits)")
+def test_incoming_connection_gets_nothing(bpfd):
+    out = "/tmp/net-accept-%s.out" % uuid.uuid4().hex[:6]
+    connector = ("python3 -c '\nimport socket, time\nfor i in range(100):\n    try:\n"
+                 "        s = socket.create_connection((\"127.0.0.1\", 9301), 1)\n"
+                 "        print(s.recv(100)); break\n    except OSError:\n        time.sleep(0.1)\n'"
+                 " > %s 2>&1 &" % out)
+    try:
+        r = attack(bpfd, ["accept:9301:8"], allow=["127.0.0.2:1"], between=connector)
+        assert wait_for(lambda: bpfd.root("test -s %s" % out).rc == 0, timeout=10), r
+        assert "exfiltrated" not in bpfd.root("cat %s" % out).out, r
+    finally:
+        bpfd.root("rm -f %s" % out)
+
+
+# --- what the sandbox cannot reach ----------------------------------------------------------------
+
+def test_helper_and_cgroups_not_reachable_through_proc(bpfd, listen):
+    """InaccessiblePaths= and the read-only /sys/fs/cgroup are per mount namespace; another
+    process's /proc/PID/root would lead around them, but PrivateUsers= keeps the sandbox
+    from following it (ptrace access across user namespaces)."""
+    ln = listen("tcp:127.0.0.3:9401")
+    base = "user.slice/user-1001.slice/user@1001.service"
+    r = attack(bpfd, ["procescape:%s/init.scope" % base, "procescape:%s/app.slice" % base,
+                      "procsock:/run/scudo-bpfd.sock", "procsock:/run/user/1001/bus", "tcp:127.0.0.3:9401"],
+               allow=["127.0.0.2:1"])
+    for a in ("procescape:%s/init.scope" % base, "procescape:%s/app.slice" % base,
+              "procsock:/run/scudo-bpfd.sock", "procsock:/run/user/1001/bus"):
+        assert not r.ok(a), (a, r)
+    assert r.err("tcp:127.0.0.3:9401") == "EPERM", r
+    assert ln.arrived() == []
+
+
+# --- DNS ------------------------------------------------------------------------------------------
+
+def dns_query_with_extras(name):
+    """A query for `name` carrying data in an EDNS option and after its last record."""
+    q = struct.pack("!HHHHHH", 0x4242, 0x0100, 1, 0, 0, 1)
+    for label in name.split("."):
+        q += bytes([len(label)]) + label.encode()
+    q += b"\0" + struct.pack("!HH", 1, 1)
+    option = struct.pack("!HH", 65001, 10) + b"SECRETDATA"
+    q += b"\0" + struct.pack("!HHIH", 41, 4096, 0x8000, len(option)) + option
+    return q + b"MORESECRET"
+
+
+@pytest.fixture
+def recording_resolver(bpfd):
+    """A second test DNS server, on 127.0.0.154, that logs every query's bytes; resolv.conf
+    points at it for the test (the helper reads it when a sandbox is set up)."""
+    t = bpfd
+    raw = "/tmp/net-dns-raw-%s.log" % uuid.uuid4().hex[:6]
+    r = t.root("""set -e
+touch %(raw)s; chmod 666 %(raw)s
+setsid python3 %(server)s --listen 127.0.0.154 --raw-log %(raw)s --timeout 120 allowed.test=127.0.0.4 \
+    >/dev/null 2>&1 < /dev/null & echo $! > %(raw)s.pid
+cp /etc/resolv.conf %(raw)s.resolv; echo 'nameserver 127.0.0.154' > /etc/resolv.conf
+""" % {"raw": raw, "server": tn.DNS_SERVER})
+    assert r.rc == 0, r
+    assert wait_for(lambda: t.root("ss -lun | grep -q 127.0.0.154:53").rc == 0, timeout=10)
+    yield raw
+    t.root("kill $(cat %(raw)s.pid); cat %(raw)s.resolv > /etc/resolv.conf; rm -f %(raw)s %(raw)s.*" % {"raw": raw})
+
+
+def test_dns_query_extras_not_forwarded(bpfd, recording_resolver):
+    """Only the question (and a bare OPT) of an allowed query leaves the proxy: EDNS options
+    and bytes after the records were passed to the resolver as they were, a channel out of
+    the sandbox beside the name."""
+    q = dns_query_with_extras("allowed.test").hex()
+    r = attack(bpfd, ["dnsraw:10.255.255.53:" + q], allow=["allowed.test"])
+    assert r.detail("dnsraw:10.255.255.53:" + q) == "rcode=0", r
+    raw = bpfd.root("cat %s" % recording_resolver).out
+    assert "07616c6c6f7765640474657374" in raw, raw         # allowed.test reached it
+    assert b"SECRETDATA".hex() not in raw and b"MORESECRET".hex() not in raw, raw
+    # the OPT went along, bare, with its DO bit
+    assert "0000291000000080000000" in raw, raw
+
+
+def test_dns_tricks_refused(bpfd):
+    """Names that are not the allowed one in disguise: a longer name ending like it, an
+    escaped dot, a NUL byte, over TCP as over UDP, to any server; the same name in capitals
+    or with a final dot is the same name."""
+    tn.clear_dns_log(bpfd)
+
+    def query(name_labels):
+        q = struct.pack("!HHHHHH", 0x4242, 0x0100, 1, 0, 0, 0)
+        for label in name_labels:
+            q += bytes([len(label)]) + label
+        return (q + b"\0" + struct.pack("!HH", 1, 1)).hex()
+
+    evil = {
+        "suffix": query([b"evilallowed", b"test"]),
+        "dot-in-label": query([b"allowed.test", b"evil"]),
+        "nul": query([b"allowed\0", b"test"]),
+        "below": query([b"x", b"allowed", b"test"]),
+    }
+    good = {"caps": query([b"ALLOWED", b"TEST"])}
+    actions = ["dnsraw:127.0.0.153:" + h for h in list(evil.values()) + list(good.values())]
+    r = attack(bpfd, actions, allow=["allowed.test"])
+    for name, h in evil.items():
+        assert r.detail("dnsraw:127.0.0.153:" + h) == "rcode=5", (name, r)
+    assert r.detail("dnsraw:127.0.0.153:" + good["caps"]) == "rcode=0", r
+    log = tn.dns_log(bpfd)
+    assert all("allowed.test" == line.split()[1].lower() for line in log), log
+
+
+@tn.needs_scudo
+def test_scudo_unit_with_network_rules_refuses_other_families(bpfd):
+    """In a VM, AF_VSOCK reaches the hypervisor host; the BPF programs never see it, so a unit
+    with network rules gets RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK."""
+    r = bpfd.scudo(["--net-allow", "127.0.0.2:1", "--", "python3", ATTACK, "sock:40:1:0", "sock:40:5:0",
+                    "sock:2:1:0", "sock:1:1:0"])
+    assert r.rc == 0, r
+    for a in ("sock:40:1:0", "sock:40:5:0"):
+        assert ("%s err EAFNOSUPPORT" % a) in r.out or ("%s err EPERM" % a) in r.out, r
+    for a in ("sock:2:1:0", "sock:1:1:0"):
+        assert ("%s ok" % a) in r.out, r
