@@ -230,6 +230,26 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                                 return r;
                 }
         }
+        /* Root's container and VM managers: a member of their group (docker, libvirt, lxd, ...)
+         * reaches them from inside as from outside, and they start a container that mounts the
+         * home directory, or anything else, as root. Unless the plan names the socket (a
+         * profile for the docker client, say). */
+        static const char * const root_managers[] = {
+                "/run/docker.sock",
+                "/run/containerd/containerd.sock",
+                "/run/podman/podman.sock",
+                "/run/libvirt/libvirt-sock",
+                "/run/libvirt/virtqemud-sock",
+                "/var/snap/lxd/common/lxd/unix.socket",
+                "/var/lib/lxd/unix.socket",
+                "/var/lib/incus/unix.socket",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(root_managers); i++)
+                if (!plan_names_path(plan, root_managers[i])) {
+                        r = add_inaccessible(l, root_managers[i]);
+                        if (r < 0)
+                                return r;
+                }
         if (ctx->bpfd_socket && path_is_absolute(ctx->bpfd_socket)) {
                 r = add_inaccessible(l, ctx->bpfd_socket);
                 if (r < 0)
