@@ -88,18 +88,22 @@ function Builder:persistence_roots()
         return p
     end
     local f, roots = self.vars.fixed, {}
-    local function add(p)
+    -- deep: what lies below counts too (units in systemd/user/, a config in git/); a $PATH
+    -- directory is only searched itself, not its subdirectories.
+    local function add(p, deep)
         p = rebase(p)
-        roots[#roots + 1] = { p, p == "/" and "/" or p .. "/" }
+        roots[#roots + 1] = { p, p == "/" and "/" or p .. "/", deep }
     end
     for _, p in ipairs({ f.XDG_CONFIG_HOME .. "/systemd", f.XDG_CONFIG_HOME .. "/autostart",
         f.XDG_CONFIG_HOME .. "/environment.d", f.XDG_CONFIG_HOME .. "/git", f.XDG_CONFIG_HOME .. "/fish",
-        f.XDG_DATA_HOME .. "/systemd", f.HOME .. "/.local/bin", f.HOME .. "/bin" }) do
-        add(p)
+        f.XDG_DATA_HOME .. "/systemd" }) do
+        add(p, true)
     end
+    add(f.HOME .. "/.local/bin", false)
+    add(f.HOME .. "/bin", false)
     for d in (self.request.env.PATH or ""):gmatch("[^:]+") do
         if d:sub(1, 1) == "/" then
-            add(d)
+            add(d, false)
         end
     end
     self.roots = roots
@@ -113,8 +117,9 @@ end
 
 -- Why a write grant worked out from the request (${PWD}, a lookup, an argument) may not be
 -- given at c, or nil. Such a grant is not given on the home directory or above it (a command
--- started in ~ would write the shell's startup files), nor on, above or below a place of
--- persistence_roots(). One written out (--fs-write, a profile's "~/.local/bin") is given.
+-- started in ~ would write the shell's startup files), nor on or above a place of
+-- persistence_roots(), nor below one whose subdirectories count. One written out
+-- (--fs-write, a profile's "~/.local/bin") is given.
 function Builder:derived_write_refused(c)
     local home = self:real_home()
     local c_slash = c == "/" and "/" or c .. "/"
@@ -124,7 +129,7 @@ function Builder:derived_write_refused(c)
             .. "--fs-write grants it for one run"
     end
     for _, r in ipairs(self:persistence_roots()) do
-        if c == r[1] or below(r[1], c_slash) or below(c, r[2]) then
+        if c == r[1] or below(r[1], c_slash) or (r[3] and below(c, r[2])) then
             return ("would make %s writable, whose contents run later outside the sandbox (a directory "
                 .. "on $PATH, user units, autostart, shell or git configuration); --fs-write grants "
                 .. "it for one run"):format(r[1])
