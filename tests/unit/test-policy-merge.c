@@ -480,6 +480,39 @@ static void test_default_policy(void) {
         free(err);
 }
 
+/* Derived write grants (the start directory) are not given where code runs later. */
+static void test_persistence_roots(void) {
+        char path_env[1200];
+        Plan *p = NULL;
+        char *err = NULL;
+
+        pt_write("etc/config.toml", "\n");
+        pt_mkdir("home/.local/bin");
+        pt_mkdir("home/.config/systemd/user");
+        pt_mkdir("home/work/sub");
+        pt_mkdir("home/tools");
+        /* $PATH holding the home directory itself: a project below it stays writable */
+        snprintf(path_env, sizeof(path_env), "PATH=%s:%s:%s:/usr/bin", pt_path("home"), pt_path("home/.local/bin"),
+                 pt_path("home/tools"));
+        int k = pt_resolve("home/work/sub", ARGV("true"), ARGV(path_env), &p, &err);
+        const PlanPath *e = k >= 0 ? pt_find_path(p, "home/work/sub") : NULL;
+        TAP_CHECK(e && e->access == PATH_ACCESS_WRITE, "a project below a $PATH directory stays writable (%s)", err ?: "");
+        plan_free(p);
+        free(err);
+
+        static const char *const refused[] = { "home", "home/.local/bin", "home/.local", "home/.config",
+                                               "home/.config/systemd/user", "home/tools" };
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+                p = NULL;
+                k = pt_resolve(refused[i], ARGV("true"), ARGV(path_env), &p, &err);
+                e = k >= 0 ? pt_find_path(p, refused[i]) : NULL;
+                TAP_CHECK(k >= 0 && (!e || e->access != PATH_ACCESS_WRITE),
+                          "started in %s: not made writable (%s)", refused[i], err ?: "");
+                plan_free(p);
+                free(err);
+        }
+}
+
 int main(void) {
         pt_setup();
         pt_mkdir("proj/sub");
@@ -493,6 +526,7 @@ int main(void) {
         test_overrides();
         test_check();
         test_default_policy();
+        test_persistence_roots();
         pt_cleanup();
         return tap_done();
 }
