@@ -224,18 +224,32 @@ function M.trust_targets(request, paths)
             end
         end
     end
+    -- The project files in dir (scudo trust DIR, or no PATH: the start directory and above).
+    local function add_dir(dir)
+        local n0 = #targets
+        for _, n in ipairs(discover.PROJECT_NAMES) do
+            local p = util.join(dir, n)
+            if sys.stat(p) then
+                add(p)
+            end
+        end
+        return #targets > n0
+    end
     if #paths > 0 then
         for _, p in ipairs(paths) do
-            add(util.join(request.start_dir, p))
+            p = util.join(request.start_dir, p)
+            local st = sys.stat(p)
+            if st and st.type == "directory" then
+                if not add_dir(p) then
+                    util.fail("no .scudo.toml or .scudo.lua in %s", p)
+                end
+            else
+                add(p)
+            end
         end
     else
         for _, dir in ipairs(util.ancestors(request.start_dir)) do
-            for _, n in ipairs(discover.PROJECT_NAMES) do
-                local p = util.join(dir, n)
-                if sys.stat(p) then
-                    add(p)
-                end
-            end
+            add_dir(dir)
         end
         if #targets == 0 then
             util.fail("no .scudo.toml or .scudo.lua in %s or above", request.start_dir)

@@ -2,6 +2,7 @@
 /* scudo trust [PATH...] / untrust [PATH...] / trusted: the project files that may apply.
  * The store and its format: src/policy/trust.h. */
 #include <limits.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,10 +47,11 @@ int verb_trust(int argc, char **argv) {
 
         int r = help_or_refuse(argc, argv,
                                "Usage: scudo trust [PATH...]\n\n"
-                               "Lets the project files PATH (default: every .scudo.toml and .scudo.lua\n"
-                               "from / down to this directory) apply, as they are now: the trust is\n"
-                               "bound to each file's path and content, so an edited file needs trusting\n"
-                               "again. Hook files a TOML file names are trusted with it.\n");
+                               "Lets the project files PATH (a file, or a directory for the ones in it;\n"
+                               "default: every .scudo.toml and .scudo.lua from / down to this directory)\n"
+                               "apply, as they are now: the trust is bound to each file's path and\n"
+                               "content, so an edited file needs trusting again. Hook files a TOML file\n"
+                               "names are trusted with it.\n");
         if (r >= 0)
                 return r;
         if (argc > 1 && argv[1][0] == '-') {
@@ -78,48 +80,82 @@ int verb_trust(int argc, char **argv) {
         return 0;
 }
 
+/* The absolute form of PATH for the store: resolved if it exists (a file that is gone can
+ * still be untrusted by the path it had). NULL when out of memory. */
+static char *untrust_key(const char *path) {
+        char buf[PATH_MAX];
+        char *abs = NULL;
+
+        if (realpath(path, buf))
+                return strdup(buf);
+        if (path_is_absolute(path))
+                (void) path_normalize(path, &abs);
+        else {
+                char cwd[PATH_MAX];
+                if (getcwd(cwd, sizeof(cwd))) {
+                        _cleanup_free_ char *j = path_join(cwd, path);
+                        if (j)
+                                (void) path_normalize(j, &abs);
+                }
+        }
+        return abs;
+}
+
+/* Removes one path; 1 if it was trusted, 0 if not, <0 on error (reported). */
+static int untrust_path(const char *store, const char *path, bool named) {
+        _cleanup_free_ char *abs = untrust_key(path);
+        if (!abs)
+                return log_error_errno(ENOMEM, "Out of memory");
+        int r = trust_remove(store, abs);
+        if (r < 0)
+                return log_error_errno(r, "Cannot update %s: %m", store);
+        if (r > 0)
+                printf("untrusted %s\n", abs);
+        else if (named)
+                log_warning("%s was not trusted", abs);
+        return r;
+}
+
 int verb_untrust(int argc, char **argv) {
         _cleanup_free_ char *store = NULL;
+        static const char * const names[] = { ".scudo.toml", ".scudo.lua" };
 
         int r = help_or_refuse(argc, argv,
                                "Usage: scudo untrust [PATH...]\n\n"
-                               "Removes PATH (default: .scudo.toml and .scudo.lua in this directory)\n"
-                               "from the trust store; it no longer applies.\n");
+                               "Removes PATH (a file, or a directory for the project files in it;\n"
+                               "default: .scudo.toml and .scudo.lua in this directory) from the trust\n"
+                               "store; it no longer applies.\n");
         if (r >= 0)
                 return r;
         r = store_path(&store);
         if (r != 0)
                 return r;
 
-        char *defaults[] = { (char *) ".scudo.toml", (char *) ".scudo.lua", NULL };
-        char **list = argc > 1 ? argv + 1 : defaults;
+        char *here[] = { (char *) ".", NULL };
+        char **list = argc > 1 ? argv + 1 : here;
         int removed = 0;
         for (char **p = list; *p; p++) {
-                char buf[PATH_MAX];
-                _cleanup_free_ char *abs = NULL;
-                /* A file that is gone can still be untrusted by the path it had. */
-                if (realpath(*p, buf))
-                        abs = strdup(buf);
-                else if (path_is_absolute(*p))
-                        (void) path_normalize(*p, &abs);
-                else {
-                        char cwd[PATH_MAX];
-                        if (getcwd(cwd, sizeof(cwd))) {
-                                _cleanup_free_ char *j = path_join(cwd, *p);
-                                if (j)
-                                        (void) path_normalize(j, &abs);
-                        }
+                struct stat st;
+                if (stat(*p, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                        r = untrust_path(store, *p, true);
+                        if (r < 0)
+                                return EXIT_SCUDO_SETUP;
+                        removed += r;
+                        continue;
                 }
-                if (!abs)
-                        return log_error_errno(ENOMEM, "Out of memory"), EXIT_SCUDO_SETUP;
-                r = trust_remove(store, abs);
-                if (r < 0)
-                        return log_error_errno(r, "Cannot update %s: %m", store), EXIT_SCUDO_SETUP;
-                if (r > 0) {
-                        printf("untrusted %s\n", abs);
-                        removed++;
-                } else if (argc > 1)
-                        log_warning("%s was not trusted", abs);
+                int here_removed = 0;
+                for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                        _cleanup_free_ char *f = path_join(*p, names[i]);
+                        if (!f)
+                                return log_oom(), EXIT_SCUDO_SETUP;
+                        r = untrust_path(store, f, false);
+                        if (r < 0)
+                                return EXIT_SCUDO_SETUP;
+                        here_removed += r;
+                }
+                if (here_removed == 0 && argc > 1)
+                        log_warning("nothing in %s was trusted", *p);
+                removed += here_removed;
         }
         if (removed == 0 && argc <= 1)
                 log_warning("nothing here was trusted");

@@ -127,3 +127,22 @@ def test_one_profile_naming_a_path_twice_gets_the_stricter_access_every_run(tb, 
         r = tb.scudo(["sh", "-c", "cat box/secret; echo changed > box/secret"], cwd=work)
         assert r.rc != 0 and "original" not in r.out, r
         assert tb.root("cat %s/box/secret" % work).out.strip() == "original"
+
+
+def test_trust_and_untrust_a_directory(tb, work):
+    write(tb, work + "/.scudo.toml", '[sandbox]\nfilesystem.write = ["~/granted-dir"]\n')
+    tb.dev("mkdir -p %s/sub ~/granted-dir" % work)
+    r = tb.scudo(["trust", ".."], cwd=work + "/sub")
+    assert r.rc == 0 and "trusted %s/.scudo.toml" % work in r.out, r
+    r = tb.scudo(["sh", "-c", "touch ~/granted-dir/x"], cwd=work)
+    assert r.rc == 0, r
+    assert tb.root("ls /home/dev/granted-dir/x").rc == 0
+    r = tb.scudo(["trust", "."], cwd=work + "/sub")      # nothing to trust there
+    assert r.rc == 125 and "no .scudo.toml or .scudo.lua in" in r.err, r
+    r = tb.scudo(["untrust", ".."], cwd=work + "/sub")
+    assert r.rc == 0 and "untrusted %s/.scudo.toml" % work in r.out, r
+    tb.dev("rm -f ~/granted-dir/x")
+    r = tb.scudo(["sh", "-c", "touch ~/granted-dir/x"], cwd=work)
+    assert "is not trusted" in r.err, r
+    assert tb.root("ls /home/dev/granted-dir/x 2>&1").rc != 0
+    tb.dev("rm -rf ~/granted-dir")
