@@ -61,16 +61,6 @@ function Builder:drop(key, value, origin, why)
     d[#d + 1] = { key = key, value = value, origin = origin, reason = why }
 end
 
--- The home directory, as getcwd() names it (the start directory and lookups are canonical).
-function Builder:real_home()
-    local home = self.real_home_path
-    if not home then
-        home = sys.realpath(self.request.home) or self.request.home
-        self.real_home_path = home
-    end
-    return home
-end
-
 -- Places whose contents run later by themselves, outside any sandbox: the directories on
 -- $PATH, ~/bin and ~/.local/bin, systemd's user units, autostart entries, environment.d,
 -- git's and fish's configuration. In the terms the start directory uses (a path under $HOME
@@ -79,7 +69,7 @@ function Builder:persistence_roots()
     if self.roots then
         return self.roots
     end
-    local home, written_home = self:real_home(), M.normalize(self.request.home)
+    local home, written_home = self.vars:real_home(), M.normalize(self.request.home)
     local function rebase(p)
         p = M.normalize(p)
         if p == written_home or p:sub(1, #written_home + 1) == written_home .. "/" then
@@ -121,7 +111,7 @@ end
 -- persistence_roots(), nor below one whose subdirectories count. One written out
 -- (--fs-write, a profile's "~/.local/bin") is given.
 function Builder:derived_write_refused(c)
-    local home = self:real_home()
+    local home = self.vars:real_home()
     local c_slash = c == "/" and "/" or c .. "/"
     if c == "/" or c == home or below(home, c_slash) then
         return "would make the home directory writable (the command starts in it, or above it): code "

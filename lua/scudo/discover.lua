@@ -8,27 +8,13 @@ local util = require("scudo.util")
 local sys = require("scudo.sys")
 local engine = require("scudo.engine")
 local load = require("scudo.load")
-local text = require("scudo.text")
 
 local M = {}
 
 M.PROJECT_NAMES = { ".scudo.toml", ".scudo.lua" }
 
--- A file that is there is read at once: opening it is what tells whether it is there, so a
--- stat first would only cost a system call more. Its record is what load.read would make of
--- it (text and hash, or status "error" and the message), and load.read then has nothing to do.
 local function add_if_present(list, path, layer)
-    local data, err, errno = sys.readfile(path, load.MAX_SIZE)
-    if not data and (errno == 2 or errno == 20) then    -- ENOENT, ENOTDIR: simply not there
-        return nil
-    end
-    local f = load.new(path, layer)
-    if data then
-        f.text, f.sha256 = data, text.sha256(data)
-    else
-        f.status = "error"
-        f.errors[1] = err
-    end
+    local f = load.open(path, layer)
     list[#list + 1] = f
     return f
 end

@@ -48,6 +48,17 @@ function M.new(request, values)
     return setmetatable(self, { __index = M })
 end
 
+-- The home directory as getcwd() would name it (symlinks resolved), to compare with the start
+-- directory and with paths found from it. Looked up once per evaluation.
+function M:real_home()
+    local home = self.real_home_path
+    if not home then
+        home = sys.realpath(self.request.home) or self.request.home
+        self.real_home_path = home
+    end
+    return home
+end
+
 local function arg_value(request, spec)
     local argv = request.argv
     local value
@@ -117,9 +128,7 @@ function M:get(name)
             end
         end
     elseif self.lookup[name] then
-        -- The start directory is canonical (getcwd); compare it with a canonical home.
-        self.real_home = self.real_home or sys.realpath(self.request.home) or self.request.home
-        local start, home = self.request.start_dir, self.real_home
+        local start, home = self.request.start_dir, self:real_home()
         value, derived = path.lookup(self.lookup[name].value, start), true
         -- Below the home directory a lookup stops short of it: a dotfiles repository in ~
         -- must not turn the whole home directory into "the project".

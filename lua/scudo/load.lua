@@ -42,19 +42,35 @@ local function file_error(f, msg)
     f.errors[#f.errors + 1] = msg
 end
 
+-- Puts what sys.readfile gave into f: its text and hash, or status "error" and the message.
+local function take(f, data, err)
+    if not data then
+        file_error(f, err)
+        return false
+    end
+    f.text, f.sha256 = data, text.sha256(data)
+    return true
+end
+
 -- Reads the file's text and hash; false (status "error") when it cannot be read.
 function M.read(f)
     if f.text then
         return true
     end
-    local data, err = sys.readfile(f.path, M.MAX_SIZE)
-    if not data then
-        file_error(f, err)
-        return false
+    return take(f, sys.readfile(f.path, M.MAX_SIZE))
+end
+
+-- The record of the file at path, read at once (M.read then has nothing to do), or nil when
+-- there is no such file: opening it is what tells whether it is there, so a stat first would
+-- only cost a system call more. A file that is there but cannot be read is an "error" record.
+function M.open(path, layer)
+    local data, err, errno = sys.readfile(path, M.MAX_SIZE)
+    if not data and (errno == 2 or errno == 20) then    -- ENOENT, ENOTDIR: simply not there
+        return nil
     end
-    f.text = data
-    f.sha256 = text.sha256(data)
-    return true
+    local f = M.new(path, layer)
+    take(f, data, err)
+    return f
 end
 
 -- The path trust is recorded under: the file's directory resolved, its own name as it is (a

@@ -311,6 +311,119 @@ local function read_replace(r, def, p, line_origin)
     end
 end
 
+-- A key whose value is a table of named entries (env, unit, lookup, args): entry(r, k, v, o)
+-- checks one (reporting what is wrong) and returns its value, or nil to leave it out.
+-- Returns { [name] = { value, origin } }, or nil when the key is not a table.
+local function read_map(r, p, key, line_origin, shape, entry)
+    local origin = r:origin(p, key, line_origin)
+    local v = p[key]
+    if not util.is_table(v) then
+        r:error(origin, "%s must be %s, not %s", key, shape, util.describe(v))
+        return nil
+    end
+    local map = {}
+    for _, k in ipairs(util.sorted_keys(v)) do
+        local o = r:origin(v, k, origin)
+        local value = entry(r, k, v[k], o)
+        if value ~= nil then
+            map[k] = { value = value, origin = o }
+        end
+    end
+    return map
+end
+
+local function env_entry(r, k, v, o)
+    if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") then
+        r:error(o, "env: '%s' is not a variable name", tostring(k))
+    elseif type(v) ~= "string" and math.type(v) ~= "integer" then
+        r:error(o, "env.%s must be a string, not %s", k, util.describe(v))
+    else
+        return tostring(v)
+    end
+end
+
+local function unit_entry(r, k, v, o)
+    if util.is_list(v) then
+        v = { table.unpack(v, 1, rawlen(v)) }
+    end
+    local txt, err
+    if type(k) ~= "string" or #k == 0 or #k > 128 then
+        txt, err = nil, ("unit: '%s' is not a property name"):format(tostring(k))
+    else
+        txt, err = unit.check(k, v)
+    end
+    if not txt then
+        r:error(o, "%s", err)
+    end
+    return txt
+end
+
+local function lookup_entry(r, k, m, o)
+    if type(m) == "string" then
+        m = { m }
+    end
+    if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") or k:match("^arg_") then
+        r:error(o, "lookup: '%s' is not a usable variable name", tostring(k))
+        return nil
+    elseif not util.is_list(m) or rawlen(m) == 0 then
+        r:error(o, "lookup.%s must be a list of marker file names", k)
+        return nil
+    end
+    local markers, ok = {}, true
+    for i = 1, rawlen(m) do
+        local x = m[i]
+        if type(x) ~= "string" or x == "" or x:sub(1, 1) == "/" or x:find("%.%.") then
+            r:error(o, "lookup.%s: '%s' is not a relative file name", k, tostring(x))
+            ok = false
+        else
+            markers[#markers + 1] = x
+        end
+    end
+    return ok and markers or nil
+end
+
+local function args_entry(r, k, a, o)
+    if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") then
+        r:error(o, "args: '%s' is not a usable variable name", tostring(k))
+        return nil
+    elseif not util.is_table(a) then
+        r:error(o, "args.%s must be a table such as { options = [\"-C\"] }", k)
+        return nil
+    end
+    known_keys(r, a, ARG_KEYS, "args." .. k .. ".", o)
+    local spec, ok = {}, true
+    if a.options ~= nil then
+        local opts = type(a.options) == "string" and { a.options } or a.options
+        if not util.is_list(opts) then
+            r:error(o, "args.%s.options must be a list of options", k)
+            ok = false
+        else
+            spec.options = {}
+            for i = 1, rawlen(opts) do
+                if type(opts[i]) ~= "string" or not opts[i]:match("^%-") then
+                    r:error(o, "args.%s.options: '%s' is not an option", k, tostring(opts[i]))
+                    ok = false
+                else
+                    spec.options[#spec.options + 1] = opts[i]
+                end
+            end
+        end
+    end
+    if a.index ~= nil then
+        if math.type(a.index) ~= "integer" or a.index < 1 then
+            r:error(o, "args.%s.index must be a positive integer", k)
+            ok = false
+        else
+            spec.index = a.index
+        end
+    end
+    if ok and not spec.options and not spec.index then
+        r:error(o, "args.%s needs options or index", k)
+        ok = false
+    end
+    return ok and spec or nil
+end
+
 -- Reads profile `name` (table p) of the file into a definition; errors go to the reader.
 -- With `light`, only `match` and `replace` (see M.file). With `done`, the light definition
 -- already read (without errors) from this very table: its `match` and `replace` are taken
@@ -398,147 +511,20 @@ function M.profile(r, name, p, line_origin, light, done)
     end
 
     if p.env ~= nil then
-        local origin = r:origin(p, "env", line_origin)
-        local v = p.env
-        if util.is_list(v) then
+        if util.is_list(p.env) then
             read_list(r, def, "env.copy", p, "env", base)
-        elseif util.is_table(v) then
-            local set = {}
-            for _, k in ipairs(util.sorted_keys(v)) do
-                local o = r:origin(v, k, origin)
-                if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") then
-                    r:error(o, "env: '%s' is not a variable name", tostring(k))
-                elseif type(v[k]) ~= "string" and math.type(v[k]) ~= "integer" then
-                    r:error(o, "env.%s must be a string, not %s", k, util.describe(v[k]))
-                else
-                    set[k] = { value = tostring(v[k]), origin = o }
-                end
-            end
-            def.values["env.set"] = set
         else
-            r:error(origin, "env must be a list of names or a table of values, not %s", util.describe(v))
+            def.values["env.set"] = read_map(r, p, "env", line_origin, "a list of names or a table of values", env_entry)
         end
     end
-
     if p.unit ~= nil then
-        local origin = r:origin(p, "unit", line_origin)
-        local v = p.unit
-        if not util.is_table(v) then
-            r:error(origin, "unit must be a table, not %s", util.describe(v))
-        else
-            local props = {}
-            for _, k in ipairs(util.sorted_keys(v)) do
-                local o = r:origin(v, k, origin)
-                local val = v[k]
-                if util.is_list(val) then
-                    val = { table.unpack(val, 1, rawlen(val)) }
-                end
-                local txt, err
-                if type(k) ~= "string" or #k == 0 or #k > 128 then
-                    txt, err = nil, ("unit: '%s' is not a property name"):format(tostring(k))
-                else
-                    txt, err = unit.check(k, val)
-                end
-                if not txt then
-                    r:error(o, "%s", err)
-                else
-                    props[k] = { value = txt, origin = o }
-                end
-            end
-            def.values.unit = props
-        end
+        def.values.unit = read_map(r, p, "unit", line_origin, "a table", unit_entry)
     end
-
     if p.lookup ~= nil then
-        local origin = r:origin(p, "lookup", line_origin)
-        local v = p.lookup
-        if not util.is_table(v) then
-            r:error(origin, "lookup must be a table of name = [marker files], not %s", util.describe(v))
-        else
-            local vars = {}
-            for _, k in ipairs(util.sorted_keys(v)) do
-                local o = r:origin(v, k, origin)
-                local m = v[k]
-                if type(m) == "string" then
-                    m = { m }
-                end
-                if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") or k:match("^arg_") then
-                    r:error(o, "lookup: '%s' is not a usable variable name", tostring(k))
-                elseif not util.is_list(m) or rawlen(m) == 0 then
-                    r:error(o, "lookup.%s must be a list of marker file names", k)
-                else
-                    local markers, ok = {}, true
-                    for i = 1, rawlen(m) do
-                        local x = m[i]
-                        if type(x) ~= "string" or x == "" or x:sub(1, 1) == "/" or x:find("%.%.") then
-                            r:error(o, "lookup.%s: '%s' is not a relative file name", k, tostring(x))
-                            ok = false
-                        else
-                            markers[#markers + 1] = x
-                        end
-                    end
-                    if ok then
-                        vars[k] = { value = markers, origin = o }
-                    end
-                end
-            end
-            def.values.lookup = vars
-        end
+        def.values.lookup = read_map(r, p, "lookup", line_origin, "a table of name = [marker files]", lookup_entry)
     end
-
     if p.args ~= nil then
-        local origin = r:origin(p, "args", line_origin)
-        local v = p.args
-        if not util.is_table(v) then
-            r:error(origin, "args must be a table of name = { options = [...] }, not %s", util.describe(v))
-        else
-            local vars = {}
-            for _, k in ipairs(util.sorted_keys(v)) do
-                local o = r:origin(v, k, origin)
-                local a = v[k]
-                if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") then
-                    r:error(o, "args: '%s' is not a usable variable name", tostring(k))
-                elseif not util.is_table(a) then
-                    r:error(o, "args.%s must be a table such as { options = [\"-C\"] }", k)
-                else
-                    known_keys(r, a, ARG_KEYS, "args." .. k .. ".", o)
-                    local spec, ok = {}, true
-                    if a.options ~= nil then
-                        local opts = type(a.options) == "string" and { a.options } or a.options
-                        if not util.is_list(opts) then
-                            r:error(o, "args.%s.options must be a list of options", k)
-                            ok = false
-                        else
-                            spec.options = {}
-                            for i = 1, rawlen(opts) do
-                                if type(opts[i]) ~= "string" or not opts[i]:match("^%-") then
-                                    r:error(o, "args.%s.options: '%s' is not an option", k, tostring(opts[i]))
-                                    ok = false
-                                else
-                                    spec.options[#spec.options + 1] = opts[i]
-                                end
-                            end
-                        end
-                    end
-                    if a.index ~= nil then
-                        if math.type(a.index) ~= "integer" or a.index < 1 then
-                            r:error(o, "args.%s.index must be a positive integer", k)
-                            ok = false
-                        else
-                            spec.index = a.index
-                        end
-                    end
-                    if ok and not spec.options and not spec.index then
-                        r:error(o, "args.%s needs options or index", k)
-                        ok = false
-                    end
-                    if ok then
-                        vars[k] = { value = spec, origin = o }
-                    end
-                end
-            end
-            def.values.args = vars
-        end
+        def.values.args = read_map(r, p, "args", line_origin, "a table of name = { options = [...] }", args_entry)
     end
     return def
 end

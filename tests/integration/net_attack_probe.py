@@ -26,28 +26,12 @@ import mmap
 import os
 import socket
 import struct
-import sys
 import time
 
+import net_probe
+from net_probe import err, family, hostport
+
 libc = ctypes.CDLL(None, use_errno=True)
-
-
-def hostport(s):
-    if s.startswith("["):
-        host, _, port = s[1:].partition("]:")
-        return host, int(port)
-    host, _, port = s.rpartition(":")
-    return host, int(port)
-
-
-def family(host):
-    return socket.AF_INET6 if ":" in host else socket.AF_INET
-
-
-def err(e):
-    if isinstance(e, OSError) and e.errno:
-        return errno.errorcode.get(e.errno, str(e.errno))
-    return type(e).__name__ + ":" + str(e)
 
 
 def oserror():
@@ -110,13 +94,6 @@ def other_roots():
         except OSError:
             continue
     return out
-
-
-def dns_query(name, qtype=1, extra=b"", arcount=0):
-    q = struct.pack("!HHHHHH", 0x4242, 0x0100, 1, 0, 0, arcount)
-    for label in name.split("."):
-        q += bytes([len(label)]) + label.encode()
-    return q + b"\0" + struct.pack("!HH", qtype, 1) + extra
 
 
 def act(a):
@@ -224,14 +201,5 @@ def act(a):
     raise ValueError("unknown action " + a)
 
 
-def main():
-    for a in sys.argv[1:]:
-        try:
-            detail = act(a)
-            print(("%s ok %s" % (a, detail)).rstrip(), flush=True)
-        except Exception as e:
-            print("%s err %s" % (a, err(e)), flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    net_probe.main(act)

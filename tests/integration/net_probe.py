@@ -43,11 +43,11 @@ def err(e):
     return type(e).__name__ + ":" + str(e)
 
 
-def dns_query(name):
-    q = struct.pack("!HHHHHH", 0x4242, 0x0100, 1, 0, 0, 0)
+def dns_query(name, qtype=1, extra=b"", arcount=0):
+    q = struct.pack("!HHHHHH", 0x4242, 0x0100, 1, 0, 0, arcount)
     for label in name.split("."):
         q += bytes([len(label)]) + label.encode()
-    return q + b"\0" + struct.pack("!HH", 1, 1)
+    return q + b"\0" + struct.pack("!HH", qtype, 1) + extra
 
 
 def show_addr(a):
@@ -142,7 +142,8 @@ def detach():
     return " ".join(results)
 
 
-def main():
+def main(act=act):
+    """Runs each action given as an argument; net_attack_probe.py has actions of its own."""
     for a in sys.argv[1:]:
         try:
             detail = act(a)

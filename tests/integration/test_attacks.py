@@ -15,6 +15,7 @@ import pytest
 from conftest import SCUDO, wait_for
 
 Q = shlex.quote(SCUDO)
+PTYRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ptyrun.py")
 
 
 def put(tb, path, text, mode=None):
@@ -299,35 +300,15 @@ for ch in "touch %s/INJECTED\n":
 print("tiocsti", n)
 '''
 
-PTY_SHELL = r'''
-import os, pty, select, sys, time
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv("/bin/bash", ["bash", "--norc", "--noprofile", "-i"])
-def rd(t):
-    out, end = b"", time.time() + t
-    while time.time() < end:
-        if select.select([fd], [], [], 0.05)[0]:
-            try:
-                out += os.read(fd, 4096)
-            except OSError:
-                break
-    return out
-rd(0.5)
-os.write(fd, (sys.argv[1] + "\n").encode())
-out = rd(4)
-os.write(fd, b"exit\n")
-rd(1)
-print(json_out := out.decode(errors="replace"))
-'''
-
-
 def test_tiocsti_cannot_type_into_the_callers_shell(tb, work):
     # stdin a terminal, stdout a pipe: the command gets the caller's terminal itself, not a pty
     # of its own. Characters pushed into its input would be read by the shell after the run.
     put(tb, work + "/tiocsti.py", TIOCSTI_PROBE % work)
-    put(tb, work + "/ptyshell.py", PTY_SHELL)
-    r = tb.dev("cd %s && python3 ptyshell.py %s" % (work, shlex.quote("%s python3 tiocsti.py | cat" % Q)))
+    # An interactive shell on a terminal types the run, and only once the probe has printed its
+    # count types "exit": pushed characters would come before it, and run.
+    line = "%s python3 tiocsti.py | cat\\n" % Q
+    r = tb.dev("cd %s && python3 %s --timeout 15 --send-after '$ ' %s --send-after 'tiocsti ' 'exit\\n' "
+               "-- bash --norc --noprofile -i" % (work, PTYRUN, shlex.quote(line)))
     assert "tiocsti 0" in r.out, r
     time.sleep(0.5)
     assert not host_exists(tb, work + "/INJECTED"), r
