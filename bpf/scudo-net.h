@@ -40,6 +40,8 @@ struct net_exact_key {
         __u32 addr[4];
 };
 
+#define NET_DNS_DIRECT_MAX 3             /* glibc's MAXNS */
+
 /* Per-attachment configuration, in the cgroup storage of the cgroup the programs are
  * attached to. A program run for a process below that cgroup finds the storage of the
  * attachment it belongs to, so nested attachments each apply their own rules. While `sid`
@@ -50,12 +52,26 @@ struct net_layer {
         __u32 flags;
         __u16 proxy6_port;      /* its IPv6 side on [::1], network order; 0 = none */
         __u16 zero1;
-        __u32 zero2;
+        __u32 grace_sec;        /* NET_LAYER_DNS_DIRECT: an answer's addresses last TTL + this */
+        /* NET_LAYER_DNS_DIRECT: the resolvers on this host's loopback (127.0.0.0/8, network
+         * order; 0 = none) that UDP queries go to as they are, past the proxy. */
+        __u32 direct4[NET_DNS_DIRECT_MAX];
+        __u32 zero3;
+        /* Written by the programs: how many DNS messages this sandbox handed to the helper
+         * in the current window of NET_DNS_WINDOW_SHIFT (a flood from one sandbox must not
+         * fill the ring buffer that all of them share). */
+        __u64 dns_window;
+        __u32 dns_events;
+        __u32 zero4;
 };
+
+#define NET_DNS_WINDOW_SHIFT 27                 /* about 134 ms */
+#define NET_DNS_EVENTS_PER_WINDOW 64U
 
 #define NET_LAYER_DNS_FILTERED (1U << 0)
 #define NET_LAYER_LEARN_ALLOW  (1U << 1)       /* has allow rules for names */
 #define NET_LAYER_LEARN_DENY   (1U << 2)       /* has deny rules for names with a port */
+#define NET_LAYER_DNS_DIRECT   (1U << 3)       /* the DNS fast path: see "Host names" below */
 
 /* What the rule tries say about one sandbox, address and port, kept after the first lookup
  * (key: struct net_exact_key). The tries never change once a sandbox is set up, so an entry
@@ -96,3 +112,65 @@ struct net_event {
 #define NET_RULES_MAX 262144
 #define NET_LEARNED_MAX 65536
 #define NET_PROXY_PORT 53
+
+/* Host names, the fast path (NET_LAYER_DNS_DIRECT). A UDP query to a resolver on this host's
+ * loopback is not sent to the proxy: the cgroup's egress program reads its question and lets
+ * it go only when it is plainly a query for a name the rules allow, and the ingress program
+ * reads the resolver's answer and puts its addresses into learned_allow/learned_deny before
+ * the socket gets it. Anything these programs do not fully understand is dropped and passed
+ * whole to the helper (struct net_dns_event), which deals with it as the proxy would and
+ * sends the answer to the socket itself, from the resolver's address. */
+
+/* A name rule's pattern: the name in wire format (length-prefixed labels and the final zero
+ * byte), lower case, right-aligned in `name` with zeros before it. Right-aligned, so that
+ * the key of every parent of a name is the name's own key with its first labels zeroed.
+ * Names longer than a key (126 characters) never take the fast path: every lookup hashes
+ * the whole key, and most names are far shorter. */
+#define NET_NAME_KEY_SIZE 128
+struct net_name_key {
+        __u64 sid;
+        __u8 name[NET_NAME_KEY_SIZE];
+};
+
+/* The rules of one pattern: "allowed.test:443" and "deny allowed.test:25" are two. */
+#define NET_NAME_RULES_MAX 8
+struct net_name_rule {
+        __u16 port;             /* host order; 0 = any port */
+        __u8 deny;
+        __u8 zero;
+};
+
+struct net_name_rules {
+        __u32 n;
+        struct net_name_rule rule[NET_NAME_RULES_MAX];
+};
+
+#define NET_NAMES_MAX 65536
+
+/* DNS messages the programs dropped for the helper to handle: a query from the sandbox
+ * (to `daddr`, the resolver, from `saddr`:`sport`, the sandbox's socket) or an answer from
+ * the resolver to the sandbox (from `saddr`, to `daddr`:`dport`). */
+enum {
+        NET_EVENT_DNS_QUERY = 16,
+        NET_EVENT_DNS_ANSWER = 17,
+};
+
+#define NET_DNS_MSG_MAX 4096
+struct net_dns_event {
+        __u64 sid;
+        __u32 kind;             /* NET_EVENT_DNS_QUERY or NET_EVENT_DNS_ANSWER */
+        __u32 pid;              /* QUERY: the process that sent it */
+        __u32 saddr;            /* network order */
+        __u32 daddr;
+        __u16 sport;            /* network order */
+        __u16 dport;
+        __u32 len;              /* bytes of msg */
+        char comm[16];          /* QUERY: empty when the loader may not read it */
+        __u8 msg[NET_DNS_MSG_MAX];
+};
+
+/* What the helper sets on the answers it sends from a resolver's address, so that the
+ * ingress program lets them through as they are. Setting a mark needs CAP_NET_ADMIN. */
+#define NET_DNS_MARK 0x5c0d0053U
+/* The most an answer's TTL keeps an address, in seconds. */
+#define NET_DNS_TTL_MAX (24U * 3600U)

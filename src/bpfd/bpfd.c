@@ -175,6 +175,15 @@ static int on_bpf_event(const struct net_event *e, void *userdata) {
         return 0;
 }
 
+static int on_bpf_dns(const struct net_dns_event *e, void *userdata) {
+        Manager *m = userdata;
+        Sandbox *s = sandbox_find(m, e->sid);
+
+        if (s && s->proxy && s->dns_direct)
+                dns_proxy_handle_dropped(s->proxy, e);
+        return 0;
+}
+
 static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
 
@@ -302,7 +311,7 @@ static int run(int argc, char *argv[]) {
                 return log_error_errno(k, "cannot set up the event loop: %m");
         }
 
-        k = filter_new(on_bpf_event, m, &m->filter);
+        k = filter_new(on_bpf_event, on_bpf_dns, m, &m->filter);
         if (k < 0) {
                 manager_done(m);
                 return log_error_errno(k, "cannot load the BPF programs "

@@ -79,33 +79,49 @@ static int read_name(const uint8_t *msg, size_t size, size_t *pos, bool allow_po
         return 0;
 }
 
-int dns_parse_query(const uint8_t *msg, size_t size, DnsQuestion *ret) {
-        DnsQuestion q = {};
+/* The header checks both kinds of message share, and the one question. */
+static int read_question(const uint8_t *msg, size_t size, bool response, DnsQuestion *q) {
         size_t pos = DNS_HEADER_SIZE;
         bool ok;
         int k;
 
         if (size < DNS_HEADER_SIZE)
                 return -EBADMSG;
-        if (msg[2] & 0x80)                      /* QR: a response, not a query */
+        if (!!(msg[2] & 0x80) != response)      /* QR */
                 return -EBADMSG;
         if ((msg[2] >> 3) & 0x0f)               /* OPCODE: only QUERY */
                 return -EBADMSG;
         if (get16(msg + 4) != 1)                /* QDCOUNT */
                 return -EBADMSG;
-        if (get16(msg + 6) != 0 || get16(msg + 8) != 0)
-                return -EBADMSG;                /* answers or authority in a query */
 
-        q.id = get16(msg);
-        k = read_name(msg, size, &pos, false, q.name, &ok);
+        *q = (DnsQuestion) { .id = get16(msg) };
+        /* a question is never compressed: there is nothing before it to point to */
+        k = read_name(msg, size, &pos, false, q->name, &ok);
         if (k < 0)
                 return k;
         if (pos + 4 > size)
                 return -EBADMSG;
-        q.qtype = get16(msg + pos);
-        q.qclass = get16(msg + pos + 2);
-        q.end = pos + 4;
-        q.name_ok = ok && net_name_is_valid(q.name);
+        q->qtype = get16(msg + pos);
+        q->qclass = get16(msg + pos + 2);
+        q->end = pos + 4;
+        q->name_ok = ok && net_name_is_valid(q->name);
+        return 0;
+}
+
+int dns_parse_response_question(const uint8_t *msg, size_t size, DnsQuestion *ret) {
+        return read_question(msg, size, true, ret);
+}
+
+int dns_parse_query(const uint8_t *msg, size_t size, DnsQuestion *ret) {
+        DnsQuestion q;
+        size_t pos;
+        int k;
+
+        k = read_question(msg, size, false, &q);
+        if (k < 0)
+                return k;
+        if (get16(msg + 6) != 0 || get16(msg + 8) != 0)
+                return -EBADMSG;                /* answers or authority in a query */
 
         /* The additional records (EDNS): read only to find the OPT; none is forwarded as is. */
         pos = q.end;

@@ -39,6 +39,11 @@ typedef struct DnsQuestion {
  * bytes shown as '?') but with name_ok false, so that it can be refused and reported. */
 int dns_parse_query(const uint8_t *msg, size_t size, DnsQuestion *ret);
 
+/* Reads the id and question of a response (QR=1, one question), so that the answer can be
+ * walked with dns_parse_answer() when the query it answers was not seen here. Returns 0 or
+ * -EBADMSG. */
+int dns_parse_response_question(const uint8_t *msg, size_t size, DnsQuestion *ret);
+
 /* The most dns_make_forward_query() writes: header, question, an OPT record. */
 #define DNS_FORWARD_QUERY_MAX (DNS_HEADER_SIZE + 255 + 4 + 11)
 

@@ -11,7 +11,15 @@
  * UDP queries go upstream through one connected socket per server and proxy (replaced
  * every UPSTREAM_SOCKET_USES queries), under a random id of ours: the kernel takes answers
  * only from the server's address and port, and an answer must carry the id of a query
- * waiting on that socket and repeat its question. TCP queries get a connection each. */
+ * waiting on that socket and repeat its question. TCP queries get a connection each.
+ *
+ * On the fast path (NET_LAYER_DNS_DIRECT, scudo-net.bpf.c) the sandbox's UDP queries go to a
+ * resolver on loopback as they are, and the proxy only sees what the BPF programs drop for
+ * it (dns_proxy_handle_dropped): queries they would not let go, answers they could not
+ * read. It answers those to the sandbox's socket itself, from its own UDP socket but with
+ * the resolver's address as the source (IP_PKTINFO; any 127.0.0.0/8 address is this host's,
+ * and the socket is bound to port 53), so that the socket, connected to the resolver, takes
+ * it. Its datagrams are marked NET_DNS_MARK, which the ingress program lets pass unread. */
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -73,6 +81,7 @@ struct DnsProxy {
         uint64_t rtt_usec[RESOLV_CONF_MAX_SERVERS];     /* recent answer times (moving average) */
         uint16_t ids[64];               /* random query ids, taken from the end */
         unsigned n_ids;
+        bool can_inject;                /* udp_fd carries NET_DNS_MARK */
         Query *queries;
         unsigned n_queries;
         TcpConn *conns;
@@ -99,6 +108,8 @@ struct Query {
         uint8_t *msg;                   /* the query as the sandbox sent it */
         size_t size;
         bool tcp;
+        bool inject;                    /* UDP, dropped on the fast path: answered as from... */
+        uint32_t inject_from;           /* ... this resolver (network order) */
         int reply_fd;                   /* UDP: the proxy socket it came in on */
         struct sockaddr_storage client; /* UDP: where to answer */
         socklen_t client_len;
@@ -213,9 +224,37 @@ static int conn_send(TcpConn *c, const uint8_t *msg, size_t size) {
         return sd_event_source_set_io_events(c->io, EPOLLOUT);
 }
 
+/* Sends a DNS message to a socket of the sandbox as if `from` (a resolver on loopback,
+ * port 53) had sent it. */
+static int inject(DnsProxy *p, uint32_t from, const struct sockaddr_in *to, const uint8_t *msg, size_t size) {
+        union {
+                struct cmsghdr align;
+                uint8_t buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
+        } control = {};
+        struct in_pktinfo pi = { .ipi_spec_dst.s_addr = from };
+        struct iovec iov = { .iov_base = (void *) msg, .iov_len = size };
+        struct msghdr mh = {
+                .msg_name = (void *) to,
+                .msg_namelen = sizeof(*to),
+                .msg_iov = &iov,
+                .msg_iovlen = 1,
+                .msg_control = control.buf,
+                .msg_controllen = sizeof(control.buf),
+        };
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+        c->cmsg_level = IPPROTO_IP;
+        c->cmsg_type = IP_PKTINFO;
+        c->cmsg_len = CMSG_LEN(sizeof(pi));
+        memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+        return sendmsg(p->udp_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? negative_errno() : 0;
+}
+
 /* Hands an answer (or our own error reply) to whoever asked, and ends the query. */
 static void query_deliver(Query *q, const uint8_t *answer, size_t size) {
-        if (!q->tcp)
+        if (q->inject)
+                (void) inject(q->proxy, q->inject_from, (const struct sockaddr_in *) &q->client, answer, size);
+        else if (!q->tcp)
                 (void) sendto(q->reply_fd, answer, size, MSG_DONTWAIT | MSG_NOSIGNAL,
                               (struct sockaddr *) &q->client, q->client_len);
         else if (q->conn) {
@@ -579,10 +618,11 @@ static size_t answer_from_cache(DnsProxy *p, bool tcp, const uint8_t *msg, size_
         return e->answer_len;
 }
 
-/* A query from the sandbox. Returns 1 when an answer was written to `reply` right away
- * (REFUSED, or from the cache), 0 when it was forwarded, <0 to drop it. */
-static int handle_query(DnsProxy *p, bool tcp, const uint8_t *msg, size_t size, Query **ret_query,
-                        uint8_t *reply, size_t reply_size, size_t *ret_reply_len) {
+/* A query from the sandbox (sent by `pid`, `comm`, when known). Returns 1 when an answer was
+ * written to `reply` right away (REFUSED, or from the cache), 0 when it was forwarded, <0
+ * to drop it. */
+static int handle_query(DnsProxy *p, bool tcp, const uint8_t *msg, size_t size, uint32_t pid, const char *comm,
+                        Query **ret_query, uint8_t *reply, size_t reply_size, size_t *ret_reply_len) {
         uint8_t fwd[DNS_FORWARD_QUERY_MAX];
         DnsQuestion question;
         Query *q;
@@ -594,7 +634,7 @@ static int handle_query(DnsProxy *p, bool tcp, const uint8_t *msg, size_t size, 
                 return k;
 
         if (sandbox_check_name(p->sandbox, question.name, question.name_ok) < 0) {
-                sandbox_report_dns(p->sandbox, question.name, question.qtype);
+                sandbox_report_dns(p->sandbox, question.name, question.qtype, pid, comm);
                 k = dns_make_error_reply(msg, &question, DNS_RCODE_REFUSED, reply, reply_size);
                 if (k < 0)
                         return k;
@@ -654,7 +694,7 @@ static int on_udp(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
         if (n < 0)
                 return 0;
 
-        k = handle_query(p, false, m->buf, (size_t) n, &q, reply, sizeof(m->reply), &reply_len);
+        k = handle_query(p, false, m->buf, (size_t) n, 0, NULL, &q, reply, sizeof(m->reply), &reply_len);
         if (k < 0)
                 return 0;
         if (k > 0) {
@@ -672,6 +712,116 @@ static int on_udp(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
         if (q->up)
                 upstream_busy_poll(q->up);
         return 0;
+}
+
+static bool is_direct_server(DnsProxy *p, uint32_t addr) {
+        uint32_t direct[NET_DNS_DIRECT_MAX];
+        unsigned n = dns_proxy_direct_servers(p, direct);
+
+        for (unsigned i = 0; i < n; i++)
+                if (direct[i] == addr)
+                        return true;
+        return false;
+}
+
+/* A query the egress program would not let go: refused, rebuilt and forwarded, or answered
+ * from the cache, as one sent to the proxy would be; the answer goes to the socket as if the
+ * resolver had sent it. */
+static void handle_dropped_query(DnsProxy *p, const struct net_dns_event *e) {
+        Manager *m = p->sandbox->manager;
+        struct sockaddr_in client = {
+                .sin_family = AF_INET,
+                .sin_port = e->sport,
+                .sin_addr.s_addr = e->saddr,
+        };
+        char comm[sizeof(e->comm) + 1];
+        size_t reply_len = 0;
+        Query *q = NULL;
+        int k;
+
+        memcpy(comm, e->comm, sizeof(e->comm));
+        comm[sizeof(e->comm)] = 0;
+        k = handle_query(p, false, e->msg, e->len, e->pid, comm, &q, m->reply, sizeof(m->reply), &reply_len);
+        if (k < 0)
+                return;
+        if (k > 0) {
+                (void) inject(p, e->daddr, &client, m->reply, reply_len);
+                return;
+        }
+        q->inject = true;
+        q->inject_from = e->daddr;
+        memcpy(&q->client, &client, sizeof(client));
+        q->client_len = sizeof(client);
+        q->reply_fd = p->udp_fd;
+        if (query_start(q) < 0) {
+                query_fail(q);
+                return;
+        }
+        if (q->up)
+                upstream_busy_poll(q->up);
+}
+
+static int learn_dropped(const uint8_t addr[16], uint32_t ttl, void *userdata) {
+        void **args = userdata;
+
+        return sandbox_learn(args[0], args[1], addr, ttl);
+}
+
+/* An answer the ingress program could not read: learned from here, then passed on. */
+static void handle_dropped_answer(DnsProxy *p, const struct net_dns_event *e) {
+        struct sockaddr_in client = {
+                .sin_family = AF_INET,
+                .sin_port = e->dport,
+                .sin_addr.s_addr = e->daddr,
+        };
+        uint8_t reply[DNS_HEADER_SIZE + DNS_NAME_TEXT_MAX + 8];
+        DnsQuestion q;
+        int k;
+
+        if (dns_parse_response_question(e->msg, e->len, &q) < 0)
+                return;                 /* not an answer to anything: nothing to pass on */
+        if (q.name_ok) {
+                void *args[] = { p->sandbox, q.name };
+
+                k = dns_parse_answer(e->msg, e->len, &q, learn_dropped, args);
+                if (k < 0 && k != -EBADMSG) {
+                        /* its addresses could not be stored: an answer the sandbox cannot use */
+                        log_warning_errno(k, "cannot store the addresses of '%s': %m", q.name);
+                        k = dns_make_error_reply(e->msg, &q, DNS_RCODE_SERVFAIL, reply, sizeof(reply));
+                        if (k > 0)
+                                (void) inject(p, e->saddr, &client, reply, (size_t) k);
+                        return;
+                }
+        }
+        (void) inject(p, e->saddr, &client, e->msg, e->len);
+}
+
+void dns_proxy_handle_dropped(DnsProxy *p, const struct net_dns_event *e) {
+        /* Only from a resolver of the fast path (the programs checked; so does this) */
+        if (!p->can_inject)
+                return;
+        if (e->kind == NET_EVENT_DNS_QUERY && is_direct_server(p, e->daddr))
+                handle_dropped_query(p, e);
+        else if (e->kind == NET_EVENT_DNS_ANSWER && is_direct_server(p, e->saddr))
+                handle_dropped_answer(p, e);
+}
+
+unsigned dns_proxy_direct_servers(DnsProxy *p, uint32_t ret[NET_DNS_DIRECT_MAX]) {
+        unsigned n = 0;
+
+        if (!p->can_inject)
+                return 0;
+        for (unsigned i = 0; i < p->n_servers && n < NET_DNS_DIRECT_MAX; i++) {
+                const uint8_t *a = p->servers[i].addr.sin6_addr.s6_addr;
+                uint32_t ip4;
+
+                /* IPv4 on loopback (v4-mapped 127.0.0.0/8), not in the proxies' 127.53.0.0/16 */
+                if (!IN6_IS_ADDR_V4MAPPED(&p->servers[i].addr.sin6_addr) || a[12] != 127 || a[13] == 53)
+                        continue;
+                memcpy(&ip4, a + 12, sizeof(ip4));
+                ret[n++] = ip4;
+        }
+        return n;
 }
 
 static void conn_free(TcpConn *c) {
@@ -708,7 +858,7 @@ static void conn_process(TcpConn *c) {
         if (c->in_len < 2 + len)
                 return;
 
-        k = handle_query(c->proxy, true, c->in + 2, len, &q, reply, sizeof(m->reply), &reply_len);
+        k = handle_query(c->proxy, true, c->in + 2, len, 0, NULL, &q, reply, sizeof(m->reply), &reply_len);
         memmove(c->in, c->in + 2 + len, c->in_len - 2 - len);
         c->in_len -= 2 + len;
         if (k < 0) {
@@ -829,6 +979,9 @@ static int bind_slot(DnsProxy *p, unsigned slot) {
             bind(t, (struct sockaddr *) &sa, sizeof(sa)) < 0 ||
             listen(t, 64) < 0)
                 return negative_errno();
+        /* What it sends on the fast path's behalf passes the ingress program unread. Needs
+         * CAP_NET_ADMIN; without it there is no fast path. */
+        p->can_inject = setsockopt(u, SOL_SOCKET, SO_MARK, &(uint32_t) { NET_DNS_MARK }, sizeof(uint32_t)) >= 0;
         p->udp_fd = TAKE_FD(u);
         p->tcp_fd = TAKE_FD(t);
         p->slot = slot;

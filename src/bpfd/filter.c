@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "bpfd/filter.h"
+#include "bpfd/name-key.h"
 #include "scudo-net.skel.h"
 #include "util/log.h"
 #include "util/macro.h"
@@ -16,6 +17,7 @@ struct Filter {
         struct scudo_net *skel;
         struct ring_buffer *rb;
         FilterEventCallback cb;
+        FilterDnsCallback dns_cb;
         void *userdata;
         bool comm;
 };
@@ -38,6 +40,12 @@ static const Attachment attachments[] = {
         { PROG(scudo_recvmsg6), BPF_CGROUP_UDP6_RECVMSG },
         { PROG(scudo_getpeername4), BPF_CGROUP_INET4_GETPEERNAME },
         { PROG(scudo_getpeername6), BPF_CGROUP_INET6_GETPEERNAME },
+};
+
+/* The DNS fast path (NET_LAYER_DNS_DIRECT): they see every packet, so only where needed. */
+static const Attachment dns_attachments[] = {
+        { PROG(scudo_dns_egress), BPF_CGROUP_INET_EGRESS },
+        { PROG(scudo_dns_ingress), BPF_CGROUP_INET_INGRESS },
 };
 
 static int prog_fd(Filter *f, const Attachment *a) {
@@ -73,16 +81,29 @@ static bool have_perfmon(void) {
 }
 
 static int on_sample(void *ctx, void *data, size_t size) {
+        const size_t dns_header = offsetof(struct net_dns_event, msg);
         Filter *f = ctx;
         struct net_event e;
+        uint32_t kind;
 
+        if (size < offsetof(struct net_event, kind) + sizeof(kind))
+                return 0;
+        memcpy(&kind, (uint8_t *) data + offsetof(struct net_event, kind), sizeof(kind));
+        if (kind == NET_EVENT_DNS_QUERY || kind == NET_EVENT_DNS_ANSWER) {
+                const struct net_dns_event *d = data;
+
+                /* the record ends where the message does: len is checked against it */
+                if (size < dns_header || d->len > NET_DNS_MSG_MAX || dns_header + d->len > size)
+                        return 0;
+                return f->dns_cb ? f->dns_cb(d, f->userdata) : 0;
+        }
         if (size < sizeof(e))
                 return 0;
         memcpy(&e, data, sizeof(e));
         return f->cb ? f->cb(&e, f->userdata) : 0;
 }
 
-int filter_new(FilterEventCallback cb, void *userdata, Filter **ret) {
+int filter_new(FilterEventCallback cb, FilterDnsCallback dns_cb, void *userdata, Filter **ret) {
         _cleanup_free_ Filter *f = NULL;
         struct stat st;
         int k;
@@ -93,6 +114,7 @@ int filter_new(FilterEventCallback cb, void *userdata, Filter **ret) {
         if (!f)
                 return -ENOMEM;
         f->cb = cb;
+        f->dns_cb = dns_cb;
         f->userdata = userdata;
 
         f->skel = scudo_net__open();
@@ -136,26 +158,41 @@ bool filter_reports_comm(Filter *f) {
         return f->comm;
 }
 
-int filter_attach(Filter *f, int cgroup_fd) {
-        for (size_t i = 0; i < ELEMENTSOF(attachments); i++) {
+static void detach_list(Filter *f, int cgroup_fd, const Attachment *list, size_t n) {
+        for (size_t i = n; i-- > 0; )
+                (void) bpf_prog_detach2(prog_fd(f, &list[i]), cgroup_fd, list[i].type);
+}
+
+static int attach_list(Filter *f, int cgroup_fd, const Attachment *list, size_t n) {
+        for (size_t i = 0; i < n; i++) {
                 int k;
 
-                k = bpf_prog_attach(prog_fd(f, &attachments[i]), cgroup_fd, attachments[i].type,
-                                    BPF_F_ALLOW_MULTI);
+                k = bpf_prog_attach(prog_fd(f, &list[i]), cgroup_fd, list[i].type, BPF_F_ALLOW_MULTI);
                 if (k < 0) {
                         k = k == -1 ? negative_errno() : k;
-                        while (i-- > 0)
-                                (void) bpf_prog_detach2(prog_fd(f, &attachments[i]), cgroup_fd,
-                                                        attachments[i].type);
+                        detach_list(f, cgroup_fd, list, i);
                         return k;
                 }
         }
         return 0;
 }
 
-void filter_detach(Filter *f, int cgroup_fd) {
-        for (size_t i = ELEMENTSOF(attachments); i-- > 0; )
-                (void) bpf_prog_detach2(prog_fd(f, &attachments[i]), cgroup_fd, attachments[i].type);
+int filter_attach(Filter *f, int cgroup_fd, bool dns_direct) {
+        int k;
+
+        k = attach_list(f, cgroup_fd, attachments, ELEMENTSOF(attachments));
+        if (k < 0 || !dns_direct)
+                return k;
+        k = attach_list(f, cgroup_fd, dns_attachments, ELEMENTSOF(dns_attachments));
+        if (k < 0)
+                detach_list(f, cgroup_fd, attachments, ELEMENTSOF(attachments));
+        return k;
+}
+
+void filter_detach(Filter *f, int cgroup_fd, bool dns_direct) {
+        if (dns_direct)
+                detach_list(f, cgroup_fd, dns_attachments, ELEMENTSOF(dns_attachments));
+        detach_list(f, cgroup_fd, attachments, ELEMENTSOF(attachments));
 }
 
 int filter_layer_get(Filter *f, uint64_t cgid, struct net_layer *ret) {
@@ -201,12 +238,23 @@ int filter_learned_add(Filter *f, bool deny, uint64_t sid, uint16_t port, const 
         return bpf_map_update_elem(fd, &k, &expires_ns, BPF_ANY) < 0 ? negative_errno() : 0;
 }
 
+int filter_name_set(Filter *f, uint64_t sid, bool domain, const char *name, const struct net_name_rules *rules) {
+        struct net_name_key k;
+        int fd = bpf_map__fd(domain ? f->skel->maps.name_domains : f->skel->maps.name_hosts);
+        int r;
+
+        r = net_name_key_make(sid, name, &k);
+        if (r < 0)
+                return r;
+        return bpf_map_update_elem(fd, &k, rules, BPF_ANY) < 0 ? negative_errno() : 0;
+}
+
 /* Collects the keys of `fd` that `match` selects, then deletes them: deleting while walking
  * with get_next_key could skip entries. */
 static int delete_matching(int fd, size_t key_size, bool (*match)(const void *key, int fd, const void *data),
                            const void *data) {
         _cleanup_free_ uint8_t *keys = NULL;
-        uint8_t prev[64], cur[64];
+        uint8_t prev[sizeof(struct net_name_key)], cur[sizeof(struct net_name_key)];
         size_t n = 0, allocated = 0;
         bool first = true;
         int removed = 0;
@@ -250,6 +298,12 @@ static bool exact_key_is_sid(const void *key, int fd, const void *data) {
         return k->sid == *(const uint64_t *) data;
 }
 
+static bool name_key_is_sid(const void *key, int fd, const void *data) {
+        const struct net_name_key *k = key;
+
+        return k->sid == *(const uint64_t *) data;
+}
+
 static bool exact_key_expired(const void *key, int fd, const void *data) {
         uint64_t expires;
 
@@ -274,6 +328,12 @@ int filter_forget(Filter *f, uint64_t sid) {
         n += MAX(k, 0);
         k = delete_matching(bpf_map__fd(f->skel->maps.verdicts), sizeof(struct net_exact_key),
                             exact_key_is_sid, &sid);
+        n += MAX(k, 0);
+        k = delete_matching(bpf_map__fd(f->skel->maps.name_hosts), sizeof(struct net_name_key),
+                            name_key_is_sid, &sid);
+        n += MAX(k, 0);
+        k = delete_matching(bpf_map__fd(f->skel->maps.name_domains), sizeof(struct net_name_key),
+                            name_key_is_sid, &sid);
         n += MAX(k, 0);
         return n;
 }
@@ -302,4 +362,8 @@ int filter_events_consume(Filter *f) {
 
 uint64_t filter_events_lost(Filter *f) {
         return __atomic_load_n(&f->skel->bss->events_lost, __ATOMIC_RELAXED);
+}
+
+uint64_t filter_dns_lost(Filter *f) {
+        return __atomic_load_n(&f->skel->bss->dns_lost, __ATOMIC_RELAXED);
 }

@@ -15,13 +15,17 @@
 typedef struct Filter Filter;
 
 typedef int (*FilterEventCallback)(const struct net_event *e, void *userdata);
+/* A DNS message the skb programs dropped for the helper; `e->len` is checked against the
+ * sample's size before the call. */
+typedef int (*FilterDnsCallback)(const struct net_dns_event *e, void *userdata);
 
-int filter_new(FilterEventCallback cb, void *userdata, Filter **ret);
+int filter_new(FilterEventCallback cb, FilterDnsCallback dns_cb, void *userdata, Filter **ret);
 Filter *filter_free(Filter *f);
 
-/* Attaches every program to the cgroup; on failure detaches what it attached. */
-int filter_attach(Filter *f, int cgroup_fd);
-void filter_detach(Filter *f, int cgroup_fd);
+/* Attaches every program to the cgroup (the DNS skb programs only with `dns_direct`); on
+ * failure detaches what it attached. */
+int filter_attach(Filter *f, int cgroup_fd, bool dns_direct);
+void filter_detach(Filter *f, int cgroup_fd, bool dns_direct);
 
 /* The cgroup's configuration slot exists once the programs are attached. -ENOENT before. */
 int filter_layer_get(Filter *f, uint64_t cgid, struct net_layer *ret);
@@ -34,6 +38,11 @@ int filter_rule_add(Filter *f, bool deny, uint64_t sid, uint16_t port, const uin
 int filter_learned_add(Filter *f, bool deny, uint64_t sid, uint16_t port, const uint8_t addr[16],
                        uint64_t expires_ns);
 
+/* The rules of a name pattern, for the DNS fast path: `name` in text form, lower case; with
+ * `domain` it stands for the names below it ("*.name"). -EINVAL for a name that does not fit
+ * a key (net_name_key_make()). */
+int filter_name_set(Filter *f, uint64_t sid, bool domain, const char *name, const struct net_name_rules *rules);
+
 /* Removes every rule and learned address of `sid`. Returns how many were removed. */
 int filter_forget(Filter *f, uint64_t sid);
 /* Removes learned addresses that have expired, of all sandboxes. */
@@ -42,4 +51,5 @@ int filter_expire(Filter *f, uint64_t now_ns);
 int filter_events_fd(Filter *f);
 int filter_events_consume(Filter *f);
 uint64_t filter_events_lost(Filter *f);
+uint64_t filter_dns_lost(Filter *f);
 bool filter_reports_comm(Filter *f);

@@ -74,6 +74,7 @@ struct Sandbox {
         NameRule *names;
         size_t n_names;
         DnsProxy *proxy;                /* NULL with DNS open */
+        bool dns_direct;                /* the DNS fast path: see scudo-net.bpf.c */
         Client *client;                 /* where reports go, while connected */
         uint64_t window_start;          /* report rate limit: start of the window (µs) */
         unsigned window_count;
@@ -112,7 +113,8 @@ Sandbox *sandbox_find(Manager *m, uint64_t sid);
 int sandbox_check_name(Sandbox *s, const char *name, bool name_ok);
 int sandbox_learn(Sandbox *s, const char *name, const uint8_t addr[16], uint32_t ttl);
 void sandbox_report(Sandbox *s, const BpfdEvent *e);
-void sandbox_report_dns(Sandbox *s, const char *name, uint16_t qtype);
+/* pid 0 and comm NULL (or empty) when the sender is not known (queries to the proxy). */
+void sandbox_report_dns(Sandbox *s, const char *name, uint16_t qtype, uint32_t pid, const char *comm);
 int manager_sweep(Manager *m);
 void manager_check_idle(Manager *m);
 
@@ -121,3 +123,7 @@ int dns_proxy_new(Sandbox *s, DnsProxy **ret);
 DnsProxy *dns_proxy_free(DnsProxy *p);
 uint32_t dns_proxy_address(DnsProxy *p);
 uint16_t dns_proxy_port6(DnsProxy *p);
+/* The resolvers of the fast path: those on IPv4 loopback, when this proxy can answer for
+ * them. Returns how many (0: no fast path). */
+unsigned dns_proxy_direct_servers(DnsProxy *p, uint32_t ret[NET_DNS_DIRECT_MAX]);
+void dns_proxy_handle_dropped(DnsProxy *p, const struct net_dns_event *e);

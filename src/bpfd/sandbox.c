@@ -225,7 +225,7 @@ void sandbox_report(Sandbox *s, const BpfdEvent *event) {
         s->window_count++;
 }
 
-void sandbox_report_dns(Sandbox *s, const char *name, uint16_t qtype) {
+void sandbox_report_dns(Sandbox *s, const char *name, uint16_t qtype, uint32_t pid, const char *comm) {
         BpfdEvent e = {
                 .header = {
                         .magic = BPFD_MAGIC,
@@ -234,10 +234,13 @@ void sandbox_report_dns(Sandbox *s, const char *name, uint16_t qtype) {
                         .size = sizeof(BpfdEvent),
                 },
                 .kind = BPFD_EVENT_DNS,
+                .pid = pid,
                 .qtype = qtype,
         };
 
         (void) snprintf(e.name, sizeof(e.name), "%s", name);
+        if (comm)
+                (void) snprintf(e.comm, sizeof(e.comm), "%s", comm);
         sandbox_report(s, &e);
 }
 
@@ -276,6 +279,74 @@ static int add_resolver_rules(Manager *m, uint64_t sid) {
                         return k;
         }
         return 0;
+}
+
+static int compare_names(const void *a, const void *b) {
+        const NameRule *x = *(const NameRule *const *) a, *y = *(const NameRule *const *) b;
+
+        if (x->kind != y->kind)
+                return x->kind < y->kind ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+/* The DNS fast path needs the name rules in the name maps, each pattern with at most
+ * NET_NAME_RULES_MAX rules of its own. Returns 1 when they are there, 0 when this sandbox
+ * is to go without (every query then goes through the proxy), <0 on error. */
+static int add_name_patterns(Manager *m, Sandbox *s) {
+        _cleanup_free_ const NameRule **sorted = NULL;
+        size_t i = 0;
+
+        if (s->n_names == 0)
+                return 1;
+        sorted = calloc(s->n_names, sizeof(NameRule *));
+        if (!sorted)
+                return -ENOMEM;
+        for (size_t j = 0; j < s->n_names; j++)
+                sorted[j] = &s->names[j];
+        qsort(sorted, s->n_names, sizeof(NameRule *), compare_names);
+
+        while (i < s->n_names) {
+                struct net_name_rules v = {};
+                size_t j = i;
+                int k;
+
+                for (; j < s->n_names && compare_names(&sorted[i], &sorted[j]) == 0; j++) {
+                        if (v.n >= NET_NAME_RULES_MAX)
+                                return 0;
+                        v.rule[v.n++] = (struct net_name_rule) {
+                                .port = sorted[j]->port,
+                                .deny = sorted[j]->action == BPFD_ACTION_DENY,
+                        };
+                }
+                k = filter_name_set(m->filter, s->sid, sorted[i]->kind == BPFD_RULE_DOMAIN, sorted[i]->name, &v);
+                if (k == -EINVAL)
+                        return 0;
+                if (k < 0)
+                        return k;
+                i = j;
+        }
+        return 1;
+}
+
+/* Sets the sandbox up for the DNS fast path when it can have it: a resolver on loopback,
+ * a proxy that can answer for it, name rules that fit the maps. */
+static void setup_dns_direct(Manager *m, Sandbox *s, struct net_layer *layer) {
+        uint32_t direct[NET_DNS_DIRECT_MAX] = {};
+        int k;
+
+        if (dns_proxy_direct_servers(s->proxy, direct) == 0)
+                return;
+        k = add_name_patterns(m, s);
+        if (k <= 0) {
+                if (k < 0)
+                        log_warning_errno(k, "cannot store the name rules of %s, its DNS goes "
+                                          "through the proxy: %m", s->path);
+                return;         /* what was stored goes with filter_forget() */
+        }
+        memcpy(layer->direct4, direct, sizeof(layer->direct4));
+        layer->grace_sec = m->dns_grace_sec;
+        layer->flags |= NET_LAYER_DNS_DIRECT;
+        s->dns_direct = true;
 }
 
 static void watch_parent(Manager *m, int cgroup_fd) {
@@ -350,6 +421,7 @@ int sandbox_create(Manager *m, Client *c, Sandbox **ret, const char **ret_reason
                 layer.proxy4 = dns_proxy_address(s->proxy);
                 layer.proxy6_port = dns_proxy_port6(s->proxy);
                 layer.flags |= NET_LAYER_DNS_FILTERED;
+                setup_dns_direct(m, s, &layer);
         } else {
                 k = add_resolver_rules(m, cgid);
                 if (k < 0) {
@@ -365,7 +437,7 @@ int sandbox_create(Manager *m, Client *c, Sandbox **ret, const char **ret_reason
                         layer.flags |= NET_LAYER_LEARN_DENY;
         }
 
-        k = filter_attach(m->filter, cgfd);
+        k = filter_attach(m->filter, cgfd, s->dns_direct);
         if (k < 0) {
                 *ret_reason = "cannot attach the BPF programs";
                 goto fail;
@@ -373,7 +445,7 @@ int sandbox_create(Manager *m, Client *c, Sandbox **ret, const char **ret_reason
         layer.sid = cgid;
         k = filter_layer_set(m->filter, cgid, &layer);
         if (k < 0) {
-                filter_detach(m->filter, cgfd);
+                filter_detach(m->filter, cgfd, s->dns_direct);
                 *ret_reason = "cannot configure the BPF programs";
                 goto fail;
         }
@@ -382,7 +454,7 @@ int sandbox_create(Manager *m, Client *c, Sandbox **ret, const char **ret_reason
         s->client = c;
         log_info("restricting %s (uid %u, %zu address rules, %zu name rules, dns %s)", s->path,
                  (unsigned) s->uid, c->rules.n_addresses, s->n_names,
-                 s->proxy ? "filtered" : "open");
+                 !s->proxy ? "open" : s->dns_direct ? "filtered, direct to loopback resolvers" : "filtered");
         *ret = s;
         return 0;
 

@@ -428,8 +428,8 @@ int net_event_format(const BpfdEvent *e, char *buf, size_t size) {
                                 *c = '?';
                 qt = qtype_name(e->qtype);
                 if (qt)
-                        return snprintf(buf, size, "dns: refused name '%s' (%s)", name, qt);
-                return snprintf(buf, size, "dns: refused name '%s' (type %u)", name, e->qtype);
+                        return snprintf(buf, size, "dns: refused name '%s' (%s)%s", name, qt, who);
+                return snprintf(buf, size, "dns: refused name '%s' (type %u)%s", name, e->qtype, who);
         case BPFD_EVENT_LOST:
                 return snprintf(buf, size, "network: %u more refusals not reported", e->count);
         default:

@@ -114,7 +114,7 @@ typedef enum BpfdEventKind {
 typedef struct BpfdEvent {
         BpfdHeader header;
         uint32_t kind;                  /* BpfdEventKind */
-        uint32_t pid;                   /* 0 when unknown (DNS) */
+        uint32_t pid;                   /* 0 when unknown (DNS through the proxy) */
         uint8_t addr[16];               /* CONNECT/SENDMSG: network order, IPv4 v4-mapped */
         uint16_t port;
         uint8_t protocol;               /* IPPROTO_* */

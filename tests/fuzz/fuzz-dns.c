@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 
 /* libFuzzer target: the DNS messages scudo-bpfd's proxy reads, queries from a sandbox and
- * answers from the network, plus resolv.conf. */
+ * answers from the network (also those the fast path's BPF programs hand over), plus
+ * resolv.conf. */
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bpfd/dns-packet.h"
+#include "bpfd/name-key.h"
 #include "bpfd/resolv-conf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -60,6 +62,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         }
                         free(query);
                 }
+        }
+
+        /* As an answer the BPF programs left to the helper: its own question is all there
+         * is to go by; and as the key a name rule of that name would have. */
+        if (dns_parse_response_question(msg, size, &q) == 0) {
+                struct net_name_key key;
+
+                assert(q.end <= size && strlen(q.name) < DNS_NAME_TEXT_MAX);
+                n = 0;
+                k = dns_parse_answer(msg, size, &q, on_address, &n);
+                assert(k < 0 || k == n);
+                if (q.name_ok && net_name_key_make(1, q.name, &key) == 0)
+                        assert(key.name[NET_NAME_KEY_SIZE - 1] == 0 && key.name[NET_NAME_KEY_SIZE - 2] != 0);
         }
 
         /* As resolv.conf. */

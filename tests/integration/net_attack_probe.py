@@ -16,6 +16,15 @@
                                        process's /proc/PID/root (another mount namespace)
     procsock:PATH                      connect to the AF_UNIX socket PATH through /proc/PID/root
     dnsraw:SERVER:HEX                  send a raw DNS query (hex) over UDP, print the rcode
+    dnsforge:RESOLVER:NAME:ADDR        pose as RESOLVER: from port 53 of another loopback
+                                       address, with RESOLVER as the source (IP_PKTINFO), send
+                                       an answer "NAME A ADDR" to a socket of its own that is
+                                       connected to RESOLVER and has asked it for NAME; print
+                                       how the send went and what that socket got
+                                       (source/last address of each datagram)
+    dnsspoof:SERVER:NAME:SRC:PORT      from 127.0.0.2:PORT, a query for NAME to SERVER with the
+                                       source SRC asked for (IP_PKTINFO): the answer would go
+                                       to SRC:PORT, perhaps another program's socket
     sleep:SECONDS
 
 Each line is "ACTION ok [detail]" or "ACTION err ERRNAME".
@@ -195,10 +204,59 @@ def act(a):
         s.sendto(bytes.fromhex(hexq), (server, 53))
         msg, src = s.recvfrom(4096)
         return "rcode=%d" % (msg[3] & 15)
+    if kind == "dnsforge":
+        return dns_forge(*arg.split(":"))
+    if kind == "dnsspoof":
+        return dns_spoof(*arg.split(":"))
     if kind == "sleep":
         time.sleep(float(arg))
         return ""
     raise ValueError("unknown action " + a)
+
+
+def dns_spoof(server, name, src, port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.2", int(port)))
+    s.settimeout(1)
+    pktinfo = struct.pack("=I4s4s", 0, socket.inet_aton(src), b"\0" * 4)
+    try:
+        s.sendmsg([net_probe.dns_query(name)], [(socket.IPPROTO_IP, 8, pktinfo)], 0, (server, 53))
+        sent = "ok"
+    except OSError as e:
+        sent = err(e)
+    try:
+        msg, frm = s.recvfrom(4096)
+        got = "%s:%d/rcode=%d" % (frm[0], frm[1], msg[3] & 15)
+    except socket.timeout:
+        got = "nothing"
+    return "send=%s got=%s" % (sent, got)
+
+
+def dns_forge(resolver, name, addr):
+    victim = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    victim.settimeout(1)
+    victim.connect((resolver, 53))
+    q = net_probe.dns_query(name)
+    victim.send(q)                      # a real query: an answer is expected on this socket
+    forger = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    forger.bind(("127.0.0.2", 53))      # needs net.ipv4.ip_unprivileged_port_start <= 53
+    answer = struct.pack("!HHHHHH", 0x4242, 0x8180, 1, 1, 0, 0) + q[12:] + \
+        struct.pack("!HHHIH", 0xC00C, 1, 1, 3600, 4) + socket.inet_aton(addr)
+    pktinfo = struct.pack("=I4s4s", 0, socket.inet_aton(resolver), b"\0" * 4)
+    try:
+        forger.sendmsg([answer], [(socket.IPPROTO_IP, 8, pktinfo)], 0, victim.getsockname())   # IP_PKTINFO
+        sent = "ok"
+    except OSError as e:
+        sent = err(e)
+    got = []
+    try:
+        while True:
+            msg, src = victim.recvfrom(4096)
+            # where it came from, and the address of its last record
+            got.append("%s:%d/%s" % (src[0], src[1], socket.inet_ntoa(msg[-4:])))
+    except socket.timeout:
+        pass
+    return "send=%s got=%s" % (sent, ",".join(got) or "nothing")
 
 
 if __name__ == "__main__":

@@ -7,8 +7,10 @@
 
 NAME=ADDR[,ADDR...][/TTL] answers A and AAAA queries with those addresses (TTL default 300);
 NAME=CNAME:TARGET answers with a CNAME and the target's records. Any other name gets NXDOMAIN.
-Every query is appended to the log as "PROTO NAME TYPE", so a test can tell from outside
-which names reached the resolver (and with --raw-log FILE, every query's bytes after its id
+Names in answers are compressed as real servers do (an owner that was written before is a
+pointer to it); --no-compress writes every name out in full. Every query is appended to the
+log as "PROTO NAME TYPE PEER", so a test can tell from outside which names reached the
+resolver and from which socket (and with --raw-log FILE, every query's bytes after its id
 in hex, to see what else reached it). Runs until killed, or --timeout seconds.
 """
 import argparse
@@ -55,7 +57,34 @@ def read_qname(msg, pos):
         pos += 1 + n
 
 
-def answer(zone, msg):
+class Writer:
+    """A message being built, with RFC 1035 name compression: a name written before (as a
+    whole; suffixes are not looked for) becomes a pointer to where it was written."""
+
+    def __init__(self, head, compress):
+        self.out = head
+        self.compress = compress
+        self.seen = {}
+
+    def name(self, name):
+        key = name.lower()
+        if self.compress and key in self.seen:
+            return struct.pack("!H", 0xC000 | self.seen[key])
+        if len(self.out) < 0x3FFF:
+            self.seen.setdefault(key, len(self.out))
+        return encode_name(name)
+
+    def record(self, owner, rtype, ttl, rdata_name=None, rdata=b""):
+        self.out += self.name(owner)
+        if rdata_name is not None:
+            start = len(self.out) + 10
+            rdata = encode_name(rdata_name)
+            if self.compress:
+                self.seen.setdefault(rdata_name.lower(), start)
+        self.out += struct.pack("!HHIH", rtype, 1, ttl, len(rdata)) + rdata
+
+
+def answer(zone, msg, compress=True):
     ident, flags, qd = struct.unpack("!HHH", msg[:6])
     qname, pos = read_qname(msg, 12)
     qtype, qclass = struct.unpack("!HH", msg[pos:pos + 4])
@@ -74,7 +103,7 @@ def answer(zone, msg):
         seen.add(name)
         kind, data, ttl = zone[name]
         if kind == "CNAME":
-            records.append((qname.lower() if name.startswith("*.") else name, 5, ttl, encode_name(data)))
+            records.append((qname.lower() if name.startswith("*.") else name, 5, ttl, data))
             name = data
             continue
         owner = qname.lower() if name.startswith("*.") else name
@@ -86,11 +115,16 @@ def answer(zone, msg):
         break
     if name not in zone:
         rcode = 3
-    out = struct.pack("!HHHHHH", ident, 0x8400 | (flags & 0x0100) | 0x0080 | rcode, 1, len(records), 0, 0)
-    out += question
+    w = Writer(struct.pack("!HHHHHH", ident, 0x8400 | (flags & 0x0100) | 0x0080 | rcode, 1, len(records), 0, 0),
+               compress)
+    w.seen[qname.lower()] = 12          # the question, as it was asked
+    w.out += question
     for owner, rtype, ttl, rdata in records:
-        out += encode_name(owner) + struct.pack("!HHIH", rtype, 1, ttl, len(rdata)) + rdata
-    return out, qname, TYPES.get(qtype, str(qtype))
+        if rtype == 5:
+            w.record(owner, rtype, ttl, rdata_name=rdata)
+        else:
+            w.record(owner, rtype, ttl, rdata=rdata)
+    return w.out, qname, TYPES.get(qtype, str(qtype))
 
 
 def log(path, line):
@@ -100,6 +134,7 @@ def log(path, line):
 
 
 RAW_LOG = None
+COMPRESS = True
 
 
 def serve_udp(sock, zone, logfile, delay):
@@ -107,10 +142,10 @@ def serve_udp(sock, zone, logfile, delay):
         msg, peer = sock.recvfrom(65535)
         log(RAW_LOG, "udp " + msg[2:].hex())
         try:
-            out, qname, qtype = answer(zone, msg)
+            out, qname, qtype = answer(zone, msg, COMPRESS)
         except Exception:
             continue
-        log(logfile, "udp %s %s" % (qname, qtype))
+        log(logfile, "udp %s %s %s:%d" % (qname, qtype, peer[0], peer[1]))
         if delay:
             time.sleep(delay)
         sock.sendto(out, peer)
@@ -130,7 +165,7 @@ def serve_tcp_conn(conn, zone, logfile):
                     return
                 msg += chunk
             log(RAW_LOG, "tcp " + msg[2:].hex())
-            out, qname, qtype = answer(zone, msg)
+            out, qname, qtype = answer(zone, msg, COMPRESS)
             log(logfile, "tcp %s %s" % (qname, qtype))
             conn.sendall(struct.pack("!H", len(out)) + out)
 
@@ -149,10 +184,12 @@ def main():
     ap.add_argument("--timeout", type=float, default=3600)
     ap.add_argument("--delay", type=float, default=0)
     ap.add_argument("--raw-log", help="also log every query's bytes after the id, in hex")
+    ap.add_argument("--no-compress", action="store_true", help="write every name in answers in full")
     ap.add_argument("zone", nargs="*")
     args = ap.parse_args()
-    global RAW_LOG
+    global RAW_LOG, COMPRESS
     RAW_LOG = args.raw_log
+    COMPRESS = not args.no_compress
     zone = parse_zone(args.zone)
     family = socket.AF_INET6 if ":" in args.listen else socket.AF_INET
     u = socket.socket(family, socket.SOCK_DGRAM)

@@ -9,6 +9,8 @@
     resolve:NAME           getaddrinfo, prints the addresses
     dnsudp:SERVER:NAME     a raw A query with sendto/recvfrom: prints rcode and reply source
     dnstcp:SERVER:NAME     a raw A query over TCP: prints rcode and getpeername
+    dnsvia:SERVER:NAME     as dnsudp, on a connected socket (as glibc does), and also prints
+                           the local port the query went from
     icmp                   socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP)
     detach                 tries to detach the BPF programs from its own cgroup
     escape:CGROUP_DIR      tries to move itself into CGROUP_DIR (absolute, under /sys/fs/cgroup)
@@ -98,6 +100,15 @@ def act(a):
         while len(msg) < n:
             msg += s.recv(n - len(msg))
         return "rcode=%d peer=%s" % (msg[3] & 15, show_addr(s.getpeername()))
+    if kind == "dnsvia":
+        server, _, name = arg.rpartition(":")
+        server = server.strip("[]")
+        s = socket.socket(family(server), socket.SOCK_DGRAM)
+        s.settimeout(3)
+        s.connect((server, 53))
+        s.send(dns_query(name))
+        msg, src = s.recvfrom(4096)
+        return "rcode=%d from=%s port=%d" % (msg[3] & 15, show_addr(src), s.getsockname()[1])
     if kind == "icmp":
         socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP).close()
         return ""

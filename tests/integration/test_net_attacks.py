@@ -163,13 +163,15 @@ cp /etc/resolv.conf %(raw)s.resolv; echo 'nameserver 127.0.0.154' > /etc/resolv.
     t.root("kill $(cat %(raw)s.pid); cat %(raw)s.resolv > /etc/resolv.conf; rm -f %(raw)s %(raw)s.*" % {"raw": raw})
 
 
-def test_dns_query_extras_not_forwarded(bpfd, recording_resolver):
+@pytest.mark.parametrize("server", ["10.255.255.53", "127.0.0.154"])
+def test_dns_query_extras_not_forwarded(bpfd, recording_resolver, server):
     """Only the question (and a bare OPT) of an allowed query leaves the proxy: EDNS options
     and bytes after the records were passed to the resolver as they were, a channel out of
-    the sandbox beside the name."""
+    the sandbox beside the name. To 127.0.0.154 itself (the resolver, on loopback: the fast
+    path) the BPF programs must leave such a query to the helper, which rebuilds it."""
     q = dns_query_with_extras("allowed.test").hex()
-    r = attack(bpfd, ["dnsraw:10.255.255.53:" + q], allow=["allowed.test"])
-    assert r.detail("dnsraw:10.255.255.53:" + q) == "rcode=0", r
+    r = attack(bpfd, ["dnsraw:%s:%s" % (server, q)], allow=["allowed.test"])
+    assert r.detail("dnsraw:%s:%s" % (server, q)) == "rcode=0", r
     raw = bpfd.root("cat %s" % recording_resolver).out
     assert "07616c6c6f7765640474657374" in raw, raw         # allowed.test reached it
     assert b"SECRETDATA".hex() not in raw and b"MORESECRET".hex() not in raw, raw
@@ -203,6 +205,44 @@ def test_dns_tricks_refused(bpfd):
     assert r.detail("dnsraw:127.0.0.153:" + good["caps"]) == "rcode=0", r
     log = tn.dns_log(bpfd)
     assert all("allowed.test" == line.split()[1].lower() for line in log), log
+
+
+def test_dns_sandbox_cannot_pose_as_the_resolver(bpfd, listen):
+    """On the fast path the answers of the resolver on loopback are believed. Where ports
+    below 1024 are open to all (net.ipv4.ip_unprivileged_port_start=0), a command could bind
+    port 53 of another loopback address and send, with the resolver's address as the source,
+    an answer to a socket of its own: the filter would learn the address it names. No
+    datagram from port 53 leaves a sandbox."""
+    t = bpfd
+    ln = listen("tcp:127.0.0.99:7371")
+    old = t.root("sysctl -n net.ipv4.ip_unprivileged_port_start").out.strip()
+    assert t.root("sysctl -qw net.ipv4.ip_unprivileged_port_start=0").rc == 0
+    try:
+        # 127.0.0.1 allowed, as for a local dev server: the sandbox may send to itself
+        r = attack(t, ["dnsforge:127.0.0.153:allowed.test:127.0.0.99", "tcp:127.0.0.99:7371"],
+                   allow=["allowed.test:7371", "127.0.0.1"])
+    finally:
+        t.root("sysctl -qw net.ipv4.ip_unprivileged_port_start=%s" % old)
+    # the send fails, and only the resolver's real answer arrives
+    assert r.detail("dnsforge:127.0.0.153:allowed.test:127.0.0.99") == \
+        "send=EPERM got=127.0.0.153:53/127.0.0.4", r
+    assert r.err("tcp:127.0.0.99:7371") == "EPERM", r
+    assert ln.arrived() == []
+
+
+@pytest.mark.parametrize("server", ["127.0.0.153", "10.255.255.53"])
+def test_dns_answer_goes_to_the_asking_socket_only(bpfd, listen, server):
+    """The proxy (and the helper, for the fast path) answers a query where it came from. With
+    IP_PKTINFO a command could give its query the source address of another program's UDP
+    socket (bound to the same port on another loopback address), and have the answer, from
+    port 53 with a question of its making, sent there: a datagram to a socket no rule
+    names. The sendmsg hooks now take the source asked for away on port 53."""
+    ln = listen("udp:127.0.0.1:7381")
+    r = attack(bpfd, ["dnsspoof:%s:blocked.test:127.0.0.1:7381" % server], allow=["allowed.test"])
+    # the answer (REFUSED) came back to the probe's own socket, and to nobody else
+    assert r.detail("dnsspoof:%s:blocked.test:127.0.0.1:7381" % server) == \
+        "send=ok got=%s:53/rcode=5" % server, r
+    assert ln.arrived() == []
 
 
 @tn.needs_scudo

@@ -361,6 +361,77 @@ def test_dns_replies_come_from_the_server_asked(bpfd):
     assert r.detail("dnsudp:127.0.0.1:blocked.test") == "rcode=5 from=127.0.0.1:53", r   # REFUSED
 
 
+# --- DNS: the fast path -------------------------------------------------------------------
+# resolv.conf names 127.0.0.153, a resolver on this host's loopback, so UDP queries to it go
+# there as they are: BPF programs read each query and each answer (scudo-net.bpf.c). What
+# they leave to the helper is answered from 127.0.0.153's address too.
+
+def dns_peers(t, name):
+    """The ports the DNS server saw UDP queries for `name` come from."""
+    ports = []
+    for line in dns_log(t):
+        f = line.split()
+        if len(f) >= 4 and f[0] == "udp" and f[1].lower() == name:
+            ports.append(f[3].rpartition(":")[2])
+    return ports
+
+
+def test_dns_fast_path_goes_straight_to_the_resolver(bpfd, listen):
+    ln = listen("tcp:127.0.0.4:7351", "tcp:127.0.0.4:7352")
+    clear_dns_log(bpfd)
+    r = sandboxed(bpfd, ["dnsvia:127.0.0.153:allowed.test", "tcp:127.0.0.4:7351", "tcp:127.0.0.4:7352",
+                         "dnsvia:[::ffff:127.0.0.153]:allowed.test", "dnsvia:127.0.0.153:blocked.test"],
+                  allow=["allowed.test:7351"])
+    d = r.detail("dnsvia:127.0.0.153:allowed.test")
+    assert d.startswith("rcode=0 from=127.0.0.153:53 port="), r
+    # the query reached the resolver from the sandbox's own socket, not from the proxy's
+    assert d.rpartition("port=")[2] in dns_peers(bpfd, "allowed.test"), (d, dns_log(bpfd))
+    assert r.ok("tcp:127.0.0.4:7351"), r                    # learned from the answer, in the kernel
+    assert r.err("tcp:127.0.0.4:7352") == "EPERM", r        # the rule's port only
+    # an AF_INET6 socket asking v4-mapped sends IPv4 datagrams: the same path
+    d6 = r.detail("dnsvia:[::ffff:127.0.0.153]:allowed.test")
+    assert d6.startswith("rcode=0 from=[::ffff:127.0.0.153]:53 port="), r
+    assert d6.rpartition("port=")[2] in dns_peers(bpfd, "allowed.test"), (d6, dns_log(bpfd))
+    # a refused name never reaches the resolver; its REFUSED comes as if from it
+    assert r.detail("dnsvia:127.0.0.153:blocked.test").startswith("rcode=5 from=127.0.0.153:53 "), r
+    assert not any("blocked.test" in line for line in dns_log(bpfd))
+    assert re.search(r"dns: refused name 'blocked.test' \(A\) by pid \d+ \(python3\)", "\n".join(r.reports)), r
+    assert ln.arrived() == ["tcp 127.0.0.4 7351"]
+
+
+@pytest.fixture
+def plain_resolver(bpfd):
+    """A second test DNS server, on 127.0.0.155, that writes every name in its answers in
+    full, which the BPF programs leave to the helper; resolv.conf points at it for the test."""
+    t = bpfd
+    r = t.root("""set -e
+setsid python3 %(server)s --listen 127.0.0.155 --no-compress --log %(log)s --timeout 120 %(zone)s \
+    >/dev/null 2>&1 < /dev/null & echo $! > /tmp/net-dns-plain.pid
+cp /etc/resolv.conf /tmp/net-dns-plain.resolv; echo 'nameserver 127.0.0.155' > /etc/resolv.conf
+""" % {"server": DNS_SERVER, "log": DNS_LOG, "zone": " ".join(ZONE)})
+    assert r.rc == 0, r
+    assert wait_for(lambda: t.root("ss -lun | grep -q 127.0.0.155:53").rc == 0, timeout=10)
+    yield
+    t.root("kill $(cat /tmp/net-dns-plain.pid); cat /tmp/net-dns-plain.resolv > /etc/resolv.conf; "
+           "rm -f /tmp/net-dns-plain.*")
+
+
+def test_dns_fast_path_leaves_odd_answers_to_the_helper(bpfd, listen, plain_resolver):
+    ln = listen("tcp:127.0.0.8:7361")
+    clear_dns_log(bpfd)
+    r = sandboxed(bpfd, ["tcp:127.0.0.8:7361", "resolve:alias.test", "tcp:127.0.0.8:7361",
+                         "dnsvia:127.0.0.155:alias.test"],
+                  allow=["alias.test:7361"])
+    probe = [line for line in r.raw.splitlines() if line.startswith(("tcp:", "resolve:"))]
+    assert probe[0] == "tcp:127.0.0.8:7361 err EPERM", r
+    assert probe[1] == "resolve:alias.test ok 127.0.0.8", r    # through the CNAME, as the helper read it
+    assert probe[2] == "tcp:127.0.0.8:7361 ok", r
+    d = r.detail("dnsvia:127.0.0.155:alias.test")
+    assert d.startswith("rcode=0 from=127.0.0.155:53 port="), r
+    assert d.rpartition("port=")[2] in dns_peers(bpfd, "alias.test"), (d, dns_log(bpfd))
+    assert ln.arrived() == ["tcp 127.0.0.8 7361"]
+
+
 def test_dns_ttl_is_honoured(bpfd, listen):
     ln = listen("tcp:127.0.0.7:7601")
     # short.test has a TTL of 1 s and the helper runs with --dns-grace=0
@@ -655,7 +726,7 @@ def map_entries(t, map_ids):
     counts = {}
     for i in map_ids:
         info = json.loads(t.root("bpftool -j map show id %d" % i).out or "{}")
-        if info.get("type") in ("ringbuf", "cgroup_storage", "sk_storage", "array"):
+        if info.get("type") in ("ringbuf", "cgroup_storage", "sk_storage", "array", "percpu_array"):
             continue
         entries = json.loads(t.root("bpftool -j map dump id %d" % i).out or "[]")
         counts[info.get("name", str(i))] = len(entries)
@@ -671,8 +742,9 @@ def test_nothing_left_after_runs(bpfd, listen):
     try:
         assert wait_for(lambda: t.root("systemctl is-active scudo-bpfd.service").out.strip() == "active", timeout=10)
         progs, maps = helper_objects(t)
-        assert len(progs) == 9 and len(maps) >= 8, (progs, maps)
-        # A run that fills every kind of entry: rules, a learned address, cached verdicts.
+        assert len(progs) == 11 and len(maps) >= 10, (progs, maps)
+        # A run that fills every kind of entry: rules, name patterns, an address learned (by
+        # the DNS fast path), cached verdicts.
         ln = listen("tcp:127.0.0.4:8301")
         r = sandboxed(t, ["resolve:allowed.test", "tcp:127.0.0.4:8301", "tcp:127.0.0.3:8301"],
                       allow=["allowed.test:8301", "10.0.0.0/8"], deny=["10.1.0.0/16"])

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* Unit tests for src/bpfd/dns-packet.c and resolv-conf.c. */
+/* Unit tests for src/bpfd/dns-packet.c, name-key.c and resolv-conf.c. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 
 #include "bpfd/dns-cache.h"
 #include "bpfd/dns-packet.h"
+#include "bpfd/name-key.h"
 #include "bpfd/resolv-conf.h"
 #include "tap.h"
 
@@ -229,6 +230,71 @@ static void test_answer(void) {
         TAP_CHECK(bad == 0, "no truncation of an answer yields its records");
 }
 
+static void test_response_question(void) {
+        DnsQuestion q;
+        Seen s = {};
+        uint8_t v4[4] = { 192, 0, 2, 9 };
+        Msg a = answer("Cdn.Example.com", DNS_TYPE_AAAA);
+
+        add_rr(&a, NULL, DNS_TYPE_A, 30, v4, 4);
+        TAP_CHECK(dns_parse_response_question(a.b, a.n, &q) == 0, "the question of an answer is read");
+        TAP_STREQ(q.name, "cdn.example.com", "... lower-cased");
+        TAP_CHECK(q.id == 0x1234 && q.qtype == DNS_TYPE_AAAA && q.qclass == DNS_CLASS_IN && q.name_ok,
+                  "... with its id, type and class");
+        /* what the helper does with an answer the BPF programs left to it */
+        TAP_CHECK(dns_parse_answer(a.b, a.n, &q, seen_cb, &s) == 1 && s.n == 1, "and the answer walked with it");
+
+        Msg query_msg = query("cdn.example.com", DNS_TYPE_A);
+        TAP_CHECK(dns_parse_response_question(query_msg.b, query_msg.n, &q) == -EBADMSG, "a query is no answer");
+        TAP_CHECK(dns_parse_query(a.b, a.n, &q) == -EBADMSG, "an answer is no query");
+        Msg two = a;
+        two.b[5] = 2;
+        TAP_CHECK(dns_parse_response_question(two.b, two.n, &q) == -EBADMSG, "two questions refused");
+        int bad = 0;
+        for (size_t cut = 0; cut < DNS_HEADER_SIZE + 17 + 4; cut++)
+                if (dns_parse_response_question(a.b, cut, &q) == 0)
+                        bad++;
+        TAP_CHECK(bad == 0, "no truncated question is read");
+}
+
+static void test_name_key(void) {
+        struct net_name_key k;
+        const uint8_t wire[] = { 7, 'a', 'l', 'l', 'o', 'w', 'e', 'd', 4, 't', 'e', 's', 't', 0 };
+        char longest[NET_NAME_KEY_SIZE], label64[70];
+        int zeros = 0;
+
+        TAP_CHECK(net_name_key_make(42, "allowed.test", &k) == 0, "name key made");
+        TAP_CHECK(k.sid == 42, "... for the sandbox");
+        TAP_CHECK(memcmp(k.name + sizeof(k.name) - sizeof(wire), wire, sizeof(wire)) == 0,
+                  "... the name in wire format, right-aligned");
+        for (size_t i = 0; i < sizeof(k.name) - sizeof(wire); i++)
+                zeros += k.name[i] == 0;
+        TAP_CHECK(zeros == (int) (sizeof(k.name) - sizeof(wire)), "... zeros before it");
+
+        /* the parent's key is the name's with its first label zeroed: what the programs
+         * look up for "*.test" */
+        struct net_name_key parent;
+        TAP_CHECK(net_name_key_make(42, "test", &parent) == 0, "parent key made");
+        memset(k.name + sizeof(k.name) - sizeof(wire), 0, 8);
+        TAP_CHECK(memcmp(&k, &parent, sizeof(k)) == 0, "... and equal to the name's with its first label zeroed");
+
+        /* 126 characters fit (with the first length byte and the root: 128) */
+        memset(longest, 'a', sizeof(longest));
+        for (size_t i = 60; i < 126; i += 61)
+                longest[i] = '.';
+        longest[126] = 0;
+        TAP_CHECK(net_name_key_make(1, longest, &k) == 0 && k.name[0] == 60, "a name of 126 characters fits");
+        longest[126] = 'a';
+        longest[127] = 0;
+        TAP_CHECK(net_name_key_make(1, longest, &k) == -EINVAL, "one of 127 does not");
+        memset(label64, 'b', 64);
+        label64[64] = 0;
+        TAP_CHECK(net_name_key_make(1, label64, &k) == -EINVAL, "a label of 64 characters does not");
+        TAP_CHECK(net_name_key_make(1, "", &k) == -EINVAL, "the empty name does not");
+        TAP_CHECK(net_name_key_make(1, "a..b", &k) == -EINVAL, "an empty label does not");
+        TAP_CHECK(net_name_key_make(1, "a.b.", &k) == -EINVAL, "a final dot does not");
+}
+
 static void test_resolv_conf(void) {
         Nameserver ns[RESOLV_CONF_MAX_SERVERS];
         char a[INET6_ADDRSTRLEN];
@@ -281,6 +347,8 @@ int main(void) {
         test_query();
         test_error_reply();
         test_answer();
+        test_response_question();
+        test_name_key();
         test_resolv_conf();
         return tap_done();
 }
