@@ -1091,9 +1091,8 @@ static __always_inline int learn_answer(struct dns_scratch *s, const struct net_
         return w.slow ? 0 : 1;
 }
 
-SEC("cgroup_skb/ingress")
-int scudo_dns_ingress(struct __sk_buff *skb) {
-        struct net_layer *l = bpf_get_local_storage(&layers, 0);
+/* An answer from a direct resolver: learned from here, or handed to the helper. */
+static __always_inline int dns_answer(struct __sk_buff *skb, struct net_layer *l) {
         struct dns_scratch *s;
         struct udp_view u = {};
         int verdict;
@@ -1116,6 +1115,109 @@ int scudo_dns_ingress(struct __sk_buff *skb) {
                 send_to_helper(s, l, NET_EVENT_DNS_ANSWER, &u);
         scratch_release(s);
         return verdict;
+}
+
+/* --- Incoming traffic ---------------------------------------------------------------------
+ *
+ * The rules say what the sandbox may reach, and what reaches it from the network is judged by
+ * the same rules, as if the sandbox were sending back: a new connection to a socket it listens
+ * on, or a datagram to a socket not connected to its sender, from ADDR:PORT is taken only when
+ * the rules would let the sandbox send to ADDR:PORT (a client's port is rarely known, so in
+ * practice that takes a rule for the host on any port). Connections it made or accepted, and
+ * datagrams from the peer a UDP socket is connected to, pass: their peer was judged when they
+ * were set up. Whatever comes over the loopback interface, from this host, passes too: the
+ * user's other programs can reach the sandbox through the files it writes anyway, and its own
+ * servers (`npm run dev`) stay reachable from the browser. */
+
+#define LOOPBACK_IFINDEX 1      /* in every network namespace */
+
+static __always_inline void report_inbound(struct net_layer *l, __u16 port, const __u32 *addr, __u8 protocol,
+                                           __u8 family) {
+        struct net_event *e;
+
+        if (!within_budget(l))          /* the network, not the sandbox, sets the pace */
+                return;
+        e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+        if (!e) {
+                __sync_fetch_and_add(&events_lost, 1);
+                return;
+        }
+        __builtin_memset(e, 0, sizeof(*e));
+        e->sid = l->sid;
+        e->kind = NET_EVENT_INBOUND;
+        e->addr[0] = addr[0];
+        e->addr[1] = addr[1];
+        e->addr[2] = addr[2];
+        e->addr[3] = addr[3];
+        e->port = port;
+        e->protocol = protocol;
+        e->family = family;
+        bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline int inbound_from_network(struct __sk_buff *skb, struct net_layer *l) {
+        struct bpf_sock *sk = skb->sk;
+        __u32 addr[4] = {}, l4;
+        __u16 ports[2];
+        __u8 protocol, family;
+
+        if (l->sid == 0)
+                return 0;
+        if (skb->protocol == bpf_htons(ETH_P_IP)) {
+                struct iphdr ip;
+
+                if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip)) < 0)
+                        return 0;
+                protocol = ip.protocol;
+                l4 = (__u32) ip.ihl * 4;
+                addr[2] = bpf_htonl(0xffff);
+                addr[3] = ip.saddr;
+                family = AF_INET;
+        } else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+                struct ipv6hdr ip6;
+
+                if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)) < 0)
+                        return 0;
+                protocol = ip6.nexthdr;
+                l4 = sizeof(ip6);
+                __builtin_memcpy(addr, &ip6.saddr, sizeof(addr));
+                family = AF_INET6;
+        } else
+                return 1;
+        /* Only TCP and UDP sockets exist in a sandbox; a header chain that hides which of
+         * the two this is (IPv6 extension headers) is not taken. */
+        if (protocol != IPPROTO_TCP && protocol != IPPROTO_UDP)
+                return 0;
+        if (bpf_skb_load_bytes(skb, l4, ports, sizeof(ports)) < 0)
+                return 0;
+
+        if (sk)
+                sk = bpf_sk_fullsock(sk);
+        if (protocol == IPPROTO_TCP) {
+                /* only what comes to a listening socket opens something new */
+                if (!sk || sk->state != BPF_TCP_LISTEN)
+                        return 1;
+        } else if (sk && sk->state == BPF_TCP_ESTABLISHED && sk->dst_port == ports[0] &&
+                   (family == AF_INET ? sk->dst_ip4 == addr[3] :
+                    sk->dst_ip6[0] == addr[0] && sk->dst_ip6[1] == addr[1] &&
+                    sk->dst_ip6[2] == addr[2] && sk->dst_ip6[3] == addr[3]))
+                return 1;               /* from the peer the UDP socket is connected to */
+
+        if (permitted(l, bpf_ntohs(ports[0]), addr))
+                return 1;
+        report_inbound(l, bpf_ntohs(ports[0]), addr, protocol, family);
+        return 0;
+}
+
+SEC("cgroup_skb/ingress")
+int scudo_ingress(struct __sk_buff *skb) {
+        struct net_layer *l = bpf_get_local_storage(&layers, 0);
+
+        if (skb->ingress_ifindex != LOOPBACK_IFINDEX)
+                return inbound_from_network(skb, l);
+        if (l->flags & NET_LAYER_DNS_DIRECT)
+                return dns_answer(skb, l);
+        return 1;
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -95,6 +95,7 @@ enum {
         NET_EVENT_CONNECT = 1,  /* connect() refused */
         NET_EVENT_SENDMSG = 2,  /* sendto()/sendmsg() to an address refused */
         NET_EVENT_SOCKET = 3,   /* socket() of a kind other than TCP/UDP refused */
+        NET_EVENT_INBOUND = 6,  /* a connection or datagram from the network refused */
 };
 
 struct net_event {

@@ -40,12 +40,12 @@ static const Attachment attachments[] = {
         { PROG(scudo_recvmsg6), BPF_CGROUP_UDP6_RECVMSG },
         { PROG(scudo_getpeername4), BPF_CGROUP_INET4_GETPEERNAME },
         { PROG(scudo_getpeername6), BPF_CGROUP_INET6_GETPEERNAME },
+        { PROG(scudo_ingress), BPF_CGROUP_INET_INGRESS },
 };
 
-/* The DNS fast path (NET_LAYER_DNS_DIRECT): they see every packet, so only where needed. */
+/* The DNS fast path (NET_LAYER_DNS_DIRECT): it sees every packet sent, so only where needed. */
 static const Attachment dns_attachments[] = {
         { PROG(scudo_dns_egress), BPF_CGROUP_INET_EGRESS },
-        { PROG(scudo_dns_ingress), BPF_CGROUP_INET_INGRESS },
 };
 
 static int prog_fd(Filter *f, const Attachment *a) {

@@ -22,7 +22,7 @@ typedef int (*FilterDnsCallback)(const struct net_dns_event *e, void *userdata);
 int filter_new(FilterEventCallback cb, FilterDnsCallback dns_cb, void *userdata, Filter **ret);
 Filter *filter_free(Filter *f);
 
-/* Attaches every program to the cgroup (the DNS skb programs only with `dns_direct`); on
+/* Attaches every program to the cgroup (the DNS egress program only with `dns_direct`); on
  * failure detaches what it attached. */
 int filter_attach(Filter *f, int cgroup_fd, bool dns_direct);
 void filter_detach(Filter *f, int cgroup_fd, bool dns_direct);

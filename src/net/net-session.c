@@ -417,6 +417,10 @@ int net_event_format(const BpfdEvent *e, char *buf, size_t size) {
                 return snprintf(buf, size, "network: refused %s to %s (%s)%s",
                                 e->kind == BPFD_EVENT_CONNECT ? "connection" : "datagram",
                                 addr, proto, who);
+        case BPFD_EVENT_INBOUND:
+                format_address(e->addr, e->port, addr, sizeof(addr));
+                return snprintf(buf, size, "network: refused incoming %s from %s (%s)",
+                                e->protocol == IPPROTO_TCP ? "connection" : "datagram", addr, proto);
         case BPFD_EVENT_SOCKET:
                 return snprintf(buf, size, "network: refused socket (family %u, type %u, %s)%s",
                                 e->family, e->sock_type, proto, who);

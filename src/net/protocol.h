@@ -109,13 +109,14 @@ typedef enum BpfdEventKind {
         BPFD_EVENT_SOCKET = 3,          /* a socket kind other than TCP/UDP refused */
         BPFD_EVENT_DNS = 4,             /* a name refused by the DNS filter */
         BPFD_EVENT_LOST = 5,            /* `count` events were dropped (rate limit or overflow) */
+        BPFD_EVENT_INBOUND = 6,         /* a connection or datagram from the network refused */
 } BpfdEventKind;
 
 typedef struct BpfdEvent {
         BpfdHeader header;
         uint32_t kind;                  /* BpfdEventKind */
         uint32_t pid;                   /* 0 when unknown (DNS through the proxy) */
-        uint8_t addr[16];               /* CONNECT/SENDMSG: network order, IPv4 v4-mapped */
+        uint8_t addr[16];               /* CONNECT/SENDMSG/INBOUND: network order, IPv4 v4-mapped */
         uint16_t port;
         uint8_t protocol;               /* IPPROTO_* */
         uint8_t family;                 /* AF_INET/AF_INET6 of the socket */

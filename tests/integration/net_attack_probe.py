@@ -12,6 +12,7 @@
     uring:HOST:PORT                    connect through io_uring (IORING_OP_CONNECT)
     vsock:CID:PORT                     connect an AF_VSOCK stream socket and send
     accept:PORT:SECONDS                listen on 0.0.0.0:PORT, accept one connection, send to it
+    recvudp:PORT:SECONDS               bind UDP 0.0.0.0:PORT, print the first datagram's source
     procescape:CGROUP_REL              move into /sys/fs/cgroup/CGROUP_REL through another
                                        process's /proc/PID/root (another mount namespace)
     procsock:PATH                      connect to the AF_UNIX socket PATH through /proc/PID/root
@@ -174,6 +175,13 @@ def act(a):
         time.sleep(0.2)
         c.close()
         return "%s:%d" % peer
+    if kind == "recvudp":
+        port, secs = arg.split(":")
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("0.0.0.0", int(port)))
+        s.settimeout(float(secs))
+        data, peer = s.recvfrom(100)
+        return "%s:%d %s" % (peer[0], peer[1], data.decode(errors="replace"))
     if kind == "procescape":
         tried = []
         for pid in other_roots():

@@ -8,6 +8,8 @@ known and not closed here (see docs/network.md, "Limits"): they fail the day the
 so that the mark gets removed.
 """
 import os
+import re
+import shlex
 import struct
 import time
 import uuid
@@ -98,9 +100,9 @@ def test_vsock_refused_by_the_programs_alone(bpfd):
     assert r.err("sock:40:1:0") in ("EPERM", "EAFNOSUPPORT"), r
 
 
-@pytest.mark.xfail(strict=True, reason="incoming connections are not filtered: a host that connects to a "
-                   "socket the command listens on can be sent anything (docs/network.md, Limits)")
-def test_incoming_connection_gets_nothing(bpfd):
+def test_incoming_from_this_host_reaches_the_sandbox_server(bpfd):
+    """What comes over loopback is let in on purpose (docs/network.md, "Incoming traffic"):
+    a dev server in the sandbox stays reachable from the browser."""
     out = "/tmp/net-accept-%s.out" % uuid.uuid4().hex[:6]
     connector = ("python3 -c '\nimport socket, time\nfor i in range(100):\n    try:\n"
                  "        s = socket.create_connection((\"127.0.0.1\", 9301), 1)\n"
@@ -108,10 +110,92 @@ def test_incoming_connection_gets_nothing(bpfd):
                  " > %s 2>&1 &" % out)
     try:
         r = attack(bpfd, ["accept:9301:8"], allow=["127.0.0.2:1"], between=connector)
-        assert wait_for(lambda: bpfd.root("test -s %s" % out).rc == 0, timeout=10), r
-        assert "exfiltrated" not in bpfd.root("cat %s" % out).out, r
+        assert r.ok("accept:9301:8"), r
+        assert wait_for(lambda: "exfiltrated" in bpfd.root("cat %s" % out).out, timeout=10), r
     finally:
         bpfd.root("rm -f %s" % out)
+
+
+@pytest.fixture(scope="module")
+def lan(bpfd):
+    """Another host: 10.99.0.2, in a network namespace of its own, on a veth link to the
+    testbed's 10.99.0.1."""
+    t = bpfd
+    r = t.root("""set -e
+ip netns add scudo-lan
+ip link add scudo-tb type veth peer name scudo-lan0
+ip link set scudo-lan0 netns scudo-lan
+ip addr add 10.99.0.1/24 dev scudo-tb; ip link set scudo-tb up
+ip netns exec scudo-lan ip addr add 10.99.0.2/24 dev scudo-lan0
+ip netns exec scudo-lan ip link set scudo-lan0 up; ip netns exec scudo-lan ip link set lo up
+""")
+    assert r.rc == 0, r
+    yield "10.99.0.2"
+    t.root("ip netns del scudo-lan; ip link del scudo-tb 2>/dev/null")
+
+
+def from_lan(t, code, out):
+    """Runs Python `code` on the other host, in the background; its output goes to `out`."""
+    t.root("setsid ip netns exec scudo-lan python3 -c %s > %s 2>&1 < /dev/null &" % (shlex.quote(code), out))
+
+
+CONNECT_AND_READ = """
+import socket, time
+for i in range(40):
+    try:
+        s = socket.create_connection(("10.99.0.1", %d), 0.5)
+        print("read", s.recv(100)); break
+    except OSError as e:
+        print("no", e); time.sleep(0.1)
+"""
+SEND_DATAGRAMS = """
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(40):
+    s.sendto(b"from-lan", ("10.99.0.1", %d)); time.sleep(0.1)
+"""
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_incoming_connection_from_the_network(bpfd, lan, allowed):
+    """A host on the network connects to a socket the command listens on: refused, unless a
+    rule allows that host (it would be the other end of every byte the command sends it)."""
+    out = "/tmp/net-lan-%s.out" % uuid.uuid4().hex[:6]
+    port = 9311 + allowed
+    try:
+        from_lan(bpfd, CONNECT_AND_READ % port, out)
+        allow = ["127.0.0.2:1"] + ([lan] if allowed else [])
+        r = attack(bpfd, ["accept:%d:4" % port], allow=allow)
+        text = bpfd.root("sleep 0.5; cat %s" % out).out
+        if allowed:
+            assert r.detail("accept:%d:4" % port).startswith(lan + ":"), r
+            assert "exfiltrated" in text, text
+        else:
+            assert r.err("accept:%d:4" % port).startswith("TimeoutError"), r
+            assert "exfiltrated" not in text, text
+            assert re.search(r"refused incoming connection from 10\.99\.0\.2:\d+ \(tcp\)",
+                             "\n".join(r.reports)), r
+    finally:
+        bpfd.root("pkill -f 'create_connection..\"10.99.0.1' ; rm -f %s" % out)
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_incoming_datagram_from_the_network(bpfd, lan, allowed):
+    """The same for UDP: a datagram from the network to a socket not connected to its sender
+    is taken only from a host the rules allow."""
+    out = "/tmp/net-lan-%s.out" % uuid.uuid4().hex[:6]
+    port = 9321 + allowed
+    try:
+        from_lan(bpfd, SEND_DATAGRAMS % port, out)
+        allow = ["127.0.0.2:1"] + (["%s" % lan] if allowed else [])
+        r = attack(bpfd, ["recvudp:%d:3" % port], allow=allow)
+        if allowed:
+            assert r.detail("recvudp:%d:3" % port).startswith(lan + ":"), r
+        else:
+            assert r.err("recvudp:%d:3" % port).startswith("TimeoutError"), r
+            assert "refused incoming datagram from 10.99.0.2:" in "\n".join(r.reports), r
+    finally:
+        bpfd.root("pkill -f 'from-lan' ; rm -f %s" % out)
 
 
 # --- what the sandbox cannot reach ----------------------------------------------------------------
