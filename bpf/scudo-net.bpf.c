@@ -582,15 +582,7 @@ struct {
         __uint(map_flags, BPF_F_NO_PREALLOC);
         __type(key, struct net_name_key);
         __type(value, struct net_name_rules);
-} name_hosts SEC(".maps");
-
-struct {
-        __uint(type, BPF_MAP_TYPE_HASH);
-        __uint(max_entries, NET_NAMES_MAX);
-        __uint(map_flags, BPF_F_NO_PREALLOC);
-        __type(key, struct net_name_key);
-        __type(value, struct net_name_rules);
-} name_domains SEC(".maps");
+} name_hosts SEC(".maps"), name_domains SEC(".maps");
 
 /* DNS messages that did not fit in the ring buffer. */
 __u64 dns_lost = 0;

@@ -292,16 +292,12 @@ static bool lpm_key_is_sid(const void *key, int fd, const void *data) {
         return k->sid_lo == (uint32_t) sid && k->sid_hi == (uint32_t) (sid >> 32);
 }
 
-static bool exact_key_is_sid(const void *key, int fd, const void *data) {
-        const struct net_exact_key *k = key;
+/* net_exact_key and net_name_key: the sid comes first. */
+static bool key_starts_with_sid(const void *key, int fd, const void *data) {
+        uint64_t sid;
 
-        return k->sid == *(const uint64_t *) data;
-}
-
-static bool name_key_is_sid(const void *key, int fd, const void *data) {
-        const struct net_name_key *k = key;
-
-        return k->sid == *(const uint64_t *) data;
+        memcpy(&sid, key, sizeof(sid));
+        return sid == *(const uint64_t *) data;
 }
 
 static bool exact_key_expired(const void *key, int fd, const void *data) {
@@ -312,29 +308,26 @@ static bool exact_key_expired(const void *key, int fd, const void *data) {
 }
 
 int filter_forget(Filter *f, uint64_t sid) {
-        int n = 0, k;
+        const struct {
+                struct bpf_map *map;
+                size_t key_size;
+                bool (*match)(const void *key, int fd, const void *data);
+        } maps[] = {
+                { f->skel->maps.allow_rules, sizeof(struct net_lpm_key), lpm_key_is_sid },
+                { f->skel->maps.deny_rules, sizeof(struct net_lpm_key), lpm_key_is_sid },
+                { f->skel->maps.learned_allow, sizeof(struct net_exact_key), key_starts_with_sid },
+                { f->skel->maps.learned_deny, sizeof(struct net_exact_key), key_starts_with_sid },
+                { f->skel->maps.verdicts, sizeof(struct net_exact_key), key_starts_with_sid },
+                { f->skel->maps.name_hosts, sizeof(struct net_name_key), key_starts_with_sid },
+                { f->skel->maps.name_domains, sizeof(struct net_name_key), key_starts_with_sid },
+        };
+        int n = 0;
 
-        k = delete_matching(bpf_map__fd(f->skel->maps.allow_rules), sizeof(struct net_lpm_key),
-                            lpm_key_is_sid, &sid);
-        n += MAX(k, 0);
-        k = delete_matching(bpf_map__fd(f->skel->maps.deny_rules), sizeof(struct net_lpm_key),
-                            lpm_key_is_sid, &sid);
-        n += MAX(k, 0);
-        k = delete_matching(bpf_map__fd(f->skel->maps.learned_allow), sizeof(struct net_exact_key),
-                            exact_key_is_sid, &sid);
-        n += MAX(k, 0);
-        k = delete_matching(bpf_map__fd(f->skel->maps.learned_deny), sizeof(struct net_exact_key),
-                            exact_key_is_sid, &sid);
-        n += MAX(k, 0);
-        k = delete_matching(bpf_map__fd(f->skel->maps.verdicts), sizeof(struct net_exact_key),
-                            exact_key_is_sid, &sid);
-        n += MAX(k, 0);
-        k = delete_matching(bpf_map__fd(f->skel->maps.name_hosts), sizeof(struct net_name_key),
-                            name_key_is_sid, &sid);
-        n += MAX(k, 0);
-        k = delete_matching(bpf_map__fd(f->skel->maps.name_domains), sizeof(struct net_name_key),
-                            name_key_is_sid, &sid);
-        n += MAX(k, 0);
+        for (size_t i = 0; i < ELEMENTSOF(maps); i++) {
+                int k = delete_matching(bpf_map__fd(maps[i].map), maps[i].key_size, maps[i].match, &sid);
+
+                n += MAX(k, 0);
+        }
         return n;
 }
 
