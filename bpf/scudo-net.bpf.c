@@ -680,10 +680,22 @@ static __always_inline int load_msg(struct __sk_buff *skb, const struct udp_view
         return 0;
 }
 
-static __always_inline bool name_char_ok(__u8 c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                c == '-' || c == '_';
-}
+/* Per byte: itself in lower case when it may be in a name (letters, digits, '-', '_'), 0
+ * otherwise. A table, so that the loops over a label's bytes have no branch for the
+ * verifier to follow but their end. */
+#define LDH(c) [c] = c
+#define UPPER(c) [c] = c + 'a' - 'A'
+static const __u8 name_byte[256] = {
+        LDH('-'), LDH('_'),
+        LDH('0'), LDH('1'), LDH('2'), LDH('3'), LDH('4'), LDH('5'), LDH('6'), LDH('7'), LDH('8'), LDH('9'),
+        LDH('a'), LDH('b'), LDH('c'), LDH('d'), LDH('e'), LDH('f'), LDH('g'), LDH('h'), LDH('i'),
+        LDH('j'), LDH('k'), LDH('l'), LDH('m'), LDH('n'), LDH('o'), LDH('p'), LDH('q'), LDH('r'),
+        LDH('s'), LDH('t'), LDH('u'), LDH('v'), LDH('w'), LDH('x'), LDH('y'), LDH('z'),
+        UPPER('A'), UPPER('B'), UPPER('C'), UPPER('D'), UPPER('E'), UPPER('F'), UPPER('G'), UPPER('H'),
+        UPPER('I'), UPPER('J'), UPPER('K'), UPPER('L'), UPPER('M'), UPPER('N'), UPPER('O'), UPPER('P'),
+        UPPER('Q'), UPPER('R'), UPPER('S'), UPPER('T'), UPPER('U'), UPPER('V'), UPPER('W'), UPPER('X'),
+        UPPER('Y'), UPPER('Z'),
+};
 
 /* A name that may not be compressed (a question): labels of letters, digits, '-' and '_'. */
 struct name_scan {
@@ -721,7 +733,7 @@ static long scan_name_byte(__u32 i, struct name_scan *c) {
                 c->next = p + 1 + b;
                 return 0;
         }
-        if (!name_char_ok(b)) {
+        if (name_byte[b] == 0) {
                 c->bad = 1;
                 return 1;
         }
@@ -733,6 +745,8 @@ struct name_match {
         struct dns_scratch *s;
         __u32 start, len;                       /* the name in the message, its wire length */
         __u32 k;                                /* labels not looked up yet */
+        __u32 nlabels;
+        __u64 hosts, domains;                   /* the label counts patterns have (net_layer) */
 };
 
 static __always_inline void collect(struct dns_scratch *s, const struct net_name_rules *v) {
@@ -749,36 +763,50 @@ static __always_inline void collect(struct dns_scratch *s, const struct net_name
         }
 }
 
+static __always_inline void lookup_pattern(struct dns_scratch *s, bool host) {
+        struct net_name_rules *v;
+
+        /* a call for each map, so that the verifier can inline each lookup */
+        if (host)
+                v = bpf_map_lookup_elem(&name_hosts, &s->key);
+        else
+                v = bpf_map_lookup_elem(&name_domains, &s->key);
+        if (v)
+                collect(s, v);
+}
+
 /* From the name's last byte to its first, each byte goes into the key (in lower case; length
  * bytes are at most 63 and never change), right-aligned. Once a label's first byte is in,
  * the key holds that label and all after it, zeros before: a parent's key (for "*.parent"
- * rules) when it is not the first label, the name's own when it is. */
+ * rules) when it is not the first label, the name's own when it is. Only label counts some
+ * pattern has are looked up. */
 static long match_name_byte(__u32 i, struct name_match *m) {
         struct dns_scratch *s = m->s;
-        struct net_name_rules *v;
-        __u32 j;
+        __u32 j, held;
         __u8 b;
 
         if (i >= m->len)
                 return 1;
         j = m->len - 1 - i;
         b = s->ev.msg[(m->start + j) & MSG_MASK];
-        if (b >= 'A' && b <= 'Z')
-                b += 'a' - 'A';
-        s->key.name[(NET_NAME_KEY_SIZE - m->len + j) & KEY_MASK] = b;
+        /* a length byte (at most 63) as it is, a name's byte in lower case */
+        s->key.name[(NET_NAME_KEY_SIZE - m->len + j) & KEY_MASK] = b < 64 ? b : name_byte[b];
         if (m->k > 0 && j == s->label[(m->k - 1) & (DNS_LABELS_MAX - 1)]) {
                 m->k--;
-                v = bpf_map_lookup_elem(m->k == 0 ? (void *) &name_hosts : (void *) &name_domains, &s->key);
-                if (v)
-                        collect(s, v);
+                held = (m->nlabels - m->k - 1) & 63;
+                if (m->k == 0) {
+                        if (m->hosts & (1ULL << held))
+                                lookup_pattern(s, true);
+                } else if (m->domains & (1ULL << held))
+                        lookup_pattern(s, false);
         }
         return 0;
 }
 
 /* Finds the rules for the name that starts at `start`. Returns its wire length, or 0 when
  * the name cannot be matched here (compressed, longer than a key, odd bytes). */
-static __always_inline __u32 match_name(struct dns_scratch *s, __u64 sid, __u32 start, __u32 size,
-                                        struct name_match *m) {
+static __always_inline __u32 match_name(struct dns_scratch *s, const struct net_layer *l, __u32 start,
+                                        __u32 size, struct name_match *m) {
         struct name_scan c = { .s = s, .size = size, .start = start, .next = start };
         __u64 *w = (__u64 *) s->key.name;
 
@@ -791,10 +819,13 @@ static __always_inline __u32 match_name(struct dns_scratch *s, __u64 sid, __u32 
         m->start = start;
         m->len = c.end - start;
         m->k = c.nlabels;
+        m->nlabels = c.nlabels;
+        m->hosts = l->host_labels;
+        m->domains = l->domain_labels;
         if (m->len > NET_NAME_KEY_SIZE)
                 return 0;
 
-        s->key.sid = sid;
+        s->key.sid = l->sid;
 #pragma unroll
         for (int i = 0; i < NET_NAME_KEY_SIZE / 8; i++)
                 w[i] = 0;
@@ -869,7 +900,7 @@ static __always_inline int check_query(struct dns_scratch *s, const struct net_l
 
         if (size > DNS_QUERY_MAX || !plain_query(s, size))
                 return EGRESS_TO_HELPER;
-        n = match_name(s, l->sid, DNS_HEADER, size, &m);
+        n = match_name(s, l, DNS_HEADER, size, &m);
         if (n == 0 || s->overflow)
                 return EGRESS_TO_HELPER;
         end = DNS_HEADER + n + 4;               /* past QTYPE and QCLASS */
@@ -982,11 +1013,17 @@ static __always_inline void learn(struct answer_walk *w, const __u32 *addr, __u3
 
                 if (r >= s->nfound)
                         break;
-                map = s->found[r].deny ? (void *) &learned_deny : (void *) &learned_allow;
                 k.port = s->found[r].port;
-                /* the same answer again: later expiry in place, which costs far less than
-                 * an update (a new LRU node each time) */
-                cur = bpf_map_lookup_elem(map, &k);
+                /* The same answer again: a later expiry in place, which costs far less than
+                 * an update (a new LRU node each time). A call for each map, so that the
+                 * verifier can inline the lookups. */
+                if (s->found[r].deny) {
+                        map = &learned_deny;
+                        cur = bpf_map_lookup_elem(&learned_deny, &k);
+                } else {
+                        map = &learned_allow;
+                        cur = bpf_map_lookup_elem(&learned_allow, &k);
+                }
                 if (cur) {
                         if (*cur != 0 && *cur < expires)
                                 *cur = expires;
@@ -1062,7 +1099,7 @@ static __always_inline int learn_answer(struct dns_scratch *s, const struct net_
                 return 1;
         if (ancount > DNS_ANSWERS_MAX)
                 return 0;
-        n = match_name(s, l->sid, DNS_HEADER, size, &m);
+        n = match_name(s, l, DNS_HEADER, size, &m);
         if (n == 0)
                 return 0;
         if (s->nfound == 0)

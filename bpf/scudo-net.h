@@ -63,6 +63,10 @@ struct net_layer {
         __u64 dns_window;
         __u32 dns_events;
         __u32 zero4;
+        /* NET_LAYER_DNS_DIRECT: bit N-1 is set when some exact (host) or "*." (domain) name
+         * pattern has N labels; the programs look up only those label counts. */
+        __u64 host_labels;
+        __u64 domain_labels;
 };
 
 #define NET_DNS_WINDOW_SHIFT 27                 /* about 134 ms */

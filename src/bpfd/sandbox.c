@@ -289,10 +289,19 @@ static int compare_names(const void *a, const void *b) {
         return strcmp(x->name, y->name);
 }
 
+static unsigned count_labels(const char *name) {
+        unsigned n = 1;
+
+        for (const char *p = name; *p; p++)
+                n += *p == '.';
+        return n;
+}
+
 /* The DNS fast path needs the name rules in the name maps, each pattern with at most
- * NET_NAME_RULES_MAX rules of its own. Returns 1 when they are there, 0 when this sandbox
- * is to go without (every query then goes through the proxy), <0 on error. */
-static int add_name_patterns(Manager *m, Sandbox *s) {
+ * NET_NAME_RULES_MAX rules of its own, and which label counts the patterns have in the
+ * layer. Returns 1 when they are there, 0 when this sandbox is to go without (every query
+ * then goes through the proxy), <0 on error. */
+static int add_name_patterns(Manager *m, Sandbox *s, struct net_layer *layer) {
         _cleanup_free_ const NameRule **sorted = NULL;
         size_t i = 0;
 
@@ -323,6 +332,11 @@ static int add_name_patterns(Manager *m, Sandbox *s) {
                         return 0;
                 if (k < 0)
                         return k;
+                /* a key holds at most 64 labels, so every pattern that fits has a bit */
+                if (sorted[i]->kind == BPFD_RULE_DOMAIN)
+                        layer->domain_labels |= UINT64_C(1) << ((count_labels(sorted[i]->name) - 1) & 63);
+                else
+                        layer->host_labels |= UINT64_C(1) << ((count_labels(sorted[i]->name) - 1) & 63);
                 i = j;
         }
         return 1;
@@ -336,7 +350,7 @@ static void setup_dns_direct(Manager *m, Sandbox *s, struct net_layer *layer) {
 
         if (dns_proxy_direct_servers(s->proxy, direct) == 0)
                 return;
-        k = add_name_patterns(m, s);
+        k = add_name_patterns(m, s, layer);
         if (k <= 0) {
                 if (k < 0)
                         log_warning_errno(k, "cannot store the name rules of %s, its DNS goes "
