@@ -35,11 +35,17 @@ static const char *check_path(lua_State *L, int idx) {
 }
 
 /* A malloc'd block owned by a userdata: freed by the collector if a Lua error unwinds past
- * the C function that allocated it. */
-static int cbox_gc(lua_State *L) {
-        void **b = lua_touserdata(L, 1);
+ * the C function that allocated it. Held (lua_engine_hold) while it is there. */
+static void cbox_clear(lua_State *L, void **b) {
+        if (!*b)
+                return;
         free(*b);
         *b = NULL;
+        lua_engine_release(L);
+}
+
+static int cbox_gc(lua_State *L) {
+        cbox_clear(L, lua_touserdata(L, 1));
         return 0;
 }
 
@@ -83,6 +89,8 @@ static int l_sys_readfile(lua_State *L) {
                 *box = malloc(cap);
                 if (!*box)
                         err = ENOMEM;
+                else
+                        lua_engine_hold(L);
                 while (err == 0) {
                         if (total == cap) {
                                 /* The file grew since fstat; read on, up to the limit. */
@@ -110,6 +118,8 @@ static int l_sys_readfile(lua_State *L) {
                 }
         }
         (void) close(fd);
+        if (err != 0 || too_large)
+                cbox_clear(L, box);
 
         if (err == -1) {
                 lua_pushnil(L);
@@ -126,8 +136,7 @@ static int l_sys_readfile(lua_State *L) {
                 return 3;
         }
         lua_pushlstring(L, *box ?: "", total);                                  /* stack: p max box s */
-        free(*box);
-        *box = NULL;
+        cbox_clear(L, box);
         return 1;
 }
 
@@ -142,12 +151,19 @@ typedef struct NameBox {
         size_t n;
 } NameBox;
 
-static int namebox_gc(lua_State *L) {
-        NameBox *b = lua_touserdata(L, 1);
+/* Held (lua_engine_hold) from the first name to the clear. */
+static void namebox_clear(lua_State *L, NameBox *b) {
+        if (!b->names)
+                return;
         for (size_t i = 0; i < b->n; i++)
                 free(b->names[i]);
         free(b->names);
         *b = (NameBox) {};
+        lua_engine_release(L);
+}
+
+static int namebox_gc(lua_State *L) {
+        namebox_clear(L, lua_touserdata(L, 1));
         return 0;
 }
 
@@ -181,6 +197,8 @@ static int l_sys_listdir(lua_State *L) {
                         err = ENOMEM;
                         break;
                 }
+                if (!box->names)
+                        lua_engine_hold(L);
                 box->names = nn;
                 if (!(box->names[box->n] = strdup(de->d_name))) {
                         err = ENOMEM;
@@ -191,6 +209,8 @@ static int l_sys_listdir(lua_State *L) {
         if (!de && errno != 0 && err == 0)
                 err = errno;
         closedir(d);
+        if (err != 0)
+                namebox_clear(L, box);
 
         if (err == E2BIG) {
                 lua_pushnil(L);
@@ -208,6 +228,7 @@ static int l_sys_listdir(lua_State *L) {
                 lua_pushstring(L, box->names[i]);
                 lua_rawseti(L, -2, (lua_Integer) i + 1);
         }
+        namebox_clear(L, box);
         return 1;
 }
 

@@ -41,6 +41,8 @@ struct LuaEngine {
         size_t arena_populated;         /* bytes faulted in ahead, see arena_populate */
         bool arena_populate_off;        /* the kernel cannot (MADV_POPULATE_WRITE is 5.14) */
         bool memory_refused;            /* the allocator said no since the flag was cleared */
+        size_t outside;                 /* live blocks from malloc(), past the arena */
+        unsigned held;                  /* C memory only a finalizer would free: lua_engine_hold */
         uint64_t instructions;          /* counted by the hook, HOOK_STEP at a time */
 
         Budget global;                  /* the whole evaluation */
@@ -126,16 +128,25 @@ static bool arena_is_last(LuaEngine *e, void *p, size_t size) {
         return (char *) p + align_up(size) == e->arena + e->arena_used;
 }
 
+/* A block past the arena, counted: lua_engine_free needs to know whether any is left. */
+static void *outside_alloc(LuaEngine *e, size_t n) {
+        void *p = malloc(n);
+        if (p)
+                e->outside++;
+        return p;
+}
+
 static void block_free(LuaEngine *e, void *ptr, size_t osize) {
-        if (!in_arena(e, ptr))
+        if (!in_arena(e, ptr)) {
                 free(ptr);
-        else if (arena_is_last(e, ptr, osize))
+                e->outside--;
+        } else if (arena_is_last(e, ptr, osize))
                 e->arena_used = (size_t) ((char *) ptr - e->arena);
 }
 
 static void *block_realloc(LuaEngine *e, void *ptr, size_t osize, size_t nsize) {
         if (!ptr)
-                return arena_alloc(e, nsize) ?: malloc(nsize);
+                return arena_alloc(e, nsize) ?: outside_alloc(e, nsize);
         if (!in_arena(e, ptr))
                 return realloc(ptr, nsize);
         if (nsize <= osize)
@@ -148,7 +159,7 @@ static void *block_realloc(LuaEngine *e, void *ptr, size_t osize, size_t nsize) 
                         return ptr;
                 }
         }
-        void *n = arena_alloc(e, nsize) ?: malloc(nsize);
+        void *n = arena_alloc(e, nsize) ?: outside_alloc(e, nsize);
         if (!n)
                 return NULL;
         memcpy(n, ptr, osize);
@@ -181,6 +192,16 @@ static void *engine_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 
 size_t lua_engine_memory(LuaEngine *e) {
         return e->memory;
+}
+
+void lua_engine_hold(lua_State *L) {
+        lua_engine_from(L)->held++;
+}
+
+void lua_engine_release(lua_State *L) {
+        LuaEngine *e = lua_engine_from(L);
+        if (e->held > 0)
+                e->held--;
 }
 
 /* ---- instructions and time ------------------------------------------------------------- */
@@ -727,11 +748,15 @@ LuaEngine *lua_engine_free(LuaEngine *e) {
         if (!e)
                 return NULL;
         watchdog_disarm(e);
-        if (e->L) {
-                /* Finalizers run here; user code cannot have set any (see sandbox.lua), and
-                 * a budget still applies to whatever runs. Not skipped, though the arena
-                 * goes anyway: the userdata boxes of scudo.sys and scudo.trust free C memory
-                 * in their finalizers, and blocks past the arena come from malloc(). */
+        /* lua_close() runs the finalizers, then frees every object one by one (a twentieth of
+         * a resolve). Freeing is for nothing while every block is in the arena, which goes at
+         * once below, and so are the finalizers while no C memory is held: user code cannot
+         * set any (see sandbox.lua), the userdata boxes of scudo.sys and scudo.trust hold C
+         * memory only while the C function that filled them runs (lua_engine_hold), and
+         * luaL_Buffer's boxes only give memory back to the allocator. So lua_close() runs
+         * only when a block came from malloc() or a box still holds something (a Lua error
+         * unwound past the function filling it), with no memory limit then. */
+        if (e->L && (e->outside > 0 || e->held > 0)) {
                 e->now.memory = SIZE_MAX;
                 lua_close(e->L);
         }
