@@ -227,20 +227,25 @@ function Builder:environment()
         return r
     end
     deny, allow = unique(deny), unique(allow)
-    local any = text.match_any
-    local env, unset, removed = {}, {}, {}
-    for _, name in ipairs(util.sorted_keys(req.env)) do
-        if any(deny, name) and not any(allow, name) and not copy[name] then
+    local names = util.sorted_keys(req.env)
+    -- Which names a glob matches: one call per list, each glob looked at once.
+    local denied, allowed = text.matching(deny, names), text.matching(allow, names)
+    local env, unset, removed, kept = {}, {}, {}, {}
+    for _, name in ipairs(names) do
+        if denied[name] and not allowed[name] and not copy[name] then
             removed[#removed + 1] = name
             unset[#unset + 1] = name
         else
             env[name] = req.env[name]
+            kept[#kept + 1] = name
         end
     end
     -- Names denied outright (no wildcard) are also removed from what the service manager
     -- would add on its own.
+    local any = text.match_any
     for _, g in ipairs(deny) do
-        if g:match("^[%a_][%w_]*$") and env[g] == nil and not copy[g] and not any(allow, g) then
+        if not g:find("*", 1, true) and g:match("^[%a_][%w_]*$") and env[g] == nil and not copy[g]
+            and not any(allow, g) then
             local seen = false
             for _, u in ipairs(unset) do
                 seen = seen or u == g
@@ -250,18 +255,22 @@ function Builder:environment()
             end
         end
     end
-    local set = v["env.set"] or {}
-    for _, name in ipairs(util.sorted_keys(set)) do
-        local e = set[name]
-        local val, why = self.vars:expand(e.value)
-        if val then
-            env[name] = val
-        else
-            self:drop("env." .. name, e.value, e.origin, why)
+    local set = v["env.set"]
+    if set then
+        for _, name in ipairs(util.sorted_keys(set)) do
+            local e = set[name]
+            local val, why = self.vars:expand(e.value)
+            if val then
+                env[name] = val
+            else
+                self:drop("env." .. name, e.value, e.origin, why)
+            end
         end
+        kept = util.sorted_keys(env)
     end
+    -- kept: the names of env in order (the caller's, sorted, less those removed).
     local list = {}
-    for _, name in ipairs(util.sorted_keys(env)) do
+    for _, name in ipairs(kept) do
         list[#list + 1] = name .. "=" .. env[name]
     end
     self.explain.env_removed = removed

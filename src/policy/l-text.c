@@ -16,27 +16,42 @@
 /* Longer regular expressions are refused; they are one-line match patterns. */
 #define REGEX_MAX 1024
 
-/* fnmatch() for the common case of globs made of literal characters and '*' (environment
- * patterns such as "*_TOKEN", "AWS_*"); anything else goes to fnmatch(). Returns -1 when the
- * pattern is not such a glob. */
-static int glob_star(const char *p, const char *s) {
-        const char *star = NULL, *resume = NULL;
-        size_t stars = 0, n = 0;
+/* A glob ready to be matched many times: fnmatch() for the common case of globs made of
+ * literal characters and '*' (environment patterns such as "*_TOKEN", "AWS_*"), in the usual
+ * shapes NAME, *SUFFIX, PREFIX*, *PART* without a scan of the pattern per match; anything
+ * with '?', '[' or '\\' goes to fnmatch(). */
+typedef struct Glob {
+        const char *p;
+        size_t n;               /* strlen(p) */
+        size_t stars;           /* how many '*' */
+        bool fnmatch;           /* not made of literals and '*' only */
+} Glob;
 
-        for (const char *q = p; *q; q++, n++)
+static Glob glob_compile(const char *p) {
+        Glob g = { .p = p };
+
+        for (const char *q = p; *q; q++, g.n++)
                 if (*q == '?' || *q == '[' || *q == '\\')
-                        return -1;
+                        g.fnmatch = true;
                 else if (*q == '*')
-                        stars++;
-        /* The usual shapes first: NAME, *SUFFIX, PREFIX*, *PART*. */
-        size_t sl = strlen(s);
-        if (stars == 0)
+                        g.stars++;
+        return g;
+}
+
+static bool glob_matches(const Glob *g, const char *s) {
+        const char *p = g->p, *star = NULL, *resume = NULL;
+        size_t n = g->n;
+
+        if (g->fnmatch)
+                return fnmatch(p, s, 0) == 0;
+        if (g->stars == 0)
                 return streq(p, s);
-        if (stars == 1 && p[0] == '*')
+        size_t sl = strlen(s);
+        if (g->stars == 1 && p[0] == '*')
                 return sl >= n - 1 && memcmp(s + sl - (n - 1), p + 1, n - 1) == 0;
-        if (stars == 1 && p[n - 1] == '*')
+        if (g->stars == 1 && p[n - 1] == '*')
                 return strncmp(s, p, n - 1) == 0;
-        if (stars == 2 && n > 2 && p[0] == '*' && p[n - 1] == '*')
+        if (g->stars == 2 && n > 2 && p[0] == '*' && p[n - 1] == '*')
                 return memmem(s, sl, p + 1, n - 2) != NULL;
         while (*s) {
                 if (*p == '*') {
@@ -49,7 +64,7 @@ static int glob_star(const char *p, const char *s) {
                         p = star + 1;
                         s = ++resume;
                 } else
-                        return 0;
+                        return false;
         }
         while (*p == '*')
                 p++;
@@ -57,8 +72,8 @@ static int glob_star(const char *p, const char *s) {
 }
 
 static bool glob_match(const char *p, const char *s) {
-        int r = glob_star(p, s);
-        return r >= 0 ? r == 1 : fnmatch(p, s, 0) == 0;
+        Glob g = glob_compile(p);
+        return glob_matches(&g, s);
 }
 
 /* text.fnmatch(glob, s) -> boolean */
@@ -85,6 +100,42 @@ static int l_text_match_any(lua_State *L) {
                 }
         }
         lua_pushboolean(L, false);
+        return 1;
+}
+
+/* text.matching(globs, names) -> { [name] = true } for each name of the list that a glob of
+ * the list matches (as text.match_any(globs, name) would say, for every name at once: each
+ * glob is looked at once, not once per name). Both lists hold strings. */
+static int l_text_matching(lua_State *L) {
+        luaL_checktype(L, 1, LUA_TTABLE);
+        luaL_checktype(L, 2, LUA_TTABLE);
+        size_t ng = lua_rawlen(L, 1), nn = lua_rawlen(L, 2);
+
+        if (ng > SIZE_MAX / sizeof(Glob))
+                return luaL_error(L, "too many globs");
+        /* Lua memory: nothing to free should a later allocation raise. */
+        Glob *globs = lua_newuserdatauv(L, MAX(ng, (size_t) 1) * sizeof(Glob), 0);     /* stack: g n box */
+        for (size_t i = 0; i < ng; i++) {
+                if (lua_rawgeti(L, 1, (lua_Integer) i + 1) != LUA_TSTRING)
+                        return luaL_error(L, "text.matching: glob %zu is not a string", i + 1);
+                /* The string stays referenced by the list. */
+                globs[i] = glob_compile(lua_tostring(L, -1));
+                lua_pop(L, 1);
+        }
+        lua_newtable(L);                                                        /* stack: g n box set */
+        for (size_t j = 0; j < nn && ng > 0; j++) {
+                if (lua_rawgeti(L, 2, (lua_Integer) j + 1) != LUA_TSTRING)       /* stack: .. set name */
+                        return luaL_error(L, "text.matching: name %zu is not a string", j + 1);
+                const char *s = lua_tostring(L, -1);
+                bool m = false;
+                for (size_t i = 0; i < ng && !m; i++)
+                        m = glob_matches(&globs[i], s);
+                if (m) {
+                        lua_pushboolean(L, true);
+                        lua_rawset(L, -3);                                      /* stack: .. set */
+                } else
+                        lua_pop(L, 1);
+        }
         return 1;
 }
 
@@ -143,6 +194,7 @@ static int l_text_distance(lua_State *L) {
 static const luaL_Reg text_functions[] = {
         { "fnmatch", l_text_fnmatch },
         { "match_any", l_text_match_any },
+        { "matching", l_text_matching },
         { "regex", l_text_regex },
         { "sha256", l_text_sha256 },
         { "distance", l_text_distance },
