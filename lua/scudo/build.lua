@@ -201,24 +201,17 @@ end
 -- or env names it back, plus env's values.
 function Builder:environment()
     local v, req = self.values, self.request
-    local deny = strings(list_values(v, "deny_env"))
-    local allow = strings(list_values(v, "allow_env"))
-    local copy = {}
-    for _, e in ipairs(list_values(v, "env.copy")) do
-        copy[e.value] = true
-    end
-    for _, g in ipairs(req.deny_env) do
-        deny[#deny + 1] = g
-    end
-    for _, g in ipairs(req.allow_env) do
-        allow[#allow + 1] = g
-    end
-    for _, n in ipairs(req.env_copy) do
-        copy[n] = true
-    end
-    local function unique(list)
+    -- The values of a list key's entries and then the command line's, each once, in order.
+    local function unique(entries, extra)
         local seen, r = {}, {}
-        for _, g in ipairs(list) do
+        for _, e in ipairs(entries) do
+            local g = e.value
+            if not seen[g] then
+                seen[g] = true
+                r[#r + 1] = g
+            end
+        end
+        for _, g in ipairs(extra) do
             if not seen[g] then
                 seen[g] = true
                 r[#r + 1] = g
@@ -226,36 +219,40 @@ function Builder:environment()
         end
         return r
     end
-    deny, allow = unique(deny), unique(allow)
-    local names = util.sorted_keys(req.env)
-    -- Which names a glob matches: one call per list, each glob looked at once.
+    local deny = unique(list_values(v, "deny_env"), req.deny_env)
+    local allow = unique(list_values(v, "allow_env"), req.allow_env)
+    local copy = {}
+    for _, e in ipairs(list_values(v, "env.copy")) do
+        copy[e.value] = true
+    end
+    for _, n in ipairs(req.env_copy) do
+        copy[n] = true
+    end
+    -- The caller's names in order (policy.c sorts them), and which of them a glob matches: one
+    -- call per list, each glob looked at once.
+    local caller, names = req.env, req.env_names or util.sorted_keys(req.env)
     local denied, allowed = text.matching(deny, names), text.matching(allow, names)
-    local env, unset, removed, kept = {}, {}, {}, {}
+    local set = v["env.set"]
+    -- Without env values to add, the list is made as the names go, already in order.
+    local list, unset, removed, env = {}, {}, {}, set and {} or nil
     for _, name in ipairs(names) do
         if denied[name] and not allowed[name] and not copy[name] then
             removed[#removed + 1] = name
             unset[#unset + 1] = name
+        elseif env then
+            env[name] = caller[name]
         else
-            env[name] = req.env[name]
-            kept[#kept + 1] = name
+            list[#list + 1] = name .. "=" .. caller[name]
         end
     end
     -- Names denied outright (no wildcard) are also removed from what the service manager
-    -- would add on its own.
-    local any = text.match_any
+    -- would add on its own; those the caller has are removed above already, or kept.
     for _, g in ipairs(deny) do
-        if not g:find("*", 1, true) and g:match("^[%a_][%w_]*$") and env[g] == nil and not copy[g]
-            and not any(allow, g) then
-            local seen = false
-            for _, u in ipairs(unset) do
-                seen = seen or u == g
-            end
-            if not seen then
-                unset[#unset + 1] = g
-            end
+        if caller[g] == nil and not copy[g] and not g:find("*", 1, true) and g:match("^[%a_][%w_]*$")
+            and not text.match_any(allow, g) then
+            unset[#unset + 1] = g
         end
     end
-    local set = v["env.set"]
     if set then
         for _, name in ipairs(util.sorted_keys(set)) do
             local e = set[name]
@@ -266,12 +263,9 @@ function Builder:environment()
                 self:drop("env." .. name, e.value, e.origin, why)
             end
         end
-        kept = util.sorted_keys(env)
-    end
-    -- kept: the names of env in order (the caller's, sorted, less those removed).
-    local list = {}
-    for _, name in ipairs(kept) do
-        list[#list + 1] = name .. "=" .. env[name]
+        for _, name in ipairs(util.sorted_keys(env)) do
+            list[#list + 1] = name .. "=" .. env[name]
+        end
     end
     self.explain.env_removed = removed
     return list, unset

@@ -38,21 +38,36 @@ static Glob glob_compile(const char *p) {
         return g;
 }
 
-static bool glob_matches(const Glob *g, const char *s) {
+/* Whether the n bytes at p occur in the sl bytes at s (memmem() without its set-up, which
+ * costs more than the search in strings this short). */
+static bool contains(const char *s, size_t sl, const char *p, size_t n) {
+        if (n == 0)
+                return true;
+        for (const char *q = s, *end = s + sl; (size_t) (end - q) >= n; q++) {
+                q = memchr(q, p[0], (size_t) (end - q) - n + 1);
+                if (!q)
+                        return false;
+                if (memcmp(q + 1, p + 1, n - 1) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* sl: strlen(s) */
+static bool glob_matches(const Glob *g, const char *s, size_t sl) {
         const char *p = g->p, *star = NULL, *resume = NULL;
         size_t n = g->n;
 
         if (g->fnmatch)
                 return fnmatch(p, s, 0) == 0;
         if (g->stars == 0)
-                return streq(p, s);
-        size_t sl = strlen(s);
+                return n == sl && memcmp(p, s, n) == 0;
         if (g->stars == 1 && p[0] == '*')
                 return sl >= n - 1 && memcmp(s + sl - (n - 1), p + 1, n - 1) == 0;
         if (g->stars == 1 && p[n - 1] == '*')
-                return strncmp(s, p, n - 1) == 0;
+                return sl >= n - 1 && memcmp(s, p, n - 1) == 0;
         if (g->stars == 2 && n > 2 && p[0] == '*' && p[n - 1] == '*')
-                return memmem(s, sl, p + 1, n - 2) != NULL;
+                return contains(s, sl, p + 1, n - 2);
         while (*s) {
                 if (*p == '*') {
                         star = p++;
@@ -73,7 +88,7 @@ static bool glob_matches(const Glob *g, const char *s) {
 
 static bool glob_match(const char *p, const char *s) {
         Glob g = glob_compile(p);
-        return glob_matches(&g, s);
+        return glob_matches(&g, s, strlen(s));
 }
 
 /* text.fnmatch(glob, s) -> boolean */
@@ -126,10 +141,13 @@ static int l_text_matching(lua_State *L) {
         for (size_t j = 0; j < nn && ng > 0; j++) {
                 if (lua_rawgeti(L, 2, (lua_Integer) j + 1) != LUA_TSTRING)       /* stack: .. set name */
                         return luaL_error(L, "text.matching: name %zu is not a string", j + 1);
-                const char *s = lua_tostring(L, -1);
+                size_t sl;
+                const char *s = lua_tolstring(L, -1, &sl);
                 bool m = false;
+                if (strlen(s) != sl)
+                        return luaL_error(L, "text.matching: name %zu holds a NUL byte", j + 1);
                 for (size_t i = 0; i < ng && !m; i++)
-                        m = glob_matches(&globs[i], s);
+                        m = glob_matches(&globs[i], s, sl);
                 if (m) {
                         lua_pushboolean(L, true);
                         lua_rawset(L, -3);                                      /* stack: .. set */

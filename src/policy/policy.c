@@ -3,6 +3,7 @@
  * lua/scudo/policy.lua resolves it, and the plan table it returns is read back into a Plan
  * and checked by plan_validate(). */
 #include <lauxlib.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,41 @@ static void push_string(lua_State *L, const char *s, const char *field) {
                 lua_pushstring(L, s);
                 lua_setfield(L, -2, field);
         }
+}
+
+/* Orders "NAME=value" strings by NAME as Lua's < orders the names: byte by byte, a prefix
+ * first (strcoll() in the "C" locale, which scudo never leaves: it calls no setlocale()). */
+static int env_name_cmp(const void *a, const void *b) {
+        const char *x = *(const char * const *) a, *y = *(const char * const *) b;
+        size_t lx = strcspn(x, "="), ly = strcspn(y, "=");
+        int c = memcmp(x, y, MIN(lx, ly));
+        return c != 0 ? c : (lx > ly) - (lx < ly);
+}
+
+/* Sets field env_names of the table on top: the names of the environment, sorted, each once
+ * (the library would sort the keys of env otherwise, through Lua comparisons). */
+static void push_env_names(lua_State *L, char * const *environ) {
+        size_t n = 0, k = 0;
+        STRV_FOREACH(e, environ)
+                n++;
+        /* Lua memory: nothing to free should a later allocation raise. */
+        const char **v = lua_newuserdatauv(L, MAX(n, (size_t) 1) * sizeof(char *), 0);  /* stack: req box */
+        STRV_FOREACH(e, environ) {
+                const char *eq = strchr(*e, '=');
+                if (eq && eq != *e)
+                        v[k++] = *e;
+        }
+        qsort(v, k, sizeof(char *), env_name_cmp);
+        lua_createtable(L, (int) MIN(k, (size_t) INT_MAX), 0);                  /* stack: req box names */
+        lua_Integer m = 0;
+        for (size_t i = 0; i < k; i++) {
+                if (i > 0 && env_name_cmp(&v[i - 1], &v[i]) == 0)
+                        continue;       /* the same name twice: env holds the last value */
+                lua_pushlstring(L, v[i], strcspn(v[i], "="));
+                lua_rawseti(L, -2, ++m);
+        }
+        lua_setfield(L, -3, "env_names");                                       /* stack: req box */
+        lua_pop(L, 1);                                                          /* stack: req */
 }
 
 typedef struct PushRequest {
@@ -110,6 +146,7 @@ static int push_request(lua_State *L) {
                 lua_rawset(L, -3);
         }
         lua_setfield(L, -2, "env");                                             /* stack: .. req */
+        push_env_names(L, req->environ);
 
         push_strv(L, req->profiles, "profiles");
         lua_pushboolean(L, req->no_match);
