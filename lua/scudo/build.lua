@@ -12,6 +12,8 @@ local merge = require("scudo.merge")
 local M = {}
 
 local ACCESS = { "write", "read", "hide", "deny" }
+local KEY = { write = "filesystem.write", read = "filesystem.read", hide = "filesystem.hide",
+    deny = "filesystem.deny" }
 
 -- The canonical form C will check: realpath of the longest existing prefix, the rest
 -- appended with "." and ".." applied. Same as plan_validate's, so explain shows what runs.
@@ -19,23 +21,11 @@ function M.canonical(p)
     return sys.canonical(p)
 end
 
--- "//" and "/./" collapsed; ".." is left for C, which applies it where the kernel would
--- (after a symlink, not lexically). Enough to merge entries for one path during a run;
--- plan_validate() canonicalizes, and merges again, in C.
-function M.normalize(p)
-    -- Most paths are clean already: "/" then names, no "//", no "." component.
-    if not p:find("//", 1, true) and not p:find("/./", 1, true) and p:sub(-2) ~= "/."
-        and (p:sub(-1) ~= "/" or p == "/") then
-        return p
-    end
-    local parts = {}
-    for c in p:gmatch("[^/]+") do
-        if c ~= "." then
-            parts[#parts + 1] = c
-        end
-    end
-    return "/" .. table.concat(parts, "/")
-end
+-- "//" and "/./" collapsed, a trailing "/" or "/." dropped; ".." is left for C, which applies
+-- it where the kernel would (after a symlink, not lexically). Enough to merge entries for one
+-- path during a run; plan_validate() canonicalizes, and merges again, in C. Most paths are
+-- clean already and come back as they are (one C call, where the checks took four).
+M.normalize = text.clean_path
 
 local Builder = {}
 Builder.__index = Builder
@@ -78,11 +68,10 @@ function Builder:persistence_roots()
         return p
     end
     local f, roots = self.vars.fixed, {}
-    -- deep: what lies below counts too (units in systemd/user/, a config in git/); a $PATH
-    -- directory is only searched itself, not its subdirectories.
+    -- { dir, deep }. deep: what lies below counts too (units in systemd/user/, a config in
+    -- git/); a $PATH directory is only searched itself, not its subdirectories.
     local function add(p, deep)
-        p = rebase(p)
-        roots[#roots + 1] = { p, p == "/" and "/" or p .. "/", deep }
+        roots[#roots + 1] = { rebase(p), deep }
     end
     for _, p in ipairs({ f.XDG_CONFIG_HOME .. "/systemd", f.XDG_CONFIG_HOME .. "/autostart",
         f.XDG_CONFIG_HOME .. "/environment.d", f.XDG_CONFIG_HOME .. "/git", f.XDG_CONFIG_HOME .. "/fish",
@@ -118,19 +107,20 @@ function Builder:derived_write_refused(c)
             .. "left in ~/.bashrc, ~/.profile or ~/.local/bin would run later, outside the sandbox; "
             .. "--fs-write grants it for one run"
     end
-    for _, r in ipairs(self:persistence_roots()) do
-        if c == r[1] or below(r[1], c_slash) or (r[3] and below(c, r[2])) then
-            return ("would make %s writable, whose contents run later outside the sandbox (a directory "
-                .. "on $PATH, user units, autostart, shell or git configuration); --fs-write grants "
-                .. "it for one run"):format(r[1])
-        end
+    -- The first of them that is c, lies below c, or (deep) holds c.
+    local roots = self:persistence_roots()
+    local i = text.first_related(c, roots)
+    if i then
+        return ("would make %s writable, whose contents run later outside the sandbox (a directory "
+            .. "on $PATH, user units, autostart, shell or git configuration); --fs-write grants "
+            .. "it for one run"):format(roots[i][1])
     end
     return nil
 end
 
 -- Adds a path entry; a later entry for the same path replaces the earlier one.
 function Builder:add_path(access, raw, origin, base)
-    local key = "filesystem." .. access
+    local key = KEY[access] or "filesystem." .. access
     local p, derived = self.vars:path(raw, base)
     if not p then
         self:drop(key, raw, origin, derived)
@@ -389,25 +379,36 @@ end
 function Builder:build()
     local v, req = self.values, self.request
     -- In merge order across the four keys: for one path, the later entry wins. An item may
-    -- appear twice (two profiles extending one base): its last place counts.
-    local pos = {}
+    -- appear twice in order_of and in its list (two profiles extending one base): its last
+    -- place in order_of counts, and it is added as often as its list holds it. Items that
+    -- order_of does not hold (none, as merge.lua builds it) come first, by their index.
+    local last, access_of, count, lists, longest = {}, {}, {}, {}, 0
     for i, item in ipairs(self.order_of) do
-        pos[item] = i
+        last[item] = i
     end
-    local entries = {}
-    for _, access in ipairs(ACCESS) do
-        for i, e in ipairs(list_values(v, "filesystem." .. access)) do
-            entries[#entries + 1] = { access = access, item = e, seq = pos[e] or 0, i = i }
+    for k, access in ipairs(ACCESS) do
+        local list = list_values(v, KEY[access])
+        lists[k] = list
+        longest = math.max(longest, #list)
+        for _, e in ipairs(list) do
+            access_of[e] = access
+            count[e] = (count[e] or 0) + 1
         end
     end
-    table.sort(entries, function(a, b)
-        if a.seq ~= b.seq then
-            return a.seq < b.seq
+    for i = 1, longest do
+        for k, access in ipairs(ACCESS) do
+            local e = lists[k][i]
+            if e and not last[e] then
+                self:add_path(access, e.value, e.origin, e.base)
+            end
         end
-        return a.i < b.i
-    end)
-    for _, x in ipairs(entries) do
-        self:add_path(x.access, x.item.value, x.item.origin, x.item.base)
+    end
+    for i, e in ipairs(self.order_of) do
+        if last[e] == i and access_of[e] then
+            for _ = 1, count[e] do
+                self:add_path(access_of[e], e.value, e.origin, e.base)
+            end
+        end
     end
     for _, access in ipairs(ACCESS) do
         for _, p in ipairs(req["fs_" .. access]) do

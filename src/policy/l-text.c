@@ -157,6 +157,90 @@ static int l_text_matching(lua_State *L) {
         return 1;
 }
 
+/* ---- paths as strings (build.lua) ---- */
+
+/* Whether the path needs no cleaning: no "//" or "/./", no trailing "/." or "/" ("/" aside). */
+static bool path_is_clean(const char *p, size_t n) {
+        for (size_t i = 0; i + 1 < n; i++)
+                if (p[i] == '/' && (p[i + 1] == '/' || (p[i + 1] == '.' && (i + 2 == n || p[i + 2] == '/'))))
+                        return false;
+        return n <= 1 || p[n - 1] != '/';
+}
+
+/* text.clean_path(p) -> p with "//" and "/./" collapsed and a trailing "/" or "/." dropped, the
+ * result starting with "/"; ".." is left as it is. p itself when there is nothing to clean (most
+ * paths), without making a new string. */
+static int l_text_clean_path(lua_State *L) {
+        size_t n;
+        const char *p = luaL_checklstring(L, 1, &n);
+
+        if (path_is_clean(p, n)) {
+                lua_settop(L, 1);
+                return 1;
+        }
+        /* "/" then the components, less empty ones and ".", joined by "/". */
+        luaL_Buffer b;
+        luaL_buffinit(L, &b);
+        luaL_addchar(&b, '/');
+        bool first = true;
+        for (size_t i = 0; i < n;) {
+                if (p[i] == '/') {
+                        i++;
+                        continue;
+                }
+                size_t j = i;
+                while (j < n && p[j] != '/')
+                        j++;
+                if (!(j - i == 1 && p[i] == '.')) {
+                        if (!first)
+                                luaL_addchar(&b, '/');
+                        luaL_addlstring(&b, p + i, j - i);
+                        first = false;
+                }
+                i = j;
+        }
+        luaL_pushresult(&b);
+        return 1;
+}
+
+/* Path p lies below directory d, as strings: p starts with d and a "/" and goes on; below "/"
+ * (or "") is everything. */
+static bool path_below(const char *p, size_t lp, const char *d, size_t ld) {
+        if (ld == 0 || (ld == 1 && d[0] == '/'))
+                return true;
+        return lp > ld + 1 && memcmp(p, d, ld) == 0 && p[ld] == '/';
+}
+
+/* text.first_related(c, dirs) -> i | nil: the index of the first entry of dirs, each { dir,
+ * deep }, whose dir is c, lies below c, or (deep entries) holds c below it. For the places
+ * build.lua keeps derived write grants off: one call for all of them. */
+static int l_text_first_related(lua_State *L) {
+        size_t lc;
+        const char *c = luaL_checklstring(L, 1, &lc);
+        luaL_checktype(L, 2, LUA_TTABLE);
+        lua_Integer n = (lua_Integer) lua_rawlen(L, 2);
+
+        for (lua_Integer i = 1; i <= n; i++) {
+                size_t ld;
+                if (lua_rawgeti(L, 2, i) != LUA_TTABLE)                         /* stack: c dirs e */
+                        return luaL_error(L, "text.first_related: entry %I is not a table", i);
+                if (lua_rawgeti(L, -1, 1) != LUA_TSTRING)                       /* stack: c dirs e dir */
+                        return luaL_error(L, "text.first_related: entry %I has no directory", i);
+                const char *d = lua_tolstring(L, -1, &ld);
+                lua_rawgeti(L, -2, 2);                                          /* stack: c dirs e dir deep */
+                bool deep = lua_toboolean(L, -1);
+                bool related = (lc == ld && memcmp(c, d, lc) == 0) || path_below(d, ld, c, lc) ||
+                        (deep && path_below(c, lc, d, ld));
+                lua_pop(L, 3);                                                  /* stack: c dirs */
+                if (related) {
+                        lua_pushinteger(L, i);
+                        return 1;
+                }
+        }
+        lua_pushnil(L);
+        return 1;
+}
+
 /* text.regex(re, s) -> boolean | nil, message
  * POSIX extended syntax; the whole of s must match. */
 static int l_text_regex(lua_State *L) {
@@ -213,6 +297,8 @@ static const luaL_Reg text_functions[] = {
         { "fnmatch", l_text_fnmatch },
         { "match_any", l_text_match_any },
         { "matching", l_text_matching },
+        { "clean_path", l_text_clean_path },
+        { "first_related", l_text_first_related },
         { "regex", l_text_regex },
         { "sha256", l_text_sha256 },
         { "distance", l_text_distance },
