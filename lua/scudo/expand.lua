@@ -17,6 +17,7 @@
 local util = require("scudo.util")
 local path = require("scudo.path")
 local sys = require("scudo.sys")
+local discover = require("scudo.discover")
 
 local M = {}
 
@@ -49,11 +50,20 @@ function M.new(request, values)
 end
 
 -- The home directory as getcwd() would name it (symlinks resolved), to compare with the start
--- directory and with paths found from it. Looked up once per evaluation.
+-- directory and with paths found from it. Looked up once per evaluation; without a system call
+-- when the start directory is the home directory or below it and its own realpath: then the
+-- home directory, a prefix of it, is its own realpath too (discover.start_is_real).
 function M:real_home()
     local home = self.real_home_path
     if not home then
-        home = sys.realpath(self.request.home) or self.request.home
+        local req = self.request
+        local req_home, start = req.home, req.start_dir
+        if (start == req_home or start:sub(1, #req_home + 1) == req_home .. "/")
+            and discover.start_is_real(req) then
+            home = req_home
+        else
+            home = sys.realpath(req_home) or req_home
+        end
         self.real_home_path = home
     end
     return home
