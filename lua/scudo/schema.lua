@@ -61,26 +61,35 @@ local SECTIONS = {
     dbus = { "session", "talk", "own", "see" },
     log = { "target", "report" },
 }
--- What `replace` may name: every key path, and sections for all their keys.
-local REPLACEABLE = {
-    ["filesystem"] = { "filesystem.write", "filesystem.read", "filesystem.hide", "filesystem.deny" },
-    ["network"] = { "network.allow", "network.deny", "network.dns", "network.filter" },
-    ["dbus"] = { "dbus.session", "dbus.talk", "dbus.own", "dbus.see" },
-    ["log"] = { "log.target", "log.report" },
-    ["env"] = { "env.copy", "env.set" },
-    ["delegate"] = { "delegate.all", "delegate.names" },
-}
-for k in next, KEYS do
-    local dotted = k:find(".", 1, true)
-    local sec = dotted and k:match("^(%w+)%.")
-    if not dotted or sec == "filesystem" or sec == "network" or sec == "dbus" or sec == "log" then
-        REPLACEABLE[k] = REPLACEABLE[k] or { k }
+-- What `replace` may name: every key path, and sections for all their keys. Made when a
+-- profile first says `replace` (most runs read none).
+local REPLACEABLE
+
+local function replaceable()
+    if REPLACEABLE then
+        return REPLACEABLE
     end
+    REPLACEABLE = {
+        ["filesystem"] = { "filesystem.write", "filesystem.read", "filesystem.hide", "filesystem.deny" },
+        ["network"] = { "network.allow", "network.deny", "network.dns", "network.filter" },
+        ["dbus"] = { "dbus.session", "dbus.talk", "dbus.own", "dbus.see" },
+        ["log"] = { "log.target", "log.report" },
+        ["env"] = { "env.copy", "env.set" },
+        ["delegate"] = { "delegate.all", "delegate.names" },
+    }
+    for k in next, KEYS do
+        local dotted = k:find(".", 1, true)
+        local sec = dotted and k:match("^(%w+)%.")
+        if not dotted or sec == "filesystem" or sec == "network" or sec == "dbus" or sec == "log" then
+            REPLACEABLE[k] = REPLACEABLE[k] or { k }
+        end
+    end
+    REPLACEABLE["network.filter"] = nil
+    return REPLACEABLE
 end
-REPLACEABLE["network.filter"] = nil
 
 local function replaceable_names()
-    return util.sorted_keys(REPLACEABLE)
+    return util.sorted_keys(replaceable())
 end
 
 local ARG_KEYS = { "options", "index" }
@@ -91,21 +100,36 @@ local ARG_KEYS = { "options", "index" }
 local Reader = {}
 Reader.__index = Reader
 
+-- toml: the file is TOML (lines are known); at: "path:line" by line, each made once;
+-- project: what items of a project file carry.
 function M.reader(file)
-    return setmetatable({ file = file, errors = {}, lines = {} }, Reader)
+    return setmetatable({ file = file, errors = {}, lines = {}, toml = file.kind == "toml", at = {},
+        project = file.layer == "project" or nil }, Reader)
+end
+
+-- The line key `k` of table `t` is on (TOML), or nil.
+function Reader:line(t, k)
+    if not self.toml or type(t) ~= "table" then
+        return nil
+    end
+    local lines = self.lines[t]
+    if lines == nil then
+        lines = toml.lines(t) or false
+        self.lines[t] = lines
+    end
+    return lines and lines[k]
 end
 
 -- "path:line" for key `k` of table `t` (TOML), or the best we know.
 function Reader:origin(t, k, fallback)
-    if self.file.kind == "toml" and type(t) == "table" then
-        local lines = self.lines[t]
-        if lines == nil then
-            lines = toml.lines(t) or false
-            self.lines[t] = lines
+    local line = self:line(t, k)
+    if line then
+        local o = self.at[line]
+        if not o then
+            o = self.file.path .. ":" .. line
+            self.at[line] = o
         end
-        if lines and lines[k] then
-            return self.file.path .. ":" .. lines[k]
-        end
+        return o
     end
     return fallback or self.file.path
 end
@@ -225,7 +249,7 @@ local function read_list(r, def, key, t, k, base)
     for i = 1, rawlen(v) do
         local o = r:origin(v, i, origin)
         if check_value(r, spec.check, v[i], o, key) then
-            local item = { value = v[i], origin = o, base = base, project = r.file.layer == "project" or nil }
+            local item = { value = v[i], origin = o, base = base, project = r.project }
             if type(v[i]) == "function" then
                 local src, line = engine.funcinfo(v[i])
                 item.origin = (src or r.file.path) .. ":" .. tostring(line or 0)
@@ -298,11 +322,12 @@ local function read_replace(r, def, p, line_origin)
         else
             for i = 1, rawlen(v) do
                 local kp = v[i]
-                if type(kp) ~= "string" or not REPLACEABLE[kp] then
+                local paths = replaceable()
+                if type(kp) ~= "string" or not paths[kp] then
                     r:error(r:origin(v, i, origin), "replace: unknown key path '%s'%s", tostring(kp),
                         type(kp) == "string" and util.suggest(kp, replaceable_names()) or "")
                 else
-                    for _, key in ipairs(REPLACEABLE[kp]) do
+                    for _, key in ipairs(paths[kp]) do
                         def.replace[key] = origin
                     end
                 end
@@ -424,6 +449,9 @@ local function args_entry(r, k, a, o)
     return ok and spec or nil
 end
 
+local LIST_KEYS = { "extend", "match", "deny_env", "allow_env", "hook" }
+local SCALAR_KEYS = { "description", "delegable", "confirm" }
+
 -- Reads profile `name` (table p) of the file into a definition; errors go to the reader.
 -- With `light`, only `match` and `replace` (see M.file). With `done`, the light definition
 -- already read (without errors) from this very table: its `match` and `replace` are taken
@@ -445,9 +473,12 @@ function M.profile(r, name, p, line_origin, light, done)
         read_replace(r, def, p, line_origin)
         return def
     end
-    known_keys(r, p, TOP, "", line_origin)
+    -- The light read checked the keys already (M.file).
+    if not done then
+        known_keys(r, p, TOP, "", line_origin)
+    end
 
-    for _, k in ipairs({ "extend", "match", "deny_env", "allow_env", "hook" }) do
+    for _, k in ipairs(LIST_KEYS) do
         if p[k] ~= nil then
             if done and k == "match" then
                 def.values.match = done.values.match
@@ -456,7 +487,7 @@ function M.profile(r, name, p, line_origin, light, done)
             end
         end
     end
-    for _, k in ipairs({ "description", "delegable", "confirm" }) do
+    for _, k in ipairs(SCALAR_KEYS) do
         if p[k] ~= nil then
             read_scalar(r, def, k, p, k)
         end
@@ -553,10 +584,10 @@ function M.file(r, doc)
             order[#order + 1] = name
         end
     end
-    -- In file order where the lines are known.
+    -- In file order where the lines are known (the line of each origin).
     local line = {}
     for _, n in ipairs(order) do
-        line[n] = tonumber(defs[n].origin:match(":(%d+)$")) or 0
+        line[n] = r:line(doc, n) or 0
     end
     table.sort(order, function(a, b)
         if line[a] ~= line[b] then
