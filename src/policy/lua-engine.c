@@ -38,8 +38,8 @@ struct LuaEngine {
         size_t memory;                  /* bytes held by the state */
         char *arena;                    /* see engine_alloc */
         size_t arena_used;
-        size_t arena_populated;         /* bytes faulted in ahead, see arena_populate */
-        bool arena_populate_off;        /* the kernel cannot (MADV_POPULATE_WRITE is 5.14) */
+        size_t arena_populated;         /* bytes faulted in ahead (all once the kernel cannot:
+                                         * MADV_POPULATE_WRITE is 5.14), see arena_populate */
         bool memory_refused;            /* the allocator said no since the flag was cleared */
         size_t outside;                 /* live blocks from malloc(), past the arena */
         unsigned held;                  /* C memory only a finalizer would free: lua_engine_hold */
@@ -102,16 +102,18 @@ static bool in_arena(LuaEngine *e, void *p) {
 
 /* Faults in the arena's pages up to the end of the step holding arena_used. Only an
  * optimisation: should madvise fail, pages are faulted in one by one as they are touched. */
-static void arena_populate(LuaEngine *e) {
-        if (e->arena_used <= e->arena_populated || e->arena_populate_off)
-                return;
+static void arena_populate_step(LuaEngine *e) {
         size_t step = ARENA_POPULATE_STEP;
         size_t end = MIN((size_t) ARENA_SIZE, (e->arena_used + step - 1) / step * step);
-        if (madvise(e->arena + e->arena_populated, end - e->arena_populated, MADV_POPULATE_WRITE) < 0) {
-                e->arena_populate_off = true;
-                return;
-        }
+        if (madvise(e->arena + e->arena_populated, end - e->arena_populated, MADV_POPULATE_WRITE) < 0)
+                end = ARENA_SIZE;       /* then pages are faulted in as they are touched */
         e->arena_populated = end;
+}
+
+/* After every growth of arena_used: the step, when arena_used went past the pages faulted in. */
+static inline void arena_populate(LuaEngine *e) {
+        if (e->arena_used > e->arena_populated)
+                arena_populate_step(e);
 }
 
 static void *arena_alloc(LuaEngine *e, size_t n) {
@@ -167,9 +169,8 @@ static void *block_realloc(LuaEngine *e, void *ptr, size_t osize, size_t nsize) 
         return n;
 }
 
-static void *engine_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-        LuaEngine *e = ud;
-
+/* Everything but the common case below. */
+static _noinline_ void *engine_alloc_general(LuaEngine *e, void *ptr, size_t osize, size_t nsize) {
         if (!ptr)
                 osize = 0;      /* then osize is a type tag, not a size */
         if (nsize == 0) {
@@ -188,6 +189,23 @@ static void *engine_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
                 return NULL;
         e->memory = e->memory - osize + nsize;
         return n;
+}
+
+static void *engine_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+        LuaEngine *e = ud;
+
+        /* Most calls: a new block, from the arena, within the limit. This is what the general
+         * case does for it, in a few instructions and no call (a resolve makes thousands). */
+        if (!ptr && nsize > 0 && e->memory + nsize <= e->now.memory && e->arena) {
+                size_t a = align_up(nsize);
+                if (a <= ARENA_SIZE - e->arena_used && e->arena_used + a <= e->arena_populated) {
+                        void *p = e->arena + e->arena_used;
+                        e->arena_used += a;
+                        e->memory += nsize;
+                        return p;
+                }
+        }
+        return engine_alloc_general(e, ptr, osize, nsize);
 }
 
 size_t lua_engine_memory(LuaEngine *e) {
