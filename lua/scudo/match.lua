@@ -14,22 +14,35 @@ local M = {}
 
 M.RANK = { regex = 1, name = 2, line = 3 }
 
--- The profile's own match entries (not inherited), across its definitions.
+local NONE = {}
+
+-- The profile's own match entries (not inherited), across its definitions. To be read only:
+-- when one definition holds them all, this is its list.
 function M.patterns(defs)
-    local list = {}
+    local list, own = NONE, false
     for _, d in ipairs(defs) do
         if d.replace.match then
-            list = {}
+            list, own = NONE, false
         end
-        for _, m in ipairs(d.values.match or {}) do
-            list[#list + 1] = m
+        local m = d.values.match
+        if m and #m > 0 then
+            if #list == 0 then
+                list = m
+            else
+                if not own then
+                    list, own = table.move(list, 1, #list, 1, {}), true
+                end
+                table.move(m, 1, #m, #list + 1, list)
+            end
         end
     end
     return list
 end
 
+local R = ("r"):byte()
+
 function M.kind(pattern)
-    if pattern:sub(1, 3) == "re:" then
+    if pattern:byte(1) == R and pattern:sub(1, 3) == "re:" then
         return "regex"
     elseif pattern:find(" ", 1, true) then
         return "line"
@@ -41,9 +54,13 @@ end
 function M.test(pattern, name, argv)
     local kind = M.kind(pattern)
     if kind == "regex" then
-        return text.regex(pattern:sub(4), name) == true, kind
+        return text.regex_matches(pattern:sub(4), name), kind
     elseif kind == "name" then
         return pattern == name, kind
+    end
+    -- The first word first: most command lines are for another command.
+    if pattern:match("^%s*(%S+)") ~= name then
+        return false, kind
     end
     local words = {}
     for w in pattern:gmatch("%S+") do

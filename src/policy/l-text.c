@@ -241,6 +241,24 @@ static int l_text_first_related(lua_State *L) {
         return 1;
 }
 
+/* Whether the whole of s matches the POSIX extended regex re: 1 or 0, or -1 with msg set
+ * when re does not compile. */
+static int regex_match(const char *re, const char *s, char msg[static 256]) {
+        char anchored[REGEX_MAX + 8];
+        regex_t rx;
+
+        (void) snprintf(anchored, REGEX_MAX + 8, "^(%s)$", re);
+        int r = regcomp(&rx, anchored, REG_EXTENDED | REG_NOSUB);
+        if (r != 0) {
+                (void) regerror(r, &rx, msg, 256);
+                regfree(&rx);
+                return -1;
+        }
+        bool m = regexec(&rx, s, 0, NULL, 0) == 0;
+        regfree(&rx);
+        return m;
+}
+
 /* text.regex(re, s) -> boolean | nil, message
  * POSIX extended syntax; the whole of s must match. */
 static int l_text_regex(lua_State *L) {
@@ -248,26 +266,75 @@ static int l_text_regex(lua_State *L) {
         const char *re = luaL_checklstring(L, 1, &len);
         size_t slen;
         const char *s = luaL_checklstring(L, 2, &slen);
-        char anchored[REGEX_MAX + 8], msg[256];
-        regex_t rx;
+        char msg[256];
 
         if (len > REGEX_MAX || strlen(re) != len) {
                 lua_pushnil(L);
                 lua_pushfstring(L, "regular expression longer than %d bytes or holding NUL", REGEX_MAX);
                 return 2;
         }
-        (void) snprintf(anchored, sizeof(anchored), "^(%s)$", re);
         /* No Lua call between regcomp and regfree. */
-        int r = regcomp(&rx, anchored, REG_EXTENDED | REG_NOSUB);
-        if (r != 0) {
-                (void) regerror(r, &rx, msg, sizeof(msg));
-                regfree(&rx);
+        int r = regex_match(re, s, msg);
+        if (r < 0) {
                 lua_pushnil(L);
                 lua_pushfstring(L, "bad regular expression '%s': %s", re, msg);
                 return 2;
         }
-        bool m = strlen(s) == slen && regexec(&rx, s, 0, NULL, 0) == 0;
-        regfree(&rx);
+        lua_pushboolean(L, strlen(s) == slen && r > 0);
+        return 1;
+}
+
+/* False when s lacks the literal start of re, which every string re matches (whole, as in
+ * regex_match) starts with: the characters before the first special one, less one that a
+ * quantifier follows, an escaped special character standing for itself. Known only of
+ * a regex without '(', ')' or '|', which the "^(...)$" around it leaves one concatenation;
+ * true for any other. */
+static bool regex_prefix_allows(const char *re, const char *s) {
+        static const char special[] = ".[]()*+?{}|^$\\";
+
+        if (strpbrk(re, "()|"))
+                return true;
+        for (const char *p = re; *p;) {
+                char c = *p;
+                const char *next = p + 1;
+                if (c == '\\') {
+                        if (!p[1] || !strchr(special, p[1]))
+                                break;
+                        c = p[1];
+                        next = p + 2;
+                } else if (strchr(special, c))
+                        break;
+                /* A quantifier after c, even '+' (glibc takes "a+*" as "(a+)*"), may leave it
+                 * out. */
+                if (*next && strchr("*+?{", *next))
+                        break;
+                if (*s != c)
+                        return false;
+                s++;
+                p = next;
+        }
+        return true;
+}
+
+/* text.regex_matches(re, s) -> boolean: text.regex(re, s) == true, for the match patterns
+ * of profiles (checked when they were read): a regex that does not compile matches nothing.
+ * Without compiling anything when the answer is known: ".*" matches every string, and one
+ * that lacks the literal start of re does not match. */
+static int l_text_regex_matches(lua_State *L) {
+        size_t len, slen;
+        const char *re = luaL_checklstring(L, 1, &len);
+        const char *s = luaL_checklstring(L, 2, &slen);
+        char msg[256];
+        bool m;
+
+        if (len > REGEX_MAX || strlen(re) != len || strlen(s) != slen)
+                m = false;
+        else if (streq(re, ".*"))
+                m = true;
+        else if (!regex_prefix_allows(re, s))
+                m = false;
+        else
+                m = regex_match(re, s, msg) > 0;
         lua_pushboolean(L, m);
         return 1;
 }
@@ -300,6 +367,7 @@ static const luaL_Reg text_functions[] = {
         { "clean_path", l_text_clean_path },
         { "first_related", l_text_first_related },
         { "regex", l_text_regex },
+        { "regex_matches", l_text_regex_matches },
         { "sha256", l_text_sha256 },
         { "distance", l_text_distance },
         { NULL, NULL },
