@@ -60,9 +60,10 @@ function Builder:persistence_roots()
         return self.roots
     end
     local home, written_home = self.vars:real_home(), M.normalize(self.request.home)
+    local below_home = written_home .. "/"
     local function rebase(p)
         p = M.normalize(p)
-        if p == written_home or p:sub(1, #written_home + 1) == written_home .. "/" then
+        if home ~= written_home and (p == written_home or p:find(below_home, 1, true) == 1) then
             return home .. p:sub(#written_home + 1)
         end
         return p
@@ -81,7 +82,7 @@ function Builder:persistence_roots()
     add(f.HOME .. "/.local/bin", false)
     add(f.HOME .. "/bin", false)
     for d in (self.request.env.PATH or ""):gmatch("[^:]+") do
-        if d:sub(1, 1) == "/" then
+        if d:byte(1) == 47 then     -- "/"
             add(d, false)
         end
     end

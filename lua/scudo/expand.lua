@@ -157,33 +157,45 @@ function M:get(name)
     return value, derived, why
 end
 
+local TILDE, SLASH = ("~"):byte(), ("/"):byte()
+
 -- Expands s. Returns the result and whether it is derived, or nil and the reason.
 function M:expand(s)
     local derived = false
-    local why
-    if s == "~" or s:sub(1, 2) == "~/" then
+    if s:byte(1) == TILDE then
+        local c = s:byte(2)
+        if c ~= nil and c ~= SLASH then
+            return nil, "~user is not supported: write the path out"
+        end
         s = self.fixed.HOME .. s:sub(2)
-    elseif s:sub(1, 1) == "~" then
-        return nil, "~user is not supported: write the path out"
     end
-    if not s:find("$", 1, true) then
+    -- Each "${NAME}" in turn, left to right: the first "}" after "${" ends the name. The first
+    -- variable without a value makes the whole value drop out (later ones are not looked up).
+    local open = s:find("${", 1, true)
+    if not open then
         return s, derived       -- nothing to expand
     end
-    local out = s:gsub("%${([^}]*)}", function(name)
-        if why then
-            return ""
+    local parts, at = {}, 1
+    while open do
+        local close = s:find("}", open + 2, true)
+        if not close then
+            break
         end
-        local v, d, w = self:get(name)
+        local v, d, why = self:get(s:sub(open + 2, close - 1))
         if not v then
-            why = w
-            return ""
+            if why then
+                return nil, why
+            end
+            v = ""
         end
         derived = derived or d
-        return v
-    end)
-    if why then
-        return nil, why
+        parts[#parts + 1] = s:sub(at, open - 1)
+        parts[#parts + 1] = v
+        at = close + 1
+        open = s:find("${", at, true)
     end
+    parts[#parts + 1] = s:sub(at)
+    local out = table.concat(parts)
     if out:find("${", 1, true) then
         return nil, "unterminated ${"
     end
@@ -200,7 +212,7 @@ function M:path(s, base)
     if p == "" then
         return nil, "empty path"
     end
-    if p:sub(1, 1) ~= "/" then
+    if p:byte(1) ~= SLASH then
         p = util.join(base or self.request.start_dir, p)
         derived = true
     end
