@@ -15,6 +15,7 @@
 -- environment variable, a name nothing defines) makes the whole entry drop out: it never
 -- becomes an empty string that would widen the path.
 local util = require("scudo.util")
+local text = require("scudo.text")
 local path = require("scudo.path")
 local sys = require("scudo.sys")
 local discover = require("scudo.discover")
@@ -157,49 +158,13 @@ function M:get(name)
     return value, derived, why
 end
 
-local TILDE, SLASH = ("~"):byte(), ("/"):byte()
+local SLASH = ("/"):byte()
 
--- Expands s. Returns the result and whether it is derived, or nil and the reason.
+-- Expands s. Returns the result and whether it is derived, or nil and the reason. Each
+-- "${NAME}" in turn, left to right, is looked up with M.get; the first variable without a value
+-- makes the whole value drop out (text.expand does the scanning, in one call).
 function M:expand(s)
-    local derived = false
-    if s:byte(1) == TILDE then
-        local c = s:byte(2)
-        if c ~= nil and c ~= SLASH then
-            return nil, "~user is not supported: write the path out"
-        end
-        s = self.fixed.HOME .. s:sub(2)
-    end
-    -- Each "${NAME}" in turn, left to right: the first "}" after "${" ends the name. The first
-    -- variable without a value makes the whole value drop out (later ones are not looked up).
-    local open = s:find("${", 1, true)
-    if not open then
-        return s, derived       -- nothing to expand
-    end
-    local parts, at = {}, 1
-    while open do
-        local close = s:find("}", open + 2, true)
-        if not close then
-            break
-        end
-        local v, d, why = self:get(s:sub(open + 2, close - 1))
-        if not v then
-            if why then
-                return nil, why
-            end
-            v = ""
-        end
-        derived = derived or d
-        parts[#parts + 1] = s:sub(at, open - 1)
-        parts[#parts + 1] = v
-        at = close + 1
-        open = s:find("${", at, true)
-    end
-    parts[#parts + 1] = s:sub(at)
-    local out = table.concat(parts)
-    if out:find("${", 1, true) then
-        return nil, "unterminated ${"
-    end
-    return out, derived
+    return text.expand(s, self.fixed.HOME, M.get, self)
 end
 
 -- Expands a path written in a file whose directory is `base` (nil: built-in or command line,

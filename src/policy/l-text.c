@@ -157,6 +157,88 @@ static int l_text_matching(lua_State *L) {
         return 1;
 }
 
+/* ---- variables (expand.lua) ---- */
+
+/* text.expand(s, home, get, obj) -> value, derived | nil, why
+ * The mechanics of expand.lua's M:expand, which says what the variables mean: a leading "~"
+ * or "~/" becomes home ("~user" is refused), then each "${NAME}" in turn, left to right (the
+ * first "}" after "${" ends the name), is replaced by the value get(obj, NAME) returns as
+ * value, derived, why. A variable without a value but with a why makes the whole value drop
+ * out, without looking at later ones; derived tells whether any variable used was. A result
+ * still holding "${" is refused. */
+static int l_text_expand(lua_State *L) {
+        size_t n, hl;
+        const char *s = luaL_checklstring(L, 1, &n);
+        const char *home = luaL_checklstring(L, 2, &hl);
+        luaL_checktype(L, 3, LUA_TFUNCTION);
+        bool derived = false;
+
+        lua_settop(L, 4);
+        if (n > 0 && s[0] == '~') {
+                if (n > 1 && s[1] != '/') {
+                        lua_pushnil(L);
+                        lua_pushliteral(L, "~user is not supported: write the path out");
+                        return 2;
+                }
+                lua_pushlstring(L, home, hl);
+                lua_pushlstring(L, s + 1, n - 1);
+                lua_concat(L, 2);                                               /* stack: s h get obj s' */
+                lua_replace(L, 1);
+                s = lua_tolstring(L, 1, &n);
+        }
+        const char *open = memmem(s, n, "${", 2);
+        if (!open) {
+                lua_settop(L, 1);
+                lua_pushboolean(L, false);
+                return 2;
+        }
+
+        luaL_Buffer b;
+        size_t at = 0;
+        luaL_buffinit(L, &b);
+        while (open) {
+                size_t o = (size_t) (open - s);
+                const char *close = memchr(s + o + 2, '}', n - o - 2);
+                if (!close)
+                        break;
+                size_t c = (size_t) (close - s);
+                lua_pushvalue(L, 3);
+                lua_pushvalue(L, 4);
+                lua_pushlstring(L, s + o + 2, c - o - 2);
+                lua_call(L, 2, 3);                                              /* stack: .. v d why */
+                if (!lua_toboolean(L, -3)) {
+                        if (lua_toboolean(L, -1)) {
+                                lua_pushnil(L);
+                                lua_insert(L, -2);                              /* stack: .. v d nil why */
+                                return 2;
+                        }
+                        lua_pop(L, 3);
+                        lua_pushliteral(L, "");
+                } else {
+                        derived = derived || lua_toboolean(L, -2);
+                        lua_pop(L, 2);                                          /* stack: .. v */
+                        if (!lua_isstring(L, -1))
+                                return luaL_error(L, "text.expand: the value of ${%s} is not text",
+                                                  lua_tostring(L, -4));
+                }
+                luaL_addlstring(&b, s + at, o - at);
+                luaL_addvalue(&b);
+                at = c + 1;
+                open = at <= n ? memmem(s + at, n - at, "${", 2) : NULL;
+        }
+        luaL_addlstring(&b, s + at, n - at);
+        luaL_pushresult(&b);                                                    /* stack: .. out */
+        size_t ol;
+        const char *out = lua_tolstring(L, -1, &ol);
+        if (memmem(out, ol, "${", 2)) {
+                lua_pushnil(L);
+                lua_pushliteral(L, "unterminated ${");
+                return 2;
+        }
+        lua_pushboolean(L, derived);
+        return 2;
+}
+
 /* ---- paths as strings (build.lua) ---- */
 
 /* Whether the path needs no cleaning: no "//" or "/./", no trailing "/." or "/" ("/" aside). */
@@ -365,6 +447,7 @@ static const luaL_Reg text_functions[] = {
         { "match_any", l_text_match_any },
         { "matching", l_text_matching },
         { "clean_path", l_text_clean_path },
+        { "expand", l_text_expand },
         { "first_related", l_text_first_related },
         { "regex", l_text_regex },
         { "regex_matches", l_text_regex_matches },
