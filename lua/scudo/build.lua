@@ -159,8 +159,8 @@ function Builder:add_path(access, raw, origin, base)
 end
 
 function Builder:add_rule(list, rule, origin)
-    for _, r in ipairs(list) do
-        if r.value == rule then
+    for i = 1, #list do
+        if list[i].value == rule then
             return
         end
     end
@@ -182,8 +182,8 @@ end
 
 local function strings(list)
     local r = {}
-    for _, e in ipairs(list) do
-        r[#r + 1] = e.value
+    for i = 1, #list do
+        r[i] = list[i].value
     end
     return r
 end
@@ -195,14 +195,15 @@ function Builder:environment()
     -- The values of a list key's entries and then the command line's, each once, in order.
     local function unique(entries, extra)
         local seen, r = {}, {}
-        for _, e in ipairs(entries) do
-            local g = e.value
+        for i = 1, #entries do
+            local g = entries[i].value
             if not seen[g] then
                 seen[g] = true
                 r[#r + 1] = g
             end
         end
-        for _, g in ipairs(extra) do
+        for i = 1, #extra do
+            local g = extra[i]
             if not seen[g] then
                 seen[g] = true
                 r[#r + 1] = g
@@ -226,7 +227,8 @@ function Builder:environment()
     local set = v["env.set"]
     -- Without env values to add, the list is made as the names go, already in order.
     local list, unset, removed, env = {}, {}, {}, set and {} or nil
-    for _, name in ipairs(names) do
+    for i = 1, #names do
+        local name = names[i]
         if denied[name] and not allowed[name] and not copy[name] then
             removed[#removed + 1] = name
             unset[#unset + 1] = name
@@ -238,7 +240,8 @@ function Builder:environment()
     end
     -- Names denied outright (no wildcard) are also removed from what the service manager
     -- would add on its own; those the caller has are removed above already, or kept.
-    for _, g in ipairs(deny) do
+    for i = 1, #deny do
+        local g = deny[i]
         if caller[g] == nil and not copy[g] and not g:find("*", 1, true) and g:match("^[%a_][%w_]*$")
             and not text.match_any(allow, g) then
             unset[#unset + 1] = g
@@ -345,9 +348,9 @@ function Builder:plan(applied)
     if self.explain.canonical then
         self:drop_escapes()
     end
-    local paths = {}
-    for _, c in ipairs(self.order) do
-        paths[#paths + 1] = self.paths[c]
+    local paths, order = {}, self.order
+    for i = 1, #order do
+        paths[#paths + 1] = self.paths[order[i]]
     end
     local props = {}
     for _, name in ipairs(util.sorted_keys(self.props)) do
@@ -383,31 +386,38 @@ function Builder:build()
     -- appear twice in order_of and in its list (two profiles extending one base): its last
     -- place in order_of counts, and it is added as often as its list holds it. Items that
     -- order_of does not hold (none, as merge.lua builds it) come first, by their index.
-    local last, access_of, count, lists, longest = {}, {}, {}, {}, 0
-    for i, item in ipairs(self.order_of) do
-        last[item] = i
+    -- (Numeric loops: in the hot parts of the library ipairs, a C call per element, is avoided.)
+    local order, last, access_of, count, lists, unordered = self.order_of, {}, {}, {}, {}, 0
+    for i = 1, #order do
+        last[order[i]] = i
     end
-    for k, access in ipairs(ACCESS) do
+    for k = 1, #ACCESS do
+        local access = ACCESS[k]
         local list = list_values(v, KEY[access])
         lists[k] = list
-        longest = math.max(longest, #list)
-        for _, e in ipairs(list) do
+        for i = 1, #list do
+            local e = list[i]
             access_of[e] = access
             count[e] = (count[e] or 0) + 1
-        end
-    end
-    for i = 1, longest do
-        for k, access in ipairs(ACCESS) do
-            local e = lists[k][i]
-            if e and not last[e] then
-                self:add_path(access, e.value, e.origin, e.base)
+            if not last[e] and i > unordered then
+                unordered = i
             end
         end
     end
-    for i, e in ipairs(self.order_of) do
-        if last[e] == i and access_of[e] then
+    for i = 1, unordered do
+        for k = 1, #ACCESS do
+            local e = lists[k][i]
+            if e and not last[e] then
+                self:add_path(ACCESS[k], e.value, e.origin, e.base)
+            end
+        end
+    end
+    for i = 1, #order do
+        local e = order[i]
+        local access = last[e] == i and access_of[e]
+        if access then
             for _ = 1, count[e] do
-                self:add_path(access_of[e], e.value, e.origin, e.base)
+                self:add_path(access, e.value, e.origin, e.base)
             end
         end
     end

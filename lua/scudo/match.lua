@@ -20,7 +20,8 @@ local NONE = {}
 -- when one definition holds them all, this is its list.
 function M.patterns(defs)
     local list, own = NONE, false
-    for _, d in ipairs(defs) do
+    for i = 1, #defs do
+        local d = defs[i]
         if d.replace.match then
             list, own = NONE, false
         end
@@ -87,11 +88,14 @@ end
 -- All profiles matching the request, least specific first. Each:
 -- { name, pattern, origin, kind, rank, position }.
 function M.find(index, request, file_position)
-    local found = {}
-    for _, name in ipairs(index.names) do
+    local found, names = {}, index.names
+    for i = 1, #names do
+        local name = names[i]
         local defs = index.defs[name]
         local best
-        for _, m in ipairs(M.patterns(defs)) do
+        local patterns = M.patterns(defs)
+        for j = 1, #patterns do
+            local m = patterns[j]
             local ok, kind = M.test(m.value, request.command_name, request.argv)
             if ok and (not best or M.RANK[kind] > best.rank) then
                 best = { name = name, pattern = m.value, origin = m.origin, kind = kind, rank = M.RANK[kind] }

@@ -22,9 +22,11 @@ local M = {}
 -- All definitions by profile name, in file order. files: the applied file records.
 function M.index(files)
     local index = { defs = {}, names = {} }
-    for _, f in ipairs(files) do
+    for i = 1, #files do
+        local f = files[i]
         if f.status == "applied" then
-            for _, name in ipairs(f.order) do
+            for j = 1, #f.order do
+                local name = f.order[j]
                 local list = index.defs[name]
                 if not list then
                     list = {}
@@ -45,7 +47,10 @@ end
 -- is kept in one more list per resolved profile, `order`: the parents' orders, then the
 -- profile's own items (see FS_KEYS). build.lua sorts filesystem entries by it.
 local function append(dst, src)
-    table.move(src, 1, #src, #dst + 1, dst)
+    local n = #src
+    if n > 0 then
+        table.move(src, 1, n, #dst + 1, dst)
+    end
     return dst
 end
 
@@ -108,39 +113,47 @@ function M.resolve(index, name, via, stack)
         util.fail("%s: unknown profile '%s'%s", via or "--profile", name, util.suggest(name, index.names))
     end
 
-    for _, d in ipairs(defs) do
-        schema.ensure(d)
+    for i = 1, #defs do
+        schema.ensure(defs[i])
     end
     stack[#stack + 1] = name
     -- The parents: every definition's extend list, honouring replace = ["extend"].
     local parents = {}
-    for _, d in ipairs(defs) do
+    for i = 1, #defs do
+        local d = defs[i]
         if d.replace.extend then
             parents = {}
         end
-        for _, p in ipairs(d.values.extend or {}) do
-            parents[#parents + 1] = p
+        local extend = d.values.extend
+        if extend then
+            append(parents, extend)
         end
     end
     local acc, chain, seen, order = {}, { name }, { [name] = true }, {}
-    for _, p in ipairs(parents) do
+    for i = 1, #parents do
+        local p = parents[i]
         -- The message naming the edge is only built for a parent not resolved yet.
         local parent = index.resolved[p.value]
             or M.resolve(index, p.value, ("%s (extended by '%s')"):format(p.origin, name), stack)
         merge_into(acc, parent.values, nil, true)
         append(order, parent.order)
-        for _, n in ipairs(parent.chain) do
+        local pc = parent.chain
+        for j = 1, #pc do
+            local n = pc[j]
             if not seen[n] then
                 seen[n] = true
                 chain[#chain + 1] = n
             end
         end
     end
-    for _, d in ipairs(defs) do
-        merge_into(acc, d.values, d.replace, false)
-        for _, key in ipairs(FS_KEYS) do
-            if d.values[key] then
-                append(order, d.values[key])
+    for i = 1, #defs do
+        local d = defs[i]
+        local values = d.values
+        merge_into(acc, values, d.replace, false)
+        for k = 1, #FS_KEYS do
+            local list = values[FS_KEYS[k]]
+            if list then
+                append(order, list)
             end
         end
     end
@@ -155,7 +168,8 @@ end
 -- their list items.
 function M.combine(profiles)
     local acc, order = {}, {}
-    for _, p in ipairs(profiles) do
+    for i = 1, #profiles do
+        local p = profiles[i]
         merge_into(acc, p.values, nil, false)
         append(order, p.order)
     end

@@ -281,7 +281,10 @@ local function known_keys(r, t, known, where, origin)
     end
     local unknown = false
     for k in next, t do
-        unknown = unknown or not set[k]
+        if not set[k] then
+            unknown = true
+            break
+        end
     end
     if not unknown then
         return
@@ -478,7 +481,8 @@ function M.profile(r, name, p, line_origin, light, done)
         known_keys(r, p, TOP, "", line_origin)
     end
 
-    for _, k in ipairs(LIST_KEYS) do
+    for i = 1, #LIST_KEYS do
+        local k = LIST_KEYS[i]
         if p[k] ~= nil then
             if done and k == "match" then
                 def.values.match = done.values.match
@@ -487,7 +491,8 @@ function M.profile(r, name, p, line_origin, light, done)
             end
         end
     end
-    for _, k in ipairs(SCALAR_KEYS) do
+    for i = 1, #SCALAR_KEYS do
+        local k = SCALAR_KEYS[i]
         if p[k] ~= nil then
             read_scalar(r, def, k, p, k)
         end
@@ -527,7 +532,8 @@ function M.profile(r, name, p, line_origin, light, done)
                 if sec == "network" then
                     def.values["network.filter"] = { value = true, origin = origin }
                 end
-                for _, sub in ipairs(subs) do
+                for i = 1, #subs do
+                    local sub = subs[i]
                     if t[sub] ~= nil then
                         local key = sec .. "." .. sub
                         if KEYS[key].kind == "list" then
@@ -567,8 +573,9 @@ end
 -- is first used (M.ensure): a run pays only for the profiles it applies, and `scudo check`
 -- reads them all.
 function M.file(r, doc)
-    local defs, order = {}, {}
-    for _, name in ipairs(util.sorted_keys(doc)) do
+    local defs, order, names = {}, {}, util.sorted_keys(doc)
+    for i = 1, #names do
+        local name = names[i]
         local p = doc[name]
         local origin = r:origin(doc, name, r.file.path)
         if type(name) ~= "string" or not name:match("^[%w_][%w_%.%-]*$") then
@@ -586,8 +593,8 @@ function M.file(r, doc)
     end
     -- In file order where the lines are known (the line of each origin).
     local line = {}
-    for _, n in ipairs(order) do
-        line[n] = r:line(doc, n) or 0
+    for i = 1, #order do
+        line[order[i]] = r:line(doc, order[i]) or 0
     end
     table.sort(order, function(a, b)
         if line[a] ~= line[b] then
