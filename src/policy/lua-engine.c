@@ -628,6 +628,7 @@ static const luaL_Reg c_modules[] = {
         { "scudo.engine", luaopen_scudo_engine },
         { "scudo.sys", luaopen_scudo_sys },
         { "scudo.text", luaopen_scudo_text },
+        { "scudo.tables", luaopen_scudo_tables },
         { "scudo.toml", luaopen_scudo_toml },
         { "scudo.trust", luaopen_scudo_trust },
         { "scudo", luaopen_scudo },

@@ -93,6 +93,7 @@ _noreturn_ int lua_engine_raise(lua_State *L, const char *fmt, ...) _printf_(2, 
 int luaopen_scudo_engine(lua_State *L);
 int luaopen_scudo_sys(lua_State *L);
 int luaopen_scudo_text(lua_State *L);
+int luaopen_scudo_tables(lua_State *L);
 int luaopen_scudo_toml(lua_State *L);
 int luaopen_scudo_trust(lua_State *L);
 int luaopen_scudo(lua_State *L);
