@@ -79,10 +79,11 @@ function M.trust_key(path)
     -- M.discovered (set by discover.files): the project files it found in the start directory
     -- and its ancestors, once it made sure those are their own realpath; see there. Their
     -- directory is taken as it is; every other path (hook files, `scudo trust PATH`) resolved.
-    local dir, err = util.dirname(path), nil
-    if not (M.discovered and M.discovered[path]) then
-        dir, err = sys.realpath(dir)
+    -- (Such a path is its directory joined with its name already: it is its own key.)
+    if M.discovered and M.discovered[path] then
+        return path
     end
+    local dir, err = sys.realpath(util.dirname(path))
     if not dir then
         return nil, err
     end
