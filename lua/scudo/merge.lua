@@ -10,6 +10,7 @@
 -- `match` and `description` belong to the profile that states them and are not inherited.
 local util = require("scudo.util")
 local schema = require("scudo.schema")
+local tables = require("scudo.tables")
 
 local KEYS = schema.KEYS
 -- Within one definition, a path named under two keys gets the more restrictive: the keys are
@@ -45,7 +46,7 @@ end
 -- Lists hold the items themselves (never copies). The order of filesystem items across keys
 -- (a child's `filesystem.hide` of a path its parent made writable comes later, and later wins)
 -- is kept in one more list per resolved profile, `order`: the parents' orders, then the
--- profile's own items (see FS_KEYS). build.lua sorts filesystem entries by it.
+-- profile's own items (see FS_KEYS). build.lua adds filesystem entries in that order.
 local function append(dst, src)
     local n = #src
     if n > 0 then
@@ -54,42 +55,16 @@ local function append(dst, src)
     return dst
 end
 
-local function copy_entry(kind, e)
-    if kind == "list" then
-        return append({}, e)
-    elseif kind == "map" then
-        return util.copy(e)
-    end
-    return e
-end
-
--- Merges the values of `src` into the profile `acc`.
+-- Merges `values` (a definition's, or a resolved profile's) into the profile `acc`.
 -- replace: keys to start over (a definition's replace set), or nil.
--- inherit: src is a parent (skip what is not inherited).
+-- inherit: values are a parent's (skip what is not inherited).
+-- For each key of values: nothing when inherit and the key is not inherited (KEYS: noinherit);
+-- a copy (a new list or map holding the same items) when acc has none or replace names the
+-- key; else a list is appended to acc's, a map's entries set in acc's, a scalar replaces acc's.
+-- Then the keys replace names that values does not set are removed from acc. In C
+-- (scudo.tables), one call where this was a Lua loop over every key and item.
 local function merge_into(acc, values, replace, inherit)
-    for key, e in next, values do
-        local spec = KEYS[key]
-        if inherit and spec.noinherit then
-            -- not taken over
-        elseif replace and replace[key] or acc[key] == nil then
-            acc[key] = copy_entry(spec.kind, e)
-        elseif spec.kind == "list" then
-            append(acc[key], e)
-        elseif spec.kind == "map" then
-            for k, v in next, e do
-                acc[key][k] = v
-            end
-        else
-            acc[key] = e
-        end
-    end
-    if replace then
-        for key in next, replace do
-            if values[key] == nil then
-                acc[key] = nil
-            end
-        end
-    end
+    tables.merge(acc, values, KEYS, replace, inherit)
 end
 M.merge_into = merge_into
 
