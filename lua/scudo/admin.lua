@@ -284,7 +284,7 @@ function M.check_text(kind, text)
             b:hooks({ name }, { command = "tool", argv = request.argv, start_dir = "/", profiles = { name },
                 env_names = { "X" } }, nil)
             local plan = b:plan({ name })
-            plan.environment, plan.unset_environment = b:environment()
+            plan.environment, plan.environment_values, plan.unset_environment = b:environment()
             plan.delegate = b:delegate(index)
             ex.files, ex.applied, ex.plan, ex.net_allow, ex.net_deny = { f }, {}, plan, b.net_allow, b.net_deny
             require("scudo.explain").render(request, ex, true, nil)

@@ -189,7 +189,8 @@ local function strings(list)
 end
 
 -- The environment the command gets: the caller's, less what deny_env matches unless allow_env
--- or env names it back, plus env's values.
+-- or env names it back, plus env's values. Returns the names it has, in order, the table of
+-- their values (policy.c joins each name to its value), and the names to unset.
 function Builder:environment()
     local v, req = self.values, self.request
     -- The values of a list key's entries and then the command line's, each once, in order.
@@ -225,7 +226,8 @@ function Builder:environment()
     local caller, names = req.env, req.env_names or util.sorted_keys(req.env)
     local denied, allowed = text.matching(deny, names), text.matching(allow, names)
     local set = v["env.set"]
-    -- Without env values to add, the list is made as the names go, already in order.
+    -- Without env values to add, the values are the caller's, and the list is made as the names
+    -- go, already in order.
     local list, unset, removed, env = {}, {}, {}, set and {} or nil
     for i = 1, #names do
         local name = names[i]
@@ -235,7 +237,7 @@ function Builder:environment()
         elseif env then
             env[name] = caller[name]
         else
-            list[#list + 1] = name .. "=" .. caller[name]
+            list[#list + 1] = name
         end
     end
     -- Names denied outright (no wildcard) are also removed from what the service manager
@@ -257,12 +259,10 @@ function Builder:environment()
                 self:drop("env." .. name, e.value, e.origin, why)
             end
         end
-        for _, name in ipairs(util.sorted_keys(env)) do
-            list[#list + 1] = name .. "=" .. env[name]
-        end
+        list = util.sorted_keys(env)
     end
     self.explain.env_removed = removed
-    return list, unset
+    return list, env or caller, unset
 end
 
 -- The profiles this sandbox delegates, by name. `index`: all profiles.

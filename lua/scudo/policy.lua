@@ -125,7 +125,7 @@ local function evaluate(request, explain)
     b:hooks(names, context, store)
 
     local plan = b:plan(names)
-    plan.environment, plan.unset_environment = b:environment()
+    plan.environment, plan.environment_values, plan.unset_environment = b:environment()
     plan.delegable = delegable_yes and not delegable_no
     plan.delegate = b:delegate(index)
     plan.warnings = {}

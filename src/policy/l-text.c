@@ -53,21 +53,12 @@ static bool contains(const char *s, size_t sl, const char *p, size_t n) {
         return false;
 }
 
-/* sl: strlen(s) */
-static bool glob_matches(const Glob *g, const char *s, size_t sl) {
+/* The globs glob_matches() has no shortcut for. */
+static _noinline_ bool glob_matches_general(const Glob *g, const char *s) {
         const char *p = g->p, *star = NULL, *resume = NULL;
-        size_t n = g->n;
 
         if (g->fnmatch)
                 return fnmatch(p, s, 0) == 0;
-        if (g->stars == 0)
-                return n == sl && memcmp(p, s, n) == 0;
-        if (g->stars == 1 && p[0] == '*')
-                return sl >= n - 1 && memcmp(s + sl - (n - 1), p + 1, n - 1) == 0;
-        if (g->stars == 1 && p[n - 1] == '*')
-                return sl >= n - 1 && memcmp(s, p, n - 1) == 0;
-        if (g->stars == 2 && n > 2 && p[0] == '*' && p[n - 1] == '*')
-                return contains(s, sl, p + 1, n - 2);
         while (*s) {
                 if (*p == '*') {
                         star = p++;
@@ -84,6 +75,26 @@ static bool glob_matches(const Glob *g, const char *s, size_t sl) {
         while (*p == '*')
                 p++;
         return *p == 0;
+}
+
+/* sl: strlen(s). The usual shapes inline, their first or last characters compared first (most
+ * names match no glob). */
+static _always_inline_ bool glob_matches(const Glob *g, const char *s, size_t sl) {
+        const char *p = g->p;
+        size_t n = g->n;
+
+        if (g->fnmatch)
+                return glob_matches_general(g, s);
+        if (g->stars == 0)
+                return n == sl && (n == 0 || (p[0] == s[0] && memcmp(p, s, n) == 0));
+        if (g->stars == 1 && p[0] == '*')
+                return sl >= n - 1 && (n == 1 || (s[sl - 1] == p[n - 1] &&
+                                                  memcmp(s + sl - (n - 1), p + 1, n - 1) == 0));
+        if (g->stars == 1 && p[n - 1] == '*')
+                return sl >= n - 1 && (n == 1 || (s[0] == p[0] && memcmp(s, p, n - 1) == 0));
+        if (g->stars == 2 && n > 2 && p[0] == '*' && p[n - 1] == '*')
+                return contains(s, sl, p + 1, n - 2);
+        return glob_matches_general(g, s);
 }
 
 static bool glob_match(const char *p, const char *s) {

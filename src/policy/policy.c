@@ -233,6 +233,52 @@ static int get_strv(lua_State *L, const char *name, char ***ret) {
         return r;
 }
 
+/* plan.environment, the names in order, and plan.environment_values, name -> value: the
+ * NAME=VALUE list (joined here rather than by the library, one Lua string each). */
+static int get_environment(lua_State *L, char ***ret) {
+        int r = 0;
+        int tn = get_field(L, "environment");                                   /* stack: plan names */
+        if (tn == LUA_TNIL) {
+                lua_pop(L, 1);
+                return 0;
+        }
+        lua_pushliteral(L, "environment_values");
+        int tv = lua_rawget(L, -3);                                             /* stack: plan names values */
+        if (tn != LUA_TTABLE || tv != LUA_TTABLE) {
+                lua_pop(L, 2);
+                return -EINVAL;
+        }
+        lua_Integer n = (lua_Integer) lua_rawlen(L, -2);
+        for (lua_Integer i = 1; i <= n && r >= 0; i++) {
+                if (lua_rawgeti(L, -2, i) != LUA_TSTRING) {                     /* stack: .. names values name */
+                        r = -EINVAL;
+                        lua_pop(L, 1);
+                        break;
+                }
+                lua_pushvalue(L, -1);
+                if (lua_rawget(L, -3) != LUA_TSTRING)                           /* stack: .. name value */
+                        r = -EINVAL;
+                else {
+                        /* Up to a NUL byte, as strdup() would copy them. */
+                        const char *k = lua_tostring(L, -2), *v = lua_tostring(L, -1);
+                        size_t lk = strlen(k), lv = strlen(v);
+                        char *e = malloc(lk + 1 + lv + 1);
+                        if (!e)
+                                r = -ENOMEM;
+                        else {
+                                memcpy(e, k, lk);
+                                e[lk] = '=';
+                                memcpy(e + lk + 1, v, lv + 1);
+                                if ((r = strv_push(ret, e)) < 0)
+                                        free(e);
+                        }
+                }
+                lua_pop(L, 2);
+        }
+        lua_pop(L, 2);                                                          /* stack: plan */
+        return r;
+}
+
 /* Runs in protected mode: read_plan(ReadPlan, plan). C memory is only added to rp->plan, which
  * the caller owns, so a Lua error part way leaks nothing. */
 static int read_plan(lua_State *L) {
@@ -302,11 +348,12 @@ static int read_plan(lua_State *L) {
                 { "delegate", &p->delegate },
                 { "log_report", &p->log_report },
                 { "profiles", &p->profiles },
-                { "environment", &p->environment },
                 { "unset_environment", &p->unset_environment },
         };
         for (size_t i = 0; i < ELEMENTSOF(lists) && r >= 0; i++)
                 r = get_strv(L, lists[i].name, lists[i].list);
+        if (r >= 0)
+                r = get_environment(L, &p->environment);
         if (r >= 0)
                 r = get_strv(L, "warnings", &rp->warnings);
         /* Without network filtering the runner must not see rules at all. */
