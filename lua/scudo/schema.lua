@@ -61,6 +61,7 @@ local SECTIONS = {
     dbus = { "session", "talk", "own", "see" },
     log = { "target", "report" },
 }
+local SECTION_NAMES = { "filesystem", "network", "dbus", "log" }
 -- What `replace` may name: every key path, and sections for all their keys. Made when a
 -- profile first says `replace` (most runs read none).
 local REPLACEABLE
@@ -107,9 +108,10 @@ function M.reader(file)
         project = file.layer == "project" or nil }, Reader)
 end
 
--- The line key `k` of table `t` is on (TOML), or nil.
+-- The line key `k` of table `t` is on (TOML), or nil (toml.lines knows no line for anything
+-- but a table the parser made).
 function Reader:line(t, k)
-    if not self.toml or type(t) ~= "table" then
+    if not self.toml or t == nil then
         return nil
     end
     local lines = self.lines[t]
@@ -140,8 +142,14 @@ end
 
 -- ---- value checks ----
 
+-- The checks named by a string (KEYS[key].check); any other check is a list of the values
+-- allowed.
+local NAMED_CHECKS = { boolean = true, hook = true, string = true, name = true, path = true, netrule = true,
+    match = true, busname = true, envname = true, glob = true }
+local RE = ("r"):byte()
+
 local function check_value(r, check, v, origin, what)
-    if type(check) == "table" then
+    if not NAMED_CHECKS[check] then
         for _, c in ipairs(check) do
             if v == c then
                 return true
@@ -155,25 +163,26 @@ local function check_value(r, check, v, origin, what)
         end
         return false
     end
+    local tv = type(v)
     if check == "boolean" then
-        if type(v) ~= "boolean" then
+        if tv ~= "boolean" then
             r:error(origin, "%s must be true or false, not %s", what, util.describe(v))
             return false
         end
         return true
     end
     if check == "hook" then
-        if type(v) == "function" then
+        if tv == "function" then
             return true
         end
-        if type(v) ~= "string" or v == "" then
+        if tv ~= "string" or v == "" then
             r:error(origin, "%s must be a Lua file name%s, not %s", what,
                 r.file.kind == "lua" and " or a function" or "", util.describe(v))
             return false
         end
         return true
     end
-    if type(v) ~= "string" then
+    if tv ~= "string" then
         r:error(origin, "%s must be a string, not %s", what, util.describe(v))
         return false
     end
@@ -204,7 +213,7 @@ local function check_value(r, check, v, origin, what)
             r:error(origin, "%s: '%s' is empty or has spaces around it", what, v)
             return false
         end
-        local re = v:match("^re:(.*)$")
+        local re = v:byte(1) == RE and v:match("^re:(.*)$")
         if re then
             local ok, err = text.regex(re, "")
             if ok == nil then
@@ -246,12 +255,15 @@ local function read_list(r, def, key, t, k, base)
             return
         end
     end
+    local check = spec.check
     for i = 1, rawlen(v) do
+        local x = v[i]
         local o = r:origin(v, i, origin)
-        if check_value(r, spec.check, v[i], o, key) then
-            local item = { value = v[i], origin = o, base = base, project = r.project }
-            if type(v[i]) == "function" then
-                local src, line = engine.funcinfo(v[i])
+        if check_value(r, check, x, o, key) then
+            local item = { value = x, origin = o, base = base, project = r.project }
+            -- (Only a hook can be a function: every other check wants a string or a boolean.)
+            if check == "hook" and type(x) == "function" then
+                local src, line = engine.funcinfo(x)
                 item.origin = (src or r.file.path) .. ":" .. tostring(line or 0)
             end
             items[#items + 1] = item
@@ -473,7 +485,9 @@ function M.profile(r, name, p, line_origin, light, done)
         if p.match ~= nil then
             read_list(r, def, "match", p, "match", base)
         end
-        read_replace(r, def, p, line_origin)
+        if p.replace ~= nil then
+            read_replace(r, def, p, line_origin)
+        end
         return def
     end
     -- The light read checked the keys already (M.file).
@@ -524,7 +538,9 @@ function M.profile(r, name, p, line_origin, light, done)
         end
     end
 
-    for sec, subs in next, SECTIONS do
+    for s = 1, #SECTION_NAMES do
+        local sec = SECTION_NAMES[s]
+        local subs = SECTIONS[sec]
         if p[sec] ~= nil then
             local origin = r:origin(p, sec, line_origin)
             local t = section(r, def, p, sec, origin)
