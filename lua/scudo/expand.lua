@@ -158,8 +158,6 @@ function M:get(name)
     return value, derived, why
 end
 
-local SLASH = ("/"):byte()
-
 -- Expands s. Returns the result and whether it is derived, or nil and the reason. Each
 -- "${NAME}" in turn, left to right, is looked up with M.get; the first variable without a value
 -- makes the whole value drop out (text.expand does the scanning, in one call).
@@ -168,20 +166,11 @@ function M:expand(s)
 end
 
 -- Expands a path written in a file whose directory is `base` (nil: built-in or command line,
--- where a relative path is relative to the start directory).
+-- where a relative path is relative to the start directory, and derived): as M:expand, and
+-- then an empty path is refused and a relative one joined to that directory (util.join), in
+-- the same C call.
 function M:path(s, base)
-    local p, derived = self:expand(s)
-    if not p then
-        return nil, derived
-    end
-    if p == "" then
-        return nil, "empty path"
-    end
-    if p:byte(1) ~= SLASH then
-        p = util.join(base or self.request.start_dir, p)
-        derived = true
-    end
-    return p, derived
+    return text.expand_path(s, self.fixed.HOME, M.get, self, base or self.request.start_dir)
 end
 
 return M

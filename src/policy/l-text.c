@@ -170,38 +170,33 @@ static int l_text_matching(lua_State *L) {
 
 /* ---- variables (expand.lua) ---- */
 
-/* text.expand(s, home, get, obj) -> value, derived | nil, why
- * The mechanics of expand.lua's M:expand, which says what the variables mean: a leading "~"
- * or "~/" becomes home ("~user" is refused), then each "${NAME}" in turn, left to right (the
- * first "}" after "${" ends the name), is replaced by the value get(obj, NAME) returns as
- * value, derived, why. A variable without a value but with a why makes the whole value drop
- * out, without looking at later ones; derived tells whether any variable used was. A result
- * still holding "${" is refused. */
-static int l_text_expand(lua_State *L) {
+/* Pushes the expansion of the string at index 1 as value, derived (or nil, why), for
+ * text.expand and text.expand_path: home at 2, get at 3, obj at 4; nothing else on the stack
+ * below what it pushes is touched. */
+static void push_expansion(lua_State *L) {
         size_t n, hl;
         const char *s = luaL_checklstring(L, 1, &n);
         const char *home = luaL_checklstring(L, 2, &hl);
         luaL_checktype(L, 3, LUA_TFUNCTION);
         bool derived = false;
 
-        lua_settop(L, 4);
         if (n > 0 && s[0] == '~') {
                 if (n > 1 && s[1] != '/') {
                         lua_pushnil(L);
                         lua_pushliteral(L, "~user is not supported: write the path out");
-                        return 2;
+                        return;
                 }
                 lua_pushlstring(L, home, hl);
                 lua_pushlstring(L, s + 1, n - 1);
-                lua_concat(L, 2);                                               /* stack: s h get obj s' */
+                lua_concat(L, 2);                                               /* stack: .. s' */
                 lua_replace(L, 1);
                 s = lua_tolstring(L, 1, &n);
         }
         const char *open = memmem(s, n, "${", 2);
         if (!open) {
-                lua_settop(L, 1);
+                lua_pushvalue(L, 1);
                 lua_pushboolean(L, false);
-                return 2;
+                return;
         }
 
         luaL_Buffer b;
@@ -221,7 +216,7 @@ static int l_text_expand(lua_State *L) {
                         if (lua_toboolean(L, -1)) {
                                 lua_pushnil(L);
                                 lua_insert(L, -2);                              /* stack: .. v d nil why */
-                                return 2;
+                                return;
                         }
                         lua_pop(L, 3);
                         lua_pushliteral(L, "");
@@ -229,8 +224,7 @@ static int l_text_expand(lua_State *L) {
                         derived = derived || lua_toboolean(L, -2);
                         lua_pop(L, 2);                                          /* stack: .. v */
                         if (!lua_isstring(L, -1))
-                                return luaL_error(L, "text.expand: the value of ${%s} is not text",
-                                                  lua_tostring(L, -4));
+                                luaL_error(L, "text.expand: the value of a variable is not text");
                 }
                 luaL_addlstring(&b, s + at, o - at);
                 luaL_addvalue(&b);
@@ -244,9 +238,53 @@ static int l_text_expand(lua_State *L) {
         if (memmem(out, ol, "${", 2)) {
                 lua_pushnil(L);
                 lua_pushliteral(L, "unterminated ${");
-                return 2;
+                return;
         }
         lua_pushboolean(L, derived);
+}
+
+/* text.expand(s, home, get, obj) -> value, derived | nil, why
+ * The mechanics of expand.lua's M:expand, which says what the variables mean: a leading "~"
+ * or "~/" becomes home ("~user" is refused), then each "${NAME}" in turn, left to right (the
+ * first "}" after "${" ends the name), is replaced by the value get(obj, NAME) returns as
+ * value, derived, why. A variable without a value but with a why makes the whole value drop
+ * out, without looking at later ones; derived tells whether any variable used was. A result
+ * still holding "${" is refused. */
+static int l_text_expand(lua_State *L) {
+        lua_settop(L, 4);
+        push_expansion(L);
+        return 2;
+}
+
+/* text.expand_path(s, home, get, obj, base) -> path, derived | nil, why
+ * text.expand for a path (expand.lua's M:path): an empty result is refused, and a relative one
+ * is joined to base (as util.join does), which makes it derived. */
+static int l_text_expand_path(lua_State *L) {
+        size_t lb, lp;
+        const char *base = luaL_checklstring(L, 5, &lb);
+
+        lua_settop(L, 5);
+        push_expansion(L);                                                      /* stack: .. p d */
+        const char *p = lua_tolstring(L, -2, &lp);
+        if (!p)
+                return 2;
+        if (lp == 0) {
+                lua_pushnil(L);
+                lua_pushliteral(L, "empty path");
+                return 2;
+        }
+        if (p[0] == '/')
+                return 2;
+        lua_pop(L, 1);                                                          /* stack: .. p */
+        lua_pushvalue(L, 5);
+        if (lb > 0 && base[lb - 1] == '/')
+                lua_insert(L, -2);                                              /* stack: .. base p */
+        else {
+                lua_pushliteral(L, "/");
+                lua_rotate(L, -3, -1);                                          /* stack: .. base "/" p */
+        }
+        lua_concat(L, lb > 0 && base[lb - 1] == '/' ? 2 : 3);
+        lua_pushboolean(L, true);
         return 2;
 }
 
@@ -459,6 +497,7 @@ static const luaL_Reg text_functions[] = {
         { "matching", l_text_matching },
         { "clean_path", l_text_clean_path },
         { "expand", l_text_expand },
+        { "expand_path", l_text_expand_path },
         { "first_related", l_text_first_related },
         { "regex", l_text_regex },
         { "regex_matches", l_text_regex_matches },
