@@ -55,38 +55,62 @@ static void push_string(lua_State *L, const char *s, const char *field) {
         }
 }
 
-/* Orders "NAME=value" strings by NAME as Lua's < orders the names: byte by byte, a prefix
- * first (strcoll() in the "C" locale, which scudo never leaves: it calls no setlocale()). */
-static int env_name_cmp(const void *a, const void *b) {
-        const char *x = *(const char * const *) a, *y = *(const char * const *) b;
-        size_t lx = strcspn(x, "="), ly = strcspn(y, "=");
-        int c = memcmp(x, y, MIN(lx, ly));
-        return c != 0 ? c : (lx > ly) - (lx < ly);
+/* One variable of the caller's environment: "NAME=value", where NAME is name_len bytes. */
+typedef struct EnvVar {
+        const char *s;
+        size_t name_len;
+        size_t position;        /* in the environment: of two with one name, the later counts */
+} EnvVar;
+
+/* By NAME as Lua's < orders the names (byte by byte, a prefix first: strcoll() in the "C"
+ * locale, which scudo never leaves: it calls no setlocale()), then by position. */
+static int env_var_cmp(const void *a, const void *b) {
+        const EnvVar *x = a, *y = b;
+        int c = memcmp(x->s, y->s, MIN(x->name_len, y->name_len));
+        if (c == 0)
+                c = (x->name_len > y->name_len) - (x->name_len < y->name_len);
+        return c != 0 ? c : (x->position > y->position) - (x->position < y->position);
 }
 
-/* Sets field env_names of the table on top: the names of the environment, sorted, each once
- * (the library would sort the keys of env otherwise, through Lua comparisons). */
-static void push_env_names(lua_State *L, char * const *environ) {
-        size_t n = 0, k = 0;
+static bool env_var_same_name(const EnvVar *x, const EnvVar *y) {
+        return x->name_len == y->name_len && memcmp(x->s, y->s, x->name_len) == 0;
+}
+
+/* Sets fields env (name -> value, the later of two with one name) and env_names (env's names,
+ * sorted: the library would sort them through Lua comparisons otherwise) of the table on top,
+ * each table made at its size and each name made once. */
+static void push_environment(lua_State *L, char * const *environ) {
+        size_t n = 0, k = 0, names = 0;
         STRV_FOREACH(e, environ)
                 n++;
         /* Lua memory: nothing to free should a later allocation raise. */
-        const char **v = lua_newuserdatauv(L, MAX(n, (size_t) 1) * sizeof(char *), 0);  /* stack: req box */
+        EnvVar *v = lua_newuserdatauv(L, MAX(n, (size_t) 1) * sizeof(EnvVar), 0);      /* stack: req box */
         STRV_FOREACH(e, environ) {
                 const char *eq = strchr(*e, '=');
-                if (eq && eq != *e)
-                        v[k++] = *e;
+                if (eq && eq != *e) {
+                        v[k] = (EnvVar) { .s = *e, .name_len = (size_t) (eq - *e), .position = k };
+                        k++;
+                }
         }
-        qsort(v, k, sizeof(char *), env_name_cmp);
-        lua_createtable(L, (int) MIN(k, (size_t) INT_MAX), 0);                  /* stack: req box names */
+        qsort(v, k, sizeof(EnvVar), env_var_cmp);
+        for (size_t i = 0; i < k; i++)
+                if (i == 0 || !env_var_same_name(&v[i - 1], &v[i]))
+                        names++;
+        int size = (int) MIN(names, (size_t) INT_MAX);
+        lua_createtable(L, 0, size);                                            /* stack: req box env */
+        lua_createtable(L, size, 0);                                            /* stack: req box env names */
         lua_Integer m = 0;
         for (size_t i = 0; i < k; i++) {
-                if (i > 0 && env_name_cmp(&v[i - 1], &v[i]) == 0)
-                        continue;       /* the same name twice: env holds the last value */
-                lua_pushlstring(L, v[i], strcspn(v[i], "="));
-                lua_rawseti(L, -2, ++m);
+                lua_pushlstring(L, v[i].s, v[i].name_len);                      /* stack: .. env names name */
+                if (i == 0 || !env_var_same_name(&v[i - 1], &v[i])) {
+                        lua_pushvalue(L, -1);
+                        lua_rawseti(L, -3, ++m);
+                }
+                lua_pushstring(L, v[i].s + v[i].name_len + 1);                  /* stack: .. env names name value */
+                lua_rawset(L, -4);
         }
-        lua_setfield(L, -3, "env_names");                                       /* stack: req box */
+        lua_setfield(L, -4, "env_names");                                       /* stack: req box env */
+        lua_setfield(L, -3, "env");                                             /* stack: req box */
         lua_pop(L, 1);                                                          /* stack: req */
 }
 
@@ -136,17 +160,7 @@ static int push_request(lua_State *L) {
         (void) snprintf(etc, sizeof(etc), "%s%s", sc[0] == '/' ? "" : "/", sc);
         push_string(L, etc, "sysconfdir");
 
-        lua_newtable(L);                                                        /* stack: .. req env */
-        STRV_FOREACH(e, req->environ) {
-                const char *eq = strchr(*e, '=');
-                if (!eq || eq == *e)
-                        continue;
-                lua_pushlstring(L, *e, (size_t) (eq - *e));
-                lua_pushstring(L, eq + 1);
-                lua_rawset(L, -3);
-        }
-        lua_setfield(L, -2, "env");                                             /* stack: .. req */
-        push_env_names(L, req->environ);
+        push_environment(L, req->environ);
 
         push_strv(L, req->profiles, "profiles");
         lua_pushboolean(L, req->no_match);
