@@ -40,49 +40,10 @@ function M.patterns(defs)
     return list
 end
 
-local R = ("r"):byte()
-
-function M.kind(pattern)
-    if pattern:byte(1) == R and pattern:sub(1, 3) == "re:" then
-        return "regex"
-    elseif pattern:find(" ", 1, true) then
-        return "line"
-    end
-    return "name"
-end
-
--- Does the pattern select the command? name: basename of argv[0]; argv: the full argv.
+-- Does the pattern select the command? name: basename of argv[0]; argv: the full argv. Returns
+-- that, and the pattern's kind ("regex", "name", "line", as said at the top), from one C call.
 function M.test(pattern, name, argv)
-    local kind = M.kind(pattern)
-    if kind == "regex" then
-        return text.regex_matches(pattern:sub(4), name), kind
-    elseif kind == "name" then
-        return pattern == name, kind
-    end
-    -- The first word first: most command lines are for another command.
-    if pattern:match("^%s*(%S+)") ~= name then
-        return false, kind
-    end
-    local words = {}
-    for w in pattern:gmatch("%S+") do
-        words[#words + 1] = w
-    end
-    if words[1] ~= name then
-        return false, kind
-    end
-    local i = 2
-    for j = 2, #argv do
-        if i > #words then
-            break
-        end
-        local a = argv[j]
-        if a == words[i] then
-            i = i + 1
-        elseif a:sub(1, 1) ~= "-" or a == "-" or a == "--" then
-            return false, kind
-        end
-    end
-    return i > #words, kind
+    return text.command_matches(pattern, name, argv)
 end
 
 -- All profiles matching the request, least specific first. Each:

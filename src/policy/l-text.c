@@ -447,6 +447,18 @@ static bool regex_prefix_allows(const char *re, const char *s) {
         return true;
 }
 
+/* Whether the regex re matches the whole of s, as text.regex_matches says (the length of re is
+ * checked by the caller). */
+static bool regex_matches(const char *re, const char *s) {
+        char msg[256];
+
+        if (streq(re, ".*"))
+                return true;
+        if (!regex_prefix_allows(re, s))
+                return false;
+        return regex_match(re, s, msg) > 0;
+}
+
 /* text.regex_matches(re, s) -> boolean: text.regex(re, s) == true, for the match patterns
  * of profiles (checked when they were read): a regex that does not compile matches nothing.
  * Without compiling anything when the answer is known: ".*" matches every string, and one
@@ -455,18 +467,8 @@ static int l_text_regex_matches(lua_State *L) {
         size_t len, slen;
         const char *re = luaL_checklstring(L, 1, &len);
         const char *s = luaL_checklstring(L, 2, &slen);
-        char msg[256];
-        bool m;
 
-        if (len > REGEX_MAX || strlen(re) != len || strlen(s) != slen)
-                m = false;
-        else if (streq(re, ".*"))
-                m = true;
-        else if (!regex_prefix_allows(re, s))
-                m = false;
-        else
-                m = regex_match(re, s, msg) > 0;
-        lua_pushboolean(L, m);
+        lua_pushboolean(L, len <= REGEX_MAX && strlen(re) == len && strlen(s) == slen && regex_matches(re, s));
         return 1;
 }
 
@@ -491,6 +493,73 @@ static int l_text_distance(lua_State *L) {
         return 1;
 }
 
+static bool is_space(char c) {
+        return c == ' ' || (c >= '\t' && c <= '\r');   /* Lua's %s in the "C" locale */
+}
+
+/* text.command_matches(pattern, name, argv) -> boolean, kind
+ * match.lua's test of one match pattern against the command (see there): kind "regex"
+ * ("re:REGEX", POSIX ERE on name, whole), "line" (a pattern holding a space: its first word is
+ * name, then each further word in order among argv[2..], arguments starting with "-" allowed in
+ * between, "-" and "--" not) or "name" (the pattern is name). */
+static int l_text_command_matches(lua_State *L) {
+        size_t pl, nl;
+        const char *pattern = luaL_checklstring(L, 1, &pl);
+        const char *name = luaL_checklstring(L, 2, &nl);
+        luaL_checktype(L, 3, LUA_TTABLE);
+
+        if (pl >= 3 && memcmp(pattern, "re:", 3) == 0) {
+                bool m = pl - 3 <= REGEX_MAX && strlen(pattern + 3) == pl - 3 && strlen(name) == nl &&
+                        regex_matches(pattern + 3, name);
+                lua_pushboolean(L, m);
+                lua_pushliteral(L, "regex");
+                return 2;
+        }
+        if (!memchr(pattern, ' ', pl)) {
+                lua_pushboolean(L, pl == nl && memcmp(pattern, name, pl) == 0);
+                lua_pushliteral(L, "name");
+                return 2;
+        }
+
+        /* The words of the pattern one after the other: [w, w + wl). */
+        const char *w = pattern, *end = pattern + pl;
+        size_t wl = 0;
+#define NEXT_WORD()                                                             \
+        do {                                                                    \
+                w += wl;                                                        \
+                while (w < end && is_space(*w))                                 \
+                        w++;                                                    \
+                wl = 0;                                                         \
+                while (w + wl < end && !is_space(w[wl]))                        \
+                        wl++;                                                   \
+        } while (0)
+        NEXT_WORD();
+        bool m = wl > 0 && wl == nl && memcmp(w, name, nl) == 0;
+        if (m) {
+                NEXT_WORD();
+                lua_Integer n = (lua_Integer) lua_rawlen(L, 3);
+                for (lua_Integer j = 2; j <= n && wl > 0; j++) {
+                        size_t al;
+                        lua_rawgeti(L, 3, j);
+                        const char *a = lua_tolstring(L, -1, &al);              /* held by argv */
+                        lua_pop(L, 1);
+                        if (!a)
+                                return luaL_error(L, "text.command_matches: argument %I is not a string", j);
+                        if (al == wl && memcmp(a, w, wl) == 0)
+                                NEXT_WORD();
+                        else if (al == 0 || a[0] != '-' || (al == 1) || (al == 2 && a[1] == '-')) {
+                                m = false;
+                                break;
+                        }
+                }
+                m = m && wl == 0;
+        }
+#undef NEXT_WORD
+        lua_pushboolean(L, m);
+        lua_pushliteral(L, "line");
+        return 2;
+}
+
 static const luaL_Reg text_functions[] = {
         { "fnmatch", l_text_fnmatch },
         { "match_any", l_text_match_any },
@@ -501,6 +570,7 @@ static const luaL_Reg text_functions[] = {
         { "first_related", l_text_first_related },
         { "regex", l_text_regex },
         { "regex_matches", l_text_regex_matches },
+        { "command_matches", l_text_command_matches },
         { "sha256", l_text_sha256 },
         { "distance", l_text_distance },
         { NULL, NULL },
