@@ -28,7 +28,7 @@ function M.new(path, layer, kind)
     return {
         path = path,
         layer = layer,
-        kind = kind or (path:match("%.lua$") and "lua" or "toml"),
+        kind = kind or (path:sub(-4) == ".lua" and "lua" or "toml"),
         dir = layer ~= "builtin" and util.dirname(path) or nil,
         errors = {},
         warnings = {},

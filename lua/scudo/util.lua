@@ -94,27 +94,11 @@ function M.basename(p)
     return slash and p:sub(slash + 1) or p
 end
 
--- Joins b to a unless b is absolute.
-function M.join(a, b)
-    if b:sub(1, 1) == "/" then
-        return b
-    end
-    if a:sub(-1) == "/" then
-        return a .. b
-    end
-    return a .. "/" .. b
-end
+-- Joins b to a unless b is absolute (one "/" between them). In C, one call.
+M.join = text.join
 
--- The directories from / down to dir (absolute, normalized), outermost first.
-function M.ancestors(dir)
-    local r = { "/" }
-    local acc = ""
-    for part in dir:gmatch("[^/]+") do
-        acc = acc .. "/" .. part
-        r[#r + 1] = acc
-    end
-    return r
-end
+-- The directories from / down to dir (absolute, normalized), outermost first. In C, one call.
+M.ancestors = text.ancestors
 
 -- A copy of user data that holds only plain values: no metatables, no cycles, bounded depth
 -- and size. Whatever user code returns is read through this, with raw access only, so no

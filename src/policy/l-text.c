@@ -334,6 +334,64 @@ static int l_text_clean_path(lua_State *L) {
         return 1;
 }
 
+/* text.join(a, b) -> b when it is absolute, else a and b joined by one "/" (none added when a
+ * ends with one). */
+static int l_text_join(lua_State *L) {
+        size_t la, lb;
+        const char *a = luaL_checklstring(L, 1, &la);
+        const char *b = luaL_checklstring(L, 2, &lb);
+
+        if (lb > 0 && b[0] == '/') {
+                lua_settop(L, 2);
+                return 1;
+        }
+        lua_settop(L, 2);
+        if (la > 0 && a[la - 1] == '/') {
+                lua_concat(L, 2);
+                return 1;
+        }
+        lua_pushliteral(L, "/");
+        lua_insert(L, 2);                                                       /* stack: a "/" b */
+        lua_concat(L, 3);
+        return 1;
+}
+
+/* text.ancestors(dir) -> { "/", "/a", "/a/b", ... }: the directories from / down to dir, made
+ * of its components (empty ones left out), outermost first. */
+static int l_text_ancestors(lua_State *L) {
+        size_t n;
+        const char *d = luaL_checklstring(L, 1, &n);
+        luaL_Buffer b;
+        lua_Integer k = 1;
+
+        lua_createtable(L, 8, 0);                                               /* stack: d list */
+        lua_pushliteral(L, "/");
+        lua_rawseti(L, -2, k);
+        /* Each entry is the one before, "/" and the next component: built in a buffer. */
+        char *acc = NULL;
+        size_t len = 0;
+        luaL_buffinit(L, &b);
+        for (size_t i = 0; i < n;) {
+                if (d[i] == '/') {
+                        i++;
+                        continue;
+                }
+                size_t j = i;
+                while (j < n && d[j] != '/')
+                        j++;
+                luaL_addchar(&b, '/');
+                luaL_addlstring(&b, d + i, j - i);
+                len = luaL_bufflen(&b);
+                acc = luaL_buffaddr(&b);
+                lua_pushlstring(L, acc, len);                                   /* stack: d list buf entry */
+                lua_rawseti(L, -3, ++k);
+                i = j;
+        }
+        luaL_pushresult(&b);
+        lua_pop(L, 1);                                                          /* stack: d list */
+        return 1;
+}
+
 /* Path p lies below directory d, as strings: p starts with d and a "/" and goes on; below "/"
  * (or "") is everything. */
 static bool path_below(const char *p, size_t lp, const char *d, size_t ld) {
@@ -565,6 +623,8 @@ static const luaL_Reg text_functions[] = {
         { "match_any", l_text_match_any },
         { "matching", l_text_matching },
         { "clean_path", l_text_clean_path },
+        { "join", l_text_join },
+        { "ancestors", l_text_ancestors },
         { "expand", l_text_expand },
         { "expand_path", l_text_expand_path },
         { "first_related", l_text_first_related },
