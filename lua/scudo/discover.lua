@@ -20,9 +20,9 @@ local function add_if_present(list, path, layer)
 end
 
 local function add_dir(list, dir, layer)
-    local names, err, errno = sys.listdir(dir)
+    local names, err = sys.listdir(dir, true)
     if not names then
-        if errno ~= 2 and errno ~= 20 then
+        if err then     -- not ENOENT or ENOTDIR: it is there
             -- A config.d that cannot be read (a symlink loop, no permission) is an error:
             -- silently reading less configuration could mean less confinement.
             local f = load.new(dir, layer)

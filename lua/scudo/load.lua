@@ -64,8 +64,8 @@ end
 -- there is no such file: opening it is what tells whether it is there, so a stat first would
 -- only cost a system call more. A file that is there but cannot be read is an "error" record.
 function M.open(path, layer)
-    local data, err, errno = sys.readfile(path, M.MAX_SIZE)
-    if not data and (errno == 2 or errno == 20) then    -- ENOENT, ENOTDIR: simply not there
+    local data, err = sys.readfile(path, M.MAX_SIZE, true)
+    if not data and not err then        -- ENOENT, ENOTDIR: simply not there
         return nil
     end
     local f = M.new(path, layer)

@@ -49,32 +49,43 @@ static int cbox_gc(lua_State *L) {
         return 0;
 }
 
+/* The metatables are made with the module (luaopen_scudo_sys), so that setting one later
+ * allocates nothing (and raises nothing). */
 static void **push_cbox(lua_State *L) {
         void **b = lua_newuserdatauv(L, sizeof(void *), 0);                     /* stack: box */
         *b = NULL;
-        if (luaL_newmetatable(L, "scudo.sys.cbox")) {                           /* stack: box mt */
-                lua_pushcfunction(L, cbox_gc);
-                lua_setfield(L, -2, "__gc");
-        }
-        lua_setmetatable(L, -2);                                                /* stack: box */
+        luaL_setmetatable(L, "scudo.sys.cbox");
         return b;
 }
 
-/* sys.readfile(path, max) -> text | nil, message, errno
+/* Whether a failed open()/opendir() said only that there is no such file, and the caller
+ * (argument missing_ok) wants just nil then: no message made for it. */
+static bool missing(lua_State *L, int missing_ok, int err) {
+        return (err == ENOENT || err == ENOTDIR) && lua_toboolean(L, missing_ok);
+}
+
+/* sys.readfile(path, max[, missing_ok]) -> text | nil, message, errno
  * Regular files only: O_NONBLOCK and fstat keep FIFOs and devices from blocking us. The file
- * is read into C memory with no Lua call while it is open, so an error cannot leak the fd. */
+ * is read into C memory with no Lua call while it is open, so an error cannot leak the fd.
+ * With missing_ok, a file that is not there (ENOENT, ENOTDIR) gives just nil. */
 static int l_sys_readfile(lua_State *L) {
         const char *path = check_path(L, 1);
         lua_Integer max = luaL_checkinteger(L, 2);
         luaL_argcheck(L, max > 0 && max < INT32_MAX, 2, "out of range");
-        void **box = push_cbox(L);                                              /* stack: p max box */
+        lua_settop(L, 3);
+        void **box = push_cbox(L);                                              /* stack: p max m box */
         int err = 0;
         size_t total = 0;
         bool too_large = false;
 
         int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
+        if (fd < 0) {
+                if (missing(L, 3, errno)) {
+                        lua_pushnil(L);
+                        return 1;
+                }
                 return push_failure(L, path, errno);
+        }
         struct stat st;
         if (fstat(fd, &st) < 0)
                 err = errno;
@@ -135,7 +146,7 @@ static int l_sys_readfile(lua_State *L) {
                 lua_pushinteger(L, EFBIG);
                 return 3;
         }
-        lua_pushlstring(L, *box ?: "", total);                                  /* stack: p max box s */
+        lua_pushlstring(L, *box ?: "", total);                                  /* stack: p max m box s */
         cbox_clear(L, box);
         return 1;
 }
@@ -167,22 +178,25 @@ static int namebox_gc(lua_State *L) {
         return 0;
 }
 
-/* sys.listdir(path) -> { names, sorted } | nil, message, errno */
+/* sys.listdir(path[, missing_ok]) -> { names, sorted } | nil, message, errno
+ * With missing_ok, a directory that is not there (ENOENT, ENOTDIR) gives just nil. */
 static int l_sys_listdir(lua_State *L) {
         const char *path = check_path(L, 1);
 
-        NameBox *box = lua_newuserdatauv(L, sizeof(NameBox), 0);                /* stack: p box */
+        lua_settop(L, 2);
+        NameBox *box = lua_newuserdatauv(L, sizeof(NameBox), 0);                /* stack: p m box */
         *box = (NameBox) {};
-        if (luaL_newmetatable(L, "scudo.sys.namebox")) {                        /* stack: p box mt */
-                lua_pushcfunction(L, namebox_gc);
-                lua_setfield(L, -2, "__gc");
-        }
-        lua_setmetatable(L, -2);                                                /* stack: p box */
+        luaL_setmetatable(L, "scudo.sys.namebox");
 
         /* No Lua call between opendir and closedir. */
         DIR *d = opendir(path);
-        if (!d)
+        if (!d) {
+                if (missing(L, 2, errno)) {
+                        lua_pushnil(L);
+                        return 1;
+                }
                 return push_failure(L, path, errno);
+        }
         int err = 0;
         struct dirent *de;
         while ((errno = 0, de = readdir(d))) {
@@ -223,7 +237,7 @@ static int l_sys_listdir(lua_State *L) {
 
         if (box->n > 0)
                 qsort(box->names, box->n, sizeof(char *), cmp_names);
-        lua_createtable(L, (int) MIN(box->n, (size_t) INT_MAX), 0);             /* stack: p box t */
+        lua_createtable(L, (int) MIN(box->n, (size_t) INT_MAX), 0);             /* stack: p m box t */
         for (size_t i = 0; i < box->n; i++) {
                 lua_pushstring(L, box->names[i]);
                 lua_rawseti(L, -2, (lua_Integer) i + 1);
@@ -337,6 +351,19 @@ static const luaL_Reg sys_functions[] = {
 };
 
 int luaopen_scudo_sys(lua_State *L) {
+        static const struct {
+                const char *name;
+                lua_CFunction gc;
+        } boxes[] = {
+                { "scudo.sys.cbox", cbox_gc },
+                { "scudo.sys.namebox", namebox_gc },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(boxes); i++) {
+                luaL_newmetatable(L, boxes[i].name);                            /* stack: mt */
+                lua_pushcfunction(L, boxes[i].gc);
+                lua_setfield(L, -2, "__gc");
+                lua_pop(L, 1);
+        }
         luaL_newlib(L, sys_functions);
         return 1;
 }
