@@ -101,24 +101,21 @@ local ARG_KEYS = { "options", "index" }
 local Reader = {}
 Reader.__index = Reader
 
--- toml: the file is TOML (lines are known); at: "path:line" by line, each made once;
--- project: what items of a project file carry.
+-- line_tables: toml.lines for every table, for a TOML file (its lines are known); at:
+-- "path:line" by line, each made once; project: what items of a project file carry.
 function M.reader(file)
-    return setmetatable({ file = file, errors = {}, lines = {}, toml = file.kind == "toml", at = {},
-        project = file.layer == "project" or nil }, Reader)
+    return setmetatable({ file = file, errors = {}, line_tables = file.kind == "toml" and toml.line_tables() or nil,
+        at = {}, project = file.layer == "project" or nil }, Reader)
 end
 
--- The line key `k` of table `t` is on (TOML), or nil (toml.lines knows no line for anything
--- but a table the parser made).
+-- The line key `k` of table `t` is on (TOML), or nil (there are lines only for a table the
+-- parser made).
 function Reader:line(t, k)
-    if not self.toml or t == nil then
+    local tables = self.line_tables
+    if not tables or t == nil then
         return nil
     end
-    local lines = self.lines[t]
-    if lines == nil then
-        lines = toml.lines(t) or false
-        self.lines[t] = lines
-    end
+    local lines = tables[t]
     return lines and lines[k]
 end
 
