@@ -145,7 +145,13 @@ end
 -- found trusted) first: this is the point where a Lua file's code runs.
 function M.parse(f, request)
     if f.frozen then
-        return M.thaw(f)
+        -- nil should the frozen form not fit this binary: then the text is parsed.
+        local frozen = f.frozen
+        f.frozen = nil
+        local t = frozen()
+        if t then
+            return M.thaw(f, t, frozen)
+        end
     end
     local doc
     if f.kind == "lua" then
@@ -170,12 +176,12 @@ function M.parse(f, request)
 end
 
 -- A built-in policy file checked and read at build time (scudo.admin.freeze): its
--- definitions come ready, complete, and without parsing.
-function M.thaw(f)
-    local t = f.frozen()
-    f.frozen = nil
-    for _, name in ipairs(t.order) do
-        t.defs[name].file = f
+-- definitions t come ready, checked, and without parsing; each with only its match and
+-- replace until schema.ensure asks frozen(i) for the rest of its values.
+function M.thaw(f, t, frozen)
+    for i, name in ipairs(t.order) do
+        local d = t.defs[name]
+        d.file, d.frozen, d.frozen_index = f, frozen, i
     end
     f.defs, f.order = t.defs, t.order
     f.status = f.status or "applied"

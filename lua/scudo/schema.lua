@@ -623,6 +623,14 @@ end
 function M.ensure(def, collect)
     local p = def.lazy
     if not p then
+        -- A built-in definition (load.thaw): the rest of its values, checked at build time.
+        local frozen = def.frozen
+        if frozen then
+            def.frozen = nil
+            local values = frozen(def.frozen_index)
+            values.match = def.values.match
+            def.values, def.frozen_index = values, nil
+        end
         return true
     end
     def.lazy = nil

@@ -563,11 +563,69 @@ static int l_engine_funcinfo(lua_State *L) {
         return 2;
 }
 
+/* ---- the built-in policies' frozen definitions ---------------------------------------- */
+
+/* What tools/policy-freeze.c writes: this magic, the number of chunks (u32, little-endian), then
+ * each chunk's size (u32) and its bytecode, our own, made by this Lua library at build time.
+ * Chunk 1 returns the definitions with what every run needs of them (scudo.admin.freeze), chunk
+ * i + 1 the rest of the values of the i-th. */
+#define FROZEN_MAGIC "scudo-frozen-2\n"
+
+static uint32_t get_u32(const unsigned char *b) {
+        return (uint32_t) b[0] | (uint32_t) b[1] << 8 | (uint32_t) b[2] << 16 | (uint32_t) b[3] << 24;
+}
+
+/* Finds chunk `index` (from 1) of the frozen data: false when there is no such chunk. */
+static bool frozen_chunk(const EmbeddedFile *f, uint32_t index, const char **ret, size_t *ret_size) {
+        size_t ml = strlen(FROZEN_MAGIC), at = ml + 4;
+        const unsigned char *d = (const unsigned char *) f->bytecode;
+
+        if (!d || f->bytecode_size < at || memcmp(d, FROZEN_MAGIC, ml) != 0 || index < 1 ||
+            index > get_u32(d + ml))
+                return false;
+        for (uint32_t i = 1;; i++) {
+                if (f->bytecode_size - at < 4)
+                        return false;
+                size_t n = get_u32(d + at);
+                at += 4;
+                if (f->bytecode_size - at < n)
+                        return false;
+                if (i == index) {
+                        *ret = (const char *) d + at;
+                        *ret_size = n;
+                        return true;
+                }
+                at += n;
+        }
+}
+
+/* frozen([i]) -> the definitions (no i), or the rest of the values of the i-th (i from 1), of
+ * an embedded policy (upvalue 1: the EmbeddedFile). Without i, nil when the data does not fit
+ * this binary (the caller parses the text then); after that, a chunk that does not load is an
+ * internal error. */
+static int l_frozen(lua_State *L) {
+        const EmbeddedFile *f = lua_touserdata(L, lua_upvalueindex(1));
+        bool first = lua_isnoneornil(L, 1);
+        lua_Integer i = first ? 0 : luaL_checkinteger(L, 1);
+        const char *chunk;
+        size_t size;
+
+        luaL_argcheck(L, i >= 0 && i < INT32_MAX, 1, "out of range");
+        if (!frozen_chunk(f, (uint32_t) i + 1, &chunk, &size) ||
+            luaL_loadbufferx(L, chunk, size, "=[built-in policies]", "b") != LUA_OK) {
+                if (first) {
+                        lua_pushnil(L);
+                        return 1;
+                }
+                return luaL_error(L, "built-in policy %s: frozen definition %I does not load", f->name, i);
+        }
+        lua_call(L, 0, 1);
+        return 1;
+}
+
 /* engine.embedded() -> { {name=, text=, frozen=}, ... }: the built-in policies, in name
- * order. `frozen`, when the build made it (tools/policy-freeze.c), is a function returning
- * the file's definitions already checked, which load.lua takes instead of parsing the text.
- * It is our own bytecode, made by this Lua library at build time; should it not load, the
- * text is parsed as for any other file. */
+ * order. `frozen`, when the build made it (tools/policy-freeze.c), is l_frozen for the file,
+ * which load.lua takes instead of parsing the text. */
 static int l_engine_embedded(lua_State *L) {
         lua_newtable(L);
         int n = 0;
@@ -578,10 +636,9 @@ static int l_engine_embedded(lua_State *L) {
                 lua_pushlstring(L, f->data, f->size);
                 lua_setfield(L, -2, "text");
                 if (f->bytecode) {
-                        if (luaL_loadbufferx(L, f->bytecode, f->bytecode_size, "=[built-in policies]", "b") == LUA_OK)
-                                lua_setfield(L, -2, "frozen");
-                        else
-                                lua_pop(L, 1);
+                        lua_pushlightuserdata(L, (void *) f);
+                        lua_pushcclosure(L, l_frozen, 1);
+                        lua_setfield(L, -2, "frozen");
                 }
                 lua_rawseti(L, -2, ++n);
         }
