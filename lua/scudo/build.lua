@@ -42,6 +42,9 @@ function M.new(request, values, explain, order)
         net_allow = {},
         net_deny = {},
         explain = explain,
+        -- Each path entry keeps what it was written as, and expanded to, for explain and for
+        -- the plan hooks see; a run without hooks (explain.lean) has no use for them.
+        keep_written = not explain.lean or values.hook ~= nil,
     }, Builder)
     return b
 end
@@ -154,8 +157,12 @@ function Builder:add_path(access, raw, origin, base)
     else
         self.order[#self.order + 1] = c
     end
-    self.paths[c] = { access = access, path = c, origin = origin, written = raw, expanded = p,
-        derived = derived or nil }
+    if self.keep_written then
+        self.paths[c] = { access = access, path = c, origin = origin, written = raw, expanded = p,
+            derived = derived or nil }
+    else
+        self.paths[c] = { access = access, path = c, origin = origin, derived = derived or nil }
+    end
 end
 
 function Builder:add_rule(list, rule, origin)

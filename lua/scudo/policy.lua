@@ -94,6 +94,7 @@ end
 local function evaluate(request, explain)
     local ex = new_explain()
     ex.canonical = explain
+    ex.lean = not explain       -- a run: nothing made for explain alone (see build.lua)
     local files, store = read_files(request, ex)
     local index = merge.index(files)
     local applied = applied_profiles(request, index, files)

@@ -62,6 +62,8 @@ local SECTIONS = {
     log = { "target", "report" },
 }
 local SECTION_NAMES = { "filesystem", "network", "dbus", "log" }
+-- What an unknown key of a section is named after ("filesystem.foo").
+local SECTION_PREFIX = { filesystem = "filesystem.", network = "network.", dbus = "dbus.", log = "log." }
 -- What `replace` may name: every key path, and sections for all their keys. Made when a
 -- profile first says `replace` (most runs read none).
 local REPLACEABLE
@@ -316,7 +318,7 @@ local function section(r, def, p, name, origin)
         r:error(origin, "%s must be a table, not %s", name, util.describe(t))
         return nil
     end
-    known_keys(r, t, SECTIONS[name], name .. ".", origin)
+    known_keys(r, t, SECTIONS[name], SECTION_PREFIX[name], origin)
     return t
 end
 
