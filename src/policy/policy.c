@@ -79,13 +79,13 @@ static bool env_var_same_name(const EnvVar *x, const EnvVar *y) {
 /* Sets fields env (name -> value, the later of two with one name) and env_names (env's names,
  * sorted: the library would sort them through Lua comparisons otherwise) of the table on top,
  * each table made at its size and each name made once. */
-static void push_environment(lua_State *L, char * const *environ) {
+static void push_environment(lua_State *L, char * const *vars) {
         size_t n = 0, k = 0, names = 0;
-        STRV_FOREACH(e, environ)
+        STRV_FOREACH(e, vars)
                 n++;
         /* Lua memory: nothing to free should a later allocation raise. */
         EnvVar *v = lua_newuserdatauv(L, MAX(n, (size_t) 1) * sizeof(EnvVar), 0);      /* stack: req box */
-        STRV_FOREACH(e, environ) {
+        STRV_FOREACH(e, vars) {
                 const char *eq = strchr(*e, '=');
                 if (eq && eq != *e) {
                         v[k] = (EnvVar) { .s = *e, .name_len = (size_t) (eq - *e), .position = k };
