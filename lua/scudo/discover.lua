@@ -22,7 +22,7 @@ end
 local function add_dir(list, dir, layer)
     local names, err = sys.listdir(dir, true)
     if not names then
-        if err then     -- not ENOENT or ENOTDIR: it is there
+        if err then     -- anything but ENOENT or ENOTDIR
             -- A config.d that cannot be read (a symlink loop, no permission) is an error:
             -- silently reading less configuration could mean less confinement.
             local f = load.new(dir, layer)
