@@ -8,8 +8,10 @@
  * Every run of scudo reads the built-in policies; parsing and checking them each time cost a
  * quarter of a resolve. Here the engine reads INPUT exactly as a run would (named
  * "<built-in>/NAME" so that origins are the same), checks every profile in it, and
- * scudo.admin.freeze returns Lua source that rebuilds the definitions; it is compiled and
- * dumped without debug information (the origins are data). An error in the file fails the
+ * scudo.admin.freeze returns Lua sources that rebuild the definitions: what every run needs of
+ * every profile, then the rest of each profile's values, which a run loads only for the
+ * profiles it uses. Each is compiled and dumped without debug information (the origins are
+ * data), one after the other in OUTPUT (see write_frozen). An error in the file fails the
  * build, with the file and line. This tool links the engine without any frozen policies: the
  * ones it is given are the only ones it reads. */
 
@@ -17,6 +19,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,21 +61,55 @@ static int write_chunk(lua_State *L, const void *p, size_t size, void *ud) {
         return fwrite(p, 1, size, ud) == size ? 0 : 1;
 }
 
-/* Lua source -> stripped bytecode in `path`. */
-static int compile_to(const char *source, size_t size, const char *path) {
+static int write_u32(FILE *f, uint32_t v) {
+        unsigned char b[4] = { v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, (v >> 24) & 0xff };
+        return fwrite(b, 1, 4, f) == 4 ? 0 : -EIO;
+}
+
+/* Lua source -> stripped bytecode, appended to f after its size (made in a temporary file). */
+static int compile_chunk(const char *source, size_t size, FILE *f) {
         _cleanup_(lua_closep) lua_State *L = luaL_newstate();
-        if (!L)
+        _cleanup_fclose_ FILE *tmp = tmpfile();
+        if (!L || !tmp)
                 return -ENOMEM;
         if (luaL_loadbufferx(L, source, size, "=[built-in policies]", "t") != LUA_OK) {
                 fprintf(stderr, "policy-freeze: generated source does not compile: %s\n", lua_tostring(L, -1));
                 return -EINVAL;
         }
+        if (lua_dump(L, write_chunk, tmp, 1) != 0 || fflush(tmp) != 0)
+                return -EIO;
+        long n = ftell(tmp);
+        if (n < 0 || n > INT32_MAX || fseek(tmp, 0, SEEK_SET) < 0 || write_u32(f, (uint32_t) n) < 0)
+                return -EIO;
+        char buf[4096];
+        size_t k;
+        while ((k = fread(buf, 1, sizeof(buf), tmp)) > 0)
+                if (fwrite(buf, 1, k, f) != k)
+                        return -EIO;
+        return ferror(tmp) ? -EIO : 0;
+}
+
+/* The sources in the list on top of the stack -> `path`: "scudo-frozen-2\n", their number, then
+ * each chunk's size and bytecode (l_frozen in src/policy/lua-engine.c reads it). */
+static int write_frozen(lua_State *L, const char *path) {
+        if (!lua_istable(L, -1))
+                return -EINVAL;
         _cleanup_fclose_ FILE *out = fopen(path, "we");
         if (!out)
                 return -errno;
-        if (lua_dump(L, write_chunk, out, 1) != 0 || fflush(out) != 0)
+        lua_Integer n = (lua_Integer) lua_rawlen(L, -1);
+        if (fputs("scudo-frozen-2\n", out) < 0 || write_u32(out, (uint32_t) n) < 0)
                 return -EIO;
-        return 0;
+        for (lua_Integer i = 1; i <= n; i++) {
+                size_t size;
+                lua_rawgeti(L, -1, i);
+                const char *source = lua_tolstring(L, -1, &size);
+                int r = source ? compile_chunk(source, size, out) : -EINVAL;
+                lua_pop(L, 1);
+                if (r < 0)
+                        return r;
+        }
+        return fflush(out) != 0 ? -EIO : 0;
 }
 
 int main(int argc, char **argv) {
@@ -103,9 +140,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "policy-freeze: %s\n", error ?: strerror(-r));
                 return 1;
         }
-        size_t n;
-        const char *source = lua_tolstring(L, -1, &n);
-        r = source ? compile_to(source, n, argv[3]) : -EINVAL;
+        r = write_frozen(L, argv[3]);
         if (r < 0) {
                 fprintf(stderr, "policy-freeze: %s: %s\n", argv[3], strerror(-r));
                 (void) remove(argv[3]);

@@ -284,7 +284,7 @@ function M.check_text(kind, text)
             b:hooks({ name }, { command = "tool", argv = request.argv, start_dir = "/", profiles = { name },
                 env_names = { "X" } }, nil)
             local plan = b:plan({ name })
-            plan.environment, plan.unset_environment = b:environment()
+            plan.environment, plan.environment_values, plan.unset_environment = b:environment()
             plan.delegate = b:delegate(index)
             ex.files, ex.applied, ex.plan, ex.net_allow, ex.net_deny = { f }, {}, plan, b.net_allow, b.net_deny
             require("scudo.explain").render(request, ex, true, nil)
@@ -336,9 +336,11 @@ end
 
 -- Reads one built-in policy file as a run would (name: its name in the binary, so that
 -- origins read "<built-in>/NAME:LINE"), checks every profile in it completely, and returns
--- Lua source that rebuilds its definitions: { order = { names }, defs = { name = { name,
--- origin, values, replace } } }. load.parse takes that instead of parsing the text again.
--- Any error or warning fails the build.
+-- the Lua sources that rebuild its definitions, as a list: first { order = { names }, defs =
+-- { name = { name, origin, values = { match }, replace } } }, what every run needs of every
+-- profile, then for each name in order the rest of its values, which schema.ensure loads
+-- when the profile is used (most runs use a few of them). load.parse takes these instead of
+-- parsing the text again. Any error or warning fails the build.
 function M.freeze(name, data)
     local f = load.new("<built-in>/" .. name, "builtin", "toml")
     f.text = data
@@ -350,14 +352,23 @@ function M.freeze(name, data)
         local all = table.move(f.warnings, 1, #f.warnings, #f.errors + 1, table.move(f.errors, 1, #f.errors, 1, {}))
         util.fail("%s", table.concat(all, "\n"))
     end
-    local defs = {}
-    for _, n in ipairs(f.order) do
+    local defs, rest = {}, {}
+    for i, n in ipairs(f.order) do
         local d = f.defs[n]
-        defs[n] = { name = d.name, origin = d.origin, values = d.values, replace = d.replace }
+        local values = {}
+        for key, e in next, d.values do
+            if key ~= "match" then
+                values[key] = e
+            end
+        end
+        defs[n] = { name = d.name, origin = d.origin, values = { match = d.values.match }, replace = d.replace }
+        local out = { "return " }
+        freeze_value(values, out, {}, f.path .. ": " .. n)
+        rest[i] = table.concat(out)
     end
     local out = { "return " }
     freeze_value({ order = f.order, defs = defs }, out, {}, f.path)
-    return table.concat(out)
+    return { table.concat(out), table.unpack(rest) }
 end
 
 -- The hash of one file, for `scudo untrust`/`scudo trusted`.

@@ -12,6 +12,8 @@ local merge = require("scudo.merge")
 local M = {}
 
 local ACCESS = { "write", "read", "hide", "deny" }
+local KEY = { write = "filesystem.write", read = "filesystem.read", hide = "filesystem.hide",
+    deny = "filesystem.deny" }
 
 -- The canonical form C will check: realpath of the longest existing prefix, the rest
 -- appended with "." and ".." applied. Same as plan_validate's, so explain shows what runs.
@@ -19,23 +21,11 @@ function M.canonical(p)
     return sys.canonical(p)
 end
 
--- "//" and "/./" collapsed; ".." is left for C, which applies it where the kernel would
--- (after a symlink, not lexically). Enough to merge entries for one path during a run;
--- plan_validate() canonicalizes, and merges again, in C.
-function M.normalize(p)
-    -- Most paths are clean already: "/" then names, no "//", no "." component.
-    if not p:find("//", 1, true) and not p:find("/./", 1, true) and p:sub(-2) ~= "/."
-        and (p:sub(-1) ~= "/" or p == "/") then
-        return p
-    end
-    local parts = {}
-    for c in p:gmatch("[^/]+") do
-        if c ~= "." then
-            parts[#parts + 1] = c
-        end
-    end
-    return "/" .. table.concat(parts, "/")
-end
+-- "//" and "/./" collapsed, a trailing "/" or "/." dropped; ".." is left for C, which applies
+-- it where the kernel would (after a symlink, not lexically). Enough to merge entries for one
+-- path during a run; plan_validate() canonicalizes, and merges again, in C. Most paths are
+-- clean already and come back as they are (one C call, where the checks took four).
+M.normalize = text.clean_path
 
 local Builder = {}
 Builder.__index = Builder
@@ -52,6 +42,9 @@ function M.new(request, values, explain, order)
         net_allow = {},
         net_deny = {},
         explain = explain,
+        -- Each path entry keeps what it was written as, and expanded to, for explain and for
+        -- the plan hooks see; a run without hooks (explain.lean) has no use for them.
+        keep_written = not explain.lean or values.hook ~= nil,
     }, Builder)
     return b
 end
@@ -70,19 +63,19 @@ function Builder:persistence_roots()
         return self.roots
     end
     local home, written_home = self.vars:real_home(), M.normalize(self.request.home)
+    local below_home = written_home .. "/"
     local function rebase(p)
         p = M.normalize(p)
-        if p == written_home or p:sub(1, #written_home + 1) == written_home .. "/" then
+        if home ~= written_home and (p == written_home or p:find(below_home, 1, true) == 1) then
             return home .. p:sub(#written_home + 1)
         end
         return p
     end
     local f, roots = self.vars.fixed, {}
-    -- deep: what lies below counts too (units in systemd/user/, a config in git/); a $PATH
-    -- directory is only searched itself, not its subdirectories.
+    -- { dir, deep }. deep: what lies below counts too (units in systemd/user/, a config in
+    -- git/); a $PATH directory is only searched itself, not its subdirectories.
     local function add(p, deep)
-        p = rebase(p)
-        roots[#roots + 1] = { p, p == "/" and "/" or p .. "/", deep }
+        roots[#roots + 1] = { rebase(p), deep }
     end
     for _, p in ipairs({ f.XDG_CONFIG_HOME .. "/systemd", f.XDG_CONFIG_HOME .. "/autostart",
         f.XDG_CONFIG_HOME .. "/environment.d", f.XDG_CONFIG_HOME .. "/git", f.XDG_CONFIG_HOME .. "/fish",
@@ -92,7 +85,7 @@ function Builder:persistence_roots()
     add(f.HOME .. "/.local/bin", false)
     add(f.HOME .. "/bin", false)
     for d in (self.request.env.PATH or ""):gmatch("[^:]+") do
-        if d:sub(1, 1) == "/" then
+        if d:byte(1) == 47 then     -- "/"
             add(d, false)
         end
     end
@@ -118,19 +111,20 @@ function Builder:derived_write_refused(c)
             .. "left in ~/.bashrc, ~/.profile or ~/.local/bin would run later, outside the sandbox; "
             .. "--fs-write grants it for one run"
     end
-    for _, r in ipairs(self:persistence_roots()) do
-        if c == r[1] or below(r[1], c_slash) or (r[3] and below(c, r[2])) then
-            return ("would make %s writable, whose contents run later outside the sandbox (a directory "
-                .. "on $PATH, user units, autostart, shell or git configuration); --fs-write grants "
-                .. "it for one run"):format(r[1])
-        end
+    -- The first of them that is c, lies below c, or (deep) holds c.
+    local roots = self:persistence_roots()
+    local i = text.first_related(c, roots)
+    if i then
+        return ("would make %s writable, whose contents run later outside the sandbox (a directory "
+            .. "on $PATH, user units, autostart, shell or git configuration); --fs-write grants "
+            .. "it for one run"):format(roots[i][1])
     end
     return nil
 end
 
 -- Adds a path entry; a later entry for the same path replaces the earlier one.
 function Builder:add_path(access, raw, origin, base)
-    local key = "filesystem." .. access
+    local key = KEY[access] or "filesystem." .. access
     local p, derived = self.vars:path(raw, base)
     if not p then
         self:drop(key, raw, origin, derived)
@@ -163,13 +157,17 @@ function Builder:add_path(access, raw, origin, base)
     else
         self.order[#self.order + 1] = c
     end
-    self.paths[c] = { access = access, path = c, origin = origin, written = raw, expanded = p,
-        derived = derived or nil }
+    if self.keep_written then
+        self.paths[c] = { access = access, path = c, origin = origin, written = raw, expanded = p,
+            derived = derived or nil }
+    else
+        self.paths[c] = { access = access, path = c, origin = origin, derived = derived or nil }
+    end
 end
 
 function Builder:add_rule(list, rule, origin)
-    for _, r in ipairs(list) do
-        if r.value == rule then
+    for i = 1, #list do
+        if list[i].value == rule then
             return
         end
     end
@@ -191,34 +189,29 @@ end
 
 local function strings(list)
     local r = {}
-    for _, e in ipairs(list) do
-        r[#r + 1] = e.value
+    for i = 1, #list do
+        r[i] = list[i].value
     end
     return r
 end
 
 -- The environment the command gets: the caller's, less what deny_env matches unless allow_env
--- or env names it back, plus env's values.
+-- or env names it back, plus env's values. Returns the names it has, in order, the table of
+-- their values (policy.c joins each name to its value), and the names to unset.
 function Builder:environment()
     local v, req = self.values, self.request
-    local deny = strings(list_values(v, "deny_env"))
-    local allow = strings(list_values(v, "allow_env"))
-    local copy = {}
-    for _, e in ipairs(list_values(v, "env.copy")) do
-        copy[e.value] = true
-    end
-    for _, g in ipairs(req.deny_env) do
-        deny[#deny + 1] = g
-    end
-    for _, g in ipairs(req.allow_env) do
-        allow[#allow + 1] = g
-    end
-    for _, n in ipairs(req.env_copy) do
-        copy[n] = true
-    end
-    local function unique(list)
+    -- The values of a list key's entries and then the command line's, each once, in order.
+    local function unique(entries, extra)
         local seen, r = {}, {}
-        for _, g in ipairs(list) do
+        for i = 1, #entries do
+            local g = entries[i].value
+            if not seen[g] then
+                seen[g] = true
+                r[#r + 1] = g
+            end
+        end
+        for i = 1, #extra do
+            local g = extra[i]
             if not seen[g] then
                 seen[g] = true
                 r[#r + 1] = g
@@ -226,46 +219,57 @@ function Builder:environment()
         end
         return r
     end
-    deny, allow = unique(deny), unique(allow)
-    local any = text.match_any
-    local env, unset, removed = {}, {}, {}
-    for _, name in ipairs(util.sorted_keys(req.env)) do
-        if any(deny, name) and not any(allow, name) and not copy[name] then
+    local deny = unique(list_values(v, "deny_env"), req.deny_env)
+    local allow = unique(list_values(v, "allow_env"), req.allow_env)
+    local copy = {}
+    for _, e in ipairs(list_values(v, "env.copy")) do
+        copy[e.value] = true
+    end
+    for _, n in ipairs(req.env_copy) do
+        copy[n] = true
+    end
+    -- The caller's names in order (policy.c sorts them), and which of them a glob matches: one
+    -- call per list, each glob looked at once.
+    local caller, names = req.env, req.env_names or util.sorted_keys(req.env)
+    local denied, allowed = text.matching(deny, names), text.matching(allow, names)
+    local set = v["env.set"]
+    -- Without env values to add, the values are the caller's, and the list is made as the names
+    -- go, already in order.
+    local list, unset, removed, env = {}, {}, {}, set and {} or nil
+    for i = 1, #names do
+        local name = names[i]
+        if denied[name] and not allowed[name] and not copy[name] then
             removed[#removed + 1] = name
             unset[#unset + 1] = name
+        elseif env then
+            env[name] = caller[name]
         else
-            env[name] = req.env[name]
+            list[#list + 1] = name
         end
     end
     -- Names denied outright (no wildcard) are also removed from what the service manager
-    -- would add on its own.
-    for _, g in ipairs(deny) do
-        if g:match("^[%a_][%w_]*$") and env[g] == nil and not copy[g] and not any(allow, g) then
-            local seen = false
-            for _, u in ipairs(unset) do
-                seen = seen or u == g
-            end
-            if not seen then
-                unset[#unset + 1] = g
-            end
+    -- would add on its own; those the caller has are removed above already, or kept.
+    for i = 1, #deny do
+        local g = deny[i]
+        if caller[g] == nil and not copy[g] and not g:find("*", 1, true) and g:match("^[%a_][%w_]*$")
+            and not text.match_any(allow, g) then
+            unset[#unset + 1] = g
         end
     end
-    local set = v["env.set"] or {}
-    for _, name in ipairs(util.sorted_keys(set)) do
-        local e = set[name]
-        local val, why = self.vars:expand(e.value)
-        if val then
-            env[name] = val
-        else
-            self:drop("env." .. name, e.value, e.origin, why)
+    if set then
+        for _, name in ipairs(util.sorted_keys(set)) do
+            local e = set[name]
+            local val, why = self.vars:expand(e.value)
+            if val then
+                env[name] = val
+            else
+                self:drop("env." .. name, e.value, e.origin, why)
+            end
         end
-    end
-    local list = {}
-    for _, name in ipairs(util.sorted_keys(env)) do
-        list[#list + 1] = name .. "=" .. env[name]
+        list = util.sorted_keys(env)
     end
     self.explain.env_removed = removed
-    return list, unset
+    return list, env or caller, unset
 end
 
 -- The profiles this sandbox delegates, by name. `index`: all profiles.
@@ -351,9 +355,9 @@ function Builder:plan(applied)
     if self.explain.canonical then
         self:drop_escapes()
     end
-    local paths = {}
-    for _, c in ipairs(self.order) do
-        paths[#paths + 1] = self.paths[c]
+    local paths, order = {}, self.order
+    for i = 1, #order do
+        paths[#paths + 1] = self.paths[order[i]]
     end
     local props = {}
     for _, name in ipairs(util.sorted_keys(self.props)) do
@@ -386,25 +390,43 @@ end
 function Builder:build()
     local v, req = self.values, self.request
     -- In merge order across the four keys: for one path, the later entry wins. An item may
-    -- appear twice (two profiles extending one base): its last place counts.
-    local pos = {}
-    for i, item in ipairs(self.order_of) do
-        pos[item] = i
+    -- appear twice in order_of and in its list (two profiles extending one base): its last
+    -- place in order_of counts, and it is added as often as its list holds it. Items that
+    -- order_of does not hold (none, as merge.lua builds it) come first, by their index.
+    -- (Numeric loops: in the hot parts of the library ipairs, a C call per element, is avoided.)
+    local order, last, access_of, count, lists, unordered = self.order_of, {}, {}, {}, {}, 0
+    for i = 1, #order do
+        last[order[i]] = i
     end
-    local entries = {}
-    for _, access in ipairs(ACCESS) do
-        for i, e in ipairs(list_values(v, "filesystem." .. access)) do
-            entries[#entries + 1] = { access = access, item = e, seq = pos[e] or 0, i = i }
+    for k = 1, #ACCESS do
+        local access = ACCESS[k]
+        local list = list_values(v, KEY[access])
+        lists[k] = list
+        for i = 1, #list do
+            local e = list[i]
+            access_of[e] = access
+            count[e] = (count[e] or 0) + 1
+            if not last[e] and i > unordered then
+                unordered = i
+            end
         end
     end
-    table.sort(entries, function(a, b)
-        if a.seq ~= b.seq then
-            return a.seq < b.seq
+    for i = 1, unordered do
+        for k = 1, #ACCESS do
+            local e = lists[k][i]
+            if e and not last[e] then
+                self:add_path(ACCESS[k], e.value, e.origin, e.base)
+            end
         end
-        return a.i < b.i
-    end)
-    for _, x in ipairs(entries) do
-        self:add_path(x.access, x.item.value, x.item.origin, x.item.base)
+    end
+    for i = 1, #order do
+        local e = order[i]
+        local access = last[e] == i and access_of[e]
+        if access then
+            for _ = 1, count[e] do
+                self:add_path(access, e.value, e.origin, e.base)
+            end
+        end
     end
     for _, access in ipairs(ACCESS) do
         for _, p in ipairs(req["fs_" .. access]) do

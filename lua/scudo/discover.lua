@@ -20,9 +20,9 @@ local function add_if_present(list, path, layer)
 end
 
 local function add_dir(list, dir, layer)
-    local names, err, errno = sys.listdir(dir)
+    local names, err = sys.listdir(dir, true)
     if not names then
-        if errno ~= 2 and errno ~= 20 then
+        if err then     -- anything but ENOENT or ENOTDIR
             -- A config.d that cannot be read (a symlink loop, no permission) is an error:
             -- silently reading less configuration could mean less confinement.
             local f = load.new(dir, layer)
@@ -37,6 +37,20 @@ local function add_dir(list, dir, layer)
             add_if_present(list, util.join(dir, n), layer)
         end
     end
+end
+
+-- Whether the start directory is its own realpath: getcwd() gives it so, and one realpath
+-- makes sure, once per request. Then no prefix of it is a symlink, "." or "..": each directory
+-- from / down to it is its own realpath too (see below, and expand.real_home).
+local start_real = setmetatable({}, { __mode = "k" })
+
+function M.start_is_real(request)
+    local r = start_real[request]
+    if r == nil then
+        r = sys.realpath(request.start_dir) == request.start_dir
+        start_real[request] = r
+    end
+    return r
 end
 
 -- request: the Lua view of the Request (see policy.lua). Returns the list of file records.
@@ -72,12 +86,12 @@ function M.files(request)
     end
     -- A project file's trust key is its directory resolved (load.trust_key); these directories
     -- are the start directory and its ancestors. When the start directory is its own realpath
-    -- (getcwd() gives it so; one realpath here makes sure), no prefix of it is a symlink, "."
-    -- or "..", or it would resolve elsewhere: each of these directories is its own realpath,
-    -- and load.trust_key takes it as it is for the files found here. Anything else it is asked
-    -- about (hook files, paths given to `scudo trust`) it resolves.
+    -- (M.start_is_real), no prefix of it is a symlink, "." or "..", or it would resolve
+    -- elsewhere: each of these directories is its own realpath, and load.trust_key takes it as
+    -- it is for the files found here. Anything else it is asked about (hook files, paths given
+    -- to `scudo trust`) it resolves.
     load.discovered = {}
-    if #found > 0 and sys.realpath(request.start_dir) == request.start_dir then
+    if #found > 0 and M.start_is_real(request) then
         for _, p in ipairs(found) do
             load.discovered[p] = true
         end

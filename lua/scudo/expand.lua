@@ -15,8 +15,10 @@
 -- environment variable, a name nothing defines) makes the whole entry drop out: it never
 -- becomes an empty string that would widen the path.
 local util = require("scudo.util")
+local text = require("scudo.text")
 local path = require("scudo.path")
 local sys = require("scudo.sys")
+local discover = require("scudo.discover")
 
 local M = {}
 
@@ -49,11 +51,20 @@ function M.new(request, values)
 end
 
 -- The home directory as getcwd() would name it (symlinks resolved), to compare with the start
--- directory and with paths found from it. Looked up once per evaluation.
+-- directory and with paths found from it. Looked up once per evaluation; without a system call
+-- when the start directory is the home directory or below it and its own realpath: then the
+-- home directory, a prefix of it, is its own realpath too (discover.start_is_real).
 function M:real_home()
     local home = self.real_home_path
     if not home then
-        home = sys.realpath(self.request.home) or self.request.home
+        local req = self.request
+        local req_home, start = req.home, req.start_dir
+        if (start == req_home or start:sub(1, #req_home + 1) == req_home .. "/")
+            and discover.start_is_real(req) then
+            home = req_home
+        else
+            home = sys.realpath(req_home) or req_home
+        end
         self.real_home_path = home
     end
     return home
@@ -147,54 +158,19 @@ function M:get(name)
     return value, derived, why
 end
 
--- Expands s. Returns the result and whether it is derived, or nil and the reason.
+-- Expands s. Returns the result and whether it is derived, or nil and the reason. Each
+-- "${NAME}" in turn, left to right, is looked up with M.get; the first variable without a value
+-- makes the whole value drop out (text.expand does the scanning, in one call).
 function M:expand(s)
-    local derived = false
-    local why
-    if s == "~" or s:sub(1, 2) == "~/" then
-        s = self.fixed.HOME .. s:sub(2)
-    elseif s:sub(1, 1) == "~" then
-        return nil, "~user is not supported: write the path out"
-    end
-    if not s:find("$", 1, true) then
-        return s, derived       -- nothing to expand
-    end
-    local out = s:gsub("%${([^}]*)}", function(name)
-        if why then
-            return ""
-        end
-        local v, d, w = self:get(name)
-        if not v then
-            why = w
-            return ""
-        end
-        derived = derived or d
-        return v
-    end)
-    if why then
-        return nil, why
-    end
-    if out:find("${", 1, true) then
-        return nil, "unterminated ${"
-    end
-    return out, derived
+    return text.expand(s, self.fixed.HOME, M.get, self)
 end
 
 -- Expands a path written in a file whose directory is `base` (nil: built-in or command line,
--- where a relative path is relative to the start directory).
+-- where a relative path is relative to the start directory, and derived): as M:expand, and
+-- then an empty path is refused and a relative one joined to that directory (util.join), in
+-- the same C call.
 function M:path(s, base)
-    local p, derived = self:expand(s)
-    if not p then
-        return nil, derived
-    end
-    if p == "" then
-        return nil, "empty path"
-    end
-    if p:sub(1, 1) ~= "/" then
-        p = util.join(base or self.request.start_dir, p)
-        derived = true
-    end
-    return p, derived
+    return text.expand_path(s, self.fixed.HOME, M.get, self, base or self.request.start_dir)
 end
 
 return M

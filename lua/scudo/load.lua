@@ -28,7 +28,7 @@ function M.new(path, layer, kind)
     return {
         path = path,
         layer = layer,
-        kind = kind or (path:match("%.lua$") and "lua" or "toml"),
+        kind = kind or (path:sub(-4) == ".lua" and "lua" or "toml"),
         dir = layer ~= "builtin" and util.dirname(path) or nil,
         errors = {},
         warnings = {},
@@ -64,8 +64,8 @@ end
 -- there is no such file: opening it is what tells whether it is there, so a stat first would
 -- only cost a system call more. A file that is there but cannot be read is an "error" record.
 function M.open(path, layer)
-    local data, err, errno = sys.readfile(path, M.MAX_SIZE)
-    if not data and (errno == 2 or errno == 20) then    -- ENOENT, ENOTDIR: simply not there
+    local data, err = sys.readfile(path, M.MAX_SIZE, true)
+    if not data and not err then        -- ENOENT, ENOTDIR: simply not there
         return nil
     end
     local f = M.new(path, layer)
@@ -79,10 +79,11 @@ function M.trust_key(path)
     -- M.discovered (set by discover.files): the project files it found in the start directory
     -- and its ancestors, once it made sure those are their own realpath; see there. Their
     -- directory is taken as it is; every other path (hook files, `scudo trust PATH`) resolved.
-    local dir, err = util.dirname(path), nil
-    if not (M.discovered and M.discovered[path]) then
-        dir, err = sys.realpath(dir)
+    -- (Such a path is its directory joined with its name already: it is its own key.)
+    if M.discovered and M.discovered[path] then
+        return path
     end
+    local dir, err = sys.realpath(util.dirname(path))
     if not dir then
         return nil, err
     end
@@ -144,7 +145,13 @@ end
 -- found trusted) first: this is the point where a Lua file's code runs.
 function M.parse(f, request)
     if f.frozen then
-        return M.thaw(f)
+        -- nil should the frozen form not fit this binary: then the text is parsed.
+        local frozen = f.frozen
+        f.frozen = nil
+        local t = frozen()
+        if t then
+            return M.thaw(f, t, frozen)
+        end
     end
     local doc
     if f.kind == "lua" then
@@ -169,12 +176,12 @@ function M.parse(f, request)
 end
 
 -- A built-in policy file checked and read at build time (scudo.admin.freeze): its
--- definitions come ready, complete, and without parsing.
-function M.thaw(f)
-    local t = f.frozen()
-    f.frozen = nil
-    for _, name in ipairs(t.order) do
-        t.defs[name].file = f
+-- definitions t come ready, checked, and without parsing; each with only its match and
+-- replace until schema.ensure asks frozen(i) for the rest of its values.
+function M.thaw(f, t, frozen)
+    for i, name in ipairs(t.order) do
+        local d = t.defs[name]
+        d.file, d.frozen, d.frozen_index = f, frozen, i
     end
     f.defs, f.order = t.defs, t.order
     f.status = f.status or "applied"

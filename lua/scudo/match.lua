@@ -14,67 +14,49 @@ local M = {}
 
 M.RANK = { regex = 1, name = 2, line = 3 }
 
--- The profile's own match entries (not inherited), across its definitions.
+local NONE = {}
+
+-- The profile's own match entries (not inherited), across its definitions. To be read only:
+-- when one definition holds them all, this is its list.
 function M.patterns(defs)
-    local list = {}
-    for _, d in ipairs(defs) do
+    local list, own = NONE, false
+    for i = 1, #defs do
+        local d = defs[i]
         if d.replace.match then
-            list = {}
+            list, own = NONE, false
         end
-        for _, m in ipairs(d.values.match or {}) do
-            list[#list + 1] = m
+        local m = d.values.match
+        if m and #m > 0 then
+            if #list == 0 then
+                list = m
+            else
+                if not own then
+                    list, own = table.move(list, 1, #list, 1, {}), true
+                end
+                table.move(m, 1, #m, #list + 1, list)
+            end
         end
     end
     return list
 end
 
-function M.kind(pattern)
-    if pattern:sub(1, 3) == "re:" then
-        return "regex"
-    elseif pattern:find(" ", 1, true) then
-        return "line"
-    end
-    return "name"
-end
-
--- Does the pattern select the command? name: basename of argv[0]; argv: the full argv.
+-- Does the pattern select the command? name: basename of argv[0]; argv: the full argv. Returns
+-- that, and the pattern's kind ("regex", "name", "line", as said at the top), from one C call.
 function M.test(pattern, name, argv)
-    local kind = M.kind(pattern)
-    if kind == "regex" then
-        return text.regex(pattern:sub(4), name) == true, kind
-    elseif kind == "name" then
-        return pattern == name, kind
-    end
-    local words = {}
-    for w in pattern:gmatch("%S+") do
-        words[#words + 1] = w
-    end
-    if words[1] ~= name then
-        return false, kind
-    end
-    local i = 2
-    for j = 2, #argv do
-        if i > #words then
-            break
-        end
-        local a = argv[j]
-        if a == words[i] then
-            i = i + 1
-        elseif a:sub(1, 1) ~= "-" or a == "-" or a == "--" then
-            return false, kind
-        end
-    end
-    return i > #words, kind
+    return text.command_matches(pattern, name, argv)
 end
 
 -- All profiles matching the request, least specific first. Each:
 -- { name, pattern, origin, kind, rank, position }.
 function M.find(index, request, file_position)
-    local found = {}
-    for _, name in ipairs(index.names) do
+    local found, names = {}, index.names
+    for i = 1, #names do
+        local name = names[i]
         local defs = index.defs[name]
         local best
-        for _, m in ipairs(M.patterns(defs)) do
+        local patterns = M.patterns(defs)
+        for j = 1, #patterns do
+            local m = patterns[j]
             local ok, kind = M.test(m.value, request.command_name, request.argv)
             if ok and (not best or M.RANK[kind] > best.rank) then
                 best = { name = name, pattern = m.value, origin = m.origin, kind = kind, rank = M.RANK[kind] }

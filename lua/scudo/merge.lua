@@ -10,6 +10,7 @@
 -- `match` and `description` belong to the profile that states them and are not inherited.
 local util = require("scudo.util")
 local schema = require("scudo.schema")
+local tables = require("scudo.tables")
 
 local KEYS = schema.KEYS
 -- Within one definition, a path named under two keys gets the more restrictive: the keys are
@@ -22,9 +23,11 @@ local M = {}
 -- All definitions by profile name, in file order. files: the applied file records.
 function M.index(files)
     local index = { defs = {}, names = {} }
-    for _, f in ipairs(files) do
+    for i = 1, #files do
+        local f = files[i]
         if f.status == "applied" then
-            for _, name in ipairs(f.order) do
+            for j = 1, #f.order do
+                local name = f.order[j]
                 local list = index.defs[name]
                 if not list then
                     list = {}
@@ -43,48 +46,25 @@ end
 -- Lists hold the items themselves (never copies). The order of filesystem items across keys
 -- (a child's `filesystem.hide` of a path its parent made writable comes later, and later wins)
 -- is kept in one more list per resolved profile, `order`: the parents' orders, then the
--- profile's own items (see FS_KEYS). build.lua sorts filesystem entries by it.
+-- profile's own items (see FS_KEYS). build.lua adds filesystem entries in that order.
 local function append(dst, src)
-    table.move(src, 1, #src, #dst + 1, dst)
+    local n = #src
+    if n > 0 then
+        table.move(src, 1, n, #dst + 1, dst)
+    end
     return dst
 end
 
-local function copy_entry(kind, e)
-    if kind == "list" then
-        return append({}, e)
-    elseif kind == "map" then
-        return util.copy(e)
-    end
-    return e
-end
-
--- Merges the values of `src` into the profile `acc`.
+-- Merges `values` (a definition's, or a resolved profile's) into the profile `acc`.
 -- replace: keys to start over (a definition's replace set), or nil.
--- inherit: src is a parent (skip what is not inherited).
+-- inherit: values are a parent's (skip what is not inherited).
+-- For each key of values: nothing when inherit and the key is not inherited (KEYS: noinherit);
+-- a copy (a new list or map holding the same items) when acc has none or replace names the
+-- key; else a list is appended to acc's, a map's entries set in acc's, a scalar replaces acc's.
+-- Then the keys replace names that values does not set are removed from acc. In C
+-- (scudo.tables), one call where this was a Lua loop over every key and item.
 local function merge_into(acc, values, replace, inherit)
-    for key, e in next, values do
-        local spec = KEYS[key]
-        if inherit and spec.noinherit then
-            -- not taken over
-        elseif replace and replace[key] or acc[key] == nil then
-            acc[key] = copy_entry(spec.kind, e)
-        elseif spec.kind == "list" then
-            append(acc[key], e)
-        elseif spec.kind == "map" then
-            for k, v in next, e do
-                acc[key][k] = v
-            end
-        else
-            acc[key] = e
-        end
-    end
-    if replace then
-        for key in next, replace do
-            if values[key] == nil then
-                acc[key] = nil
-            end
-        end
-    end
+    tables.merge(acc, values, KEYS, replace, inherit)
 end
 M.merge_into = merge_into
 
@@ -108,39 +88,47 @@ function M.resolve(index, name, via, stack)
         util.fail("%s: unknown profile '%s'%s", via or "--profile", name, util.suggest(name, index.names))
     end
 
-    for _, d in ipairs(defs) do
-        schema.ensure(d)
+    for i = 1, #defs do
+        schema.ensure(defs[i])
     end
     stack[#stack + 1] = name
     -- The parents: every definition's extend list, honouring replace = ["extend"].
     local parents = {}
-    for _, d in ipairs(defs) do
+    for i = 1, #defs do
+        local d = defs[i]
         if d.replace.extend then
             parents = {}
         end
-        for _, p in ipairs(d.values.extend or {}) do
-            parents[#parents + 1] = p
+        local extend = d.values.extend
+        if extend then
+            append(parents, extend)
         end
     end
     local acc, chain, seen, order = {}, { name }, { [name] = true }, {}
-    for _, p in ipairs(parents) do
+    for i = 1, #parents do
+        local p = parents[i]
         -- The message naming the edge is only built for a parent not resolved yet.
         local parent = index.resolved[p.value]
             or M.resolve(index, p.value, ("%s (extended by '%s')"):format(p.origin, name), stack)
         merge_into(acc, parent.values, nil, true)
         append(order, parent.order)
-        for _, n in ipairs(parent.chain) do
+        local pc = parent.chain
+        for j = 1, #pc do
+            local n = pc[j]
             if not seen[n] then
                 seen[n] = true
                 chain[#chain + 1] = n
             end
         end
     end
-    for _, d in ipairs(defs) do
-        merge_into(acc, d.values, d.replace, false)
-        for _, key in ipairs(FS_KEYS) do
-            if d.values[key] then
-                append(order, d.values[key])
+    for i = 1, #defs do
+        local d = defs[i]
+        local values = d.values
+        merge_into(acc, values, d.replace, false)
+        for k = 1, #FS_KEYS do
+            local list = values[FS_KEYS[k]]
+            if list then
+                append(order, list)
             end
         end
     end
@@ -155,7 +143,8 @@ end
 -- their list items.
 function M.combine(profiles)
     local acc, order = {}, {}
-    for _, p in ipairs(profiles) do
+    for i = 1, #profiles do
+        local p = profiles[i]
         merge_into(acc, p.values, nil, false)
         append(order, p.order)
     end

@@ -2,9 +2,9 @@
 -- The entry points C calls (src/policy/policy.c): resolve, explain, check, profiles, trust.
 --
 -- The request comes from C as a table: argv, command_name, exec_path, start_dir, env (name ->
--- value), home, runtime_dir, uid, nested, delegated, interactive, sysconfdir, and the one-run
--- overrides profiles, no_match, fs_write/read/hide/deny, net_allow/deny, no_network, env_copy,
--- deny_env, allow_env, properties, delegate (-1, 0, 1).
+-- value), env_names (env's names, sorted), home, runtime_dir, uid, nested, delegated,
+-- interactive, sysconfdir, and the one-run overrides profiles, no_match, fs_write/read/hide/deny,
+-- net_allow/deny, no_network, env_copy, deny_env, allow_env, properties, delegate (-1, 0, 1).
 local util = require("scudo.util")
 local discover = require("scudo.discover")
 local load = require("scudo.load")
@@ -94,6 +94,7 @@ end
 local function evaluate(request, explain)
     local ex = new_explain()
     ex.canonical = explain
+    ex.lean = not explain       -- a run: nothing made for explain alone (see build.lua)
     local files, store = read_files(request, ex)
     local index = merge.index(files)
     local applied = applied_profiles(request, index, files)
@@ -119,13 +120,13 @@ local function evaluate(request, explain)
         argv = request.argv,
         start_dir = request.start_dir,
         profiles = names,
-        -- for hooks only: sorting the environment's names is not free
-        env_names = values.hook and util.sorted_keys(request.env) or nil,
+        -- for hooks only
+        env_names = values.hook and (request.env_names or util.sorted_keys(request.env)) or nil,
     }
     b:hooks(names, context, store)
 
     local plan = b:plan(names)
-    plan.environment, plan.unset_environment = b:environment()
+    plan.environment, plan.environment_values, plan.unset_environment = b:environment()
     plan.delegable = delegable_yes and not delegable_no
     plan.delegate = b:delegate(index)
     plan.warnings = {}

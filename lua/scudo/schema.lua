@@ -61,26 +61,38 @@ local SECTIONS = {
     dbus = { "session", "talk", "own", "see" },
     log = { "target", "report" },
 }
--- What `replace` may name: every key path, and sections for all their keys.
-local REPLACEABLE = {
-    ["filesystem"] = { "filesystem.write", "filesystem.read", "filesystem.hide", "filesystem.deny" },
-    ["network"] = { "network.allow", "network.deny", "network.dns", "network.filter" },
-    ["dbus"] = { "dbus.session", "dbus.talk", "dbus.own", "dbus.see" },
-    ["log"] = { "log.target", "log.report" },
-    ["env"] = { "env.copy", "env.set" },
-    ["delegate"] = { "delegate.all", "delegate.names" },
-}
-for k in next, KEYS do
-    local dotted = k:find(".", 1, true)
-    local sec = dotted and k:match("^(%w+)%.")
-    if not dotted or sec == "filesystem" or sec == "network" or sec == "dbus" or sec == "log" then
-        REPLACEABLE[k] = REPLACEABLE[k] or { k }
+local SECTION_NAMES = { "filesystem", "network", "dbus", "log" }
+-- What an unknown key of a section is named after ("filesystem.foo").
+local SECTION_PREFIX = { filesystem = "filesystem.", network = "network.", dbus = "dbus.", log = "log." }
+-- What `replace` may name: every key path, and sections for all their keys. Made when a
+-- profile first says `replace` (most runs read none).
+local REPLACEABLE
+
+local function replaceable()
+    if REPLACEABLE then
+        return REPLACEABLE
     end
+    REPLACEABLE = {
+        ["filesystem"] = { "filesystem.write", "filesystem.read", "filesystem.hide", "filesystem.deny" },
+        ["network"] = { "network.allow", "network.deny", "network.dns", "network.filter" },
+        ["dbus"] = { "dbus.session", "dbus.talk", "dbus.own", "dbus.see" },
+        ["log"] = { "log.target", "log.report" },
+        ["env"] = { "env.copy", "env.set" },
+        ["delegate"] = { "delegate.all", "delegate.names" },
+    }
+    for k in next, KEYS do
+        local dotted = k:find(".", 1, true)
+        local sec = dotted and k:match("^(%w+)%.")
+        if not dotted or sec == "filesystem" or sec == "network" or sec == "dbus" or sec == "log" then
+            REPLACEABLE[k] = REPLACEABLE[k] or { k }
+        end
+    end
+    REPLACEABLE["network.filter"] = nil
+    return REPLACEABLE
 end
-REPLACEABLE["network.filter"] = nil
 
 local function replaceable_names()
-    return util.sorted_keys(REPLACEABLE)
+    return util.sorted_keys(replaceable())
 end
 
 local ARG_KEYS = { "options", "index" }
@@ -91,21 +103,34 @@ local ARG_KEYS = { "options", "index" }
 local Reader = {}
 Reader.__index = Reader
 
+-- line_tables: toml.lines for every table, for a TOML file (its lines are known); at:
+-- "path:line" by line, each made once; project: what items of a project file carry.
 function M.reader(file)
-    return setmetatable({ file = file, errors = {}, lines = {} }, Reader)
+    return setmetatable({ file = file, errors = {}, line_tables = file.kind == "toml" and toml.line_tables() or nil,
+        at = {}, project = file.layer == "project" or nil }, Reader)
+end
+
+-- The line key `k` of table `t` is on (TOML), or nil (there are lines only for a table the
+-- parser made).
+function Reader:line(t, k)
+    local tables = self.line_tables
+    if not tables or t == nil then
+        return nil
+    end
+    local lines = tables[t]
+    return lines and lines[k]
 end
 
 -- "path:line" for key `k` of table `t` (TOML), or the best we know.
 function Reader:origin(t, k, fallback)
-    if self.file.kind == "toml" and type(t) == "table" then
-        local lines = self.lines[t]
-        if lines == nil then
-            lines = toml.lines(t) or false
-            self.lines[t] = lines
+    local line = self:line(t, k)
+    if line then
+        local o = self.at[line]
+        if not o then
+            o = self.file.path .. ":" .. line
+            self.at[line] = o
         end
-        if lines and lines[k] then
-            return self.file.path .. ":" .. lines[k]
-        end
+        return o
     end
     return fallback or self.file.path
 end
@@ -116,8 +141,14 @@ end
 
 -- ---- value checks ----
 
+-- The checks named by a string (KEYS[key].check); any other check is a list of the values
+-- allowed.
+local NAMED_CHECKS = { boolean = true, hook = true, string = true, name = true, path = true, netrule = true,
+    match = true, busname = true, envname = true, glob = true }
+local RE = ("r"):byte()
+
 local function check_value(r, check, v, origin, what)
-    if type(check) == "table" then
+    if not NAMED_CHECKS[check] then
         for _, c in ipairs(check) do
             if v == c then
                 return true
@@ -131,25 +162,26 @@ local function check_value(r, check, v, origin, what)
         end
         return false
     end
+    local tv = type(v)
     if check == "boolean" then
-        if type(v) ~= "boolean" then
+        if tv ~= "boolean" then
             r:error(origin, "%s must be true or false, not %s", what, util.describe(v))
             return false
         end
         return true
     end
     if check == "hook" then
-        if type(v) == "function" then
+        if tv == "function" then
             return true
         end
-        if type(v) ~= "string" or v == "" then
+        if tv ~= "string" or v == "" then
             r:error(origin, "%s must be a Lua file name%s, not %s", what,
                 r.file.kind == "lua" and " or a function" or "", util.describe(v))
             return false
         end
         return true
     end
-    if type(v) ~= "string" then
+    if tv ~= "string" then
         r:error(origin, "%s must be a string, not %s", what, util.describe(v))
         return false
     end
@@ -180,7 +212,7 @@ local function check_value(r, check, v, origin, what)
             r:error(origin, "%s: '%s' is empty or has spaces around it", what, v)
             return false
         end
-        local re = v:match("^re:(.*)$")
+        local re = v:byte(1) == RE and v:match("^re:(.*)$")
         if re then
             local ok, err = text.regex(re, "")
             if ok == nil then
@@ -222,12 +254,15 @@ local function read_list(r, def, key, t, k, base)
             return
         end
     end
+    local check = spec.check
     for i = 1, rawlen(v) do
+        local x = v[i]
         local o = r:origin(v, i, origin)
-        if check_value(r, spec.check, v[i], o, key) then
-            local item = { value = v[i], origin = o, base = base, project = r.file.layer == "project" or nil }
-            if type(v[i]) == "function" then
-                local src, line = engine.funcinfo(v[i])
+        if check_value(r, check, x, o, key) then
+            local item = { value = x, origin = o, base = base, project = r.project }
+            -- (Only a hook can be a function: every other check wants a string or a boolean.)
+            if check == "hook" and type(x) == "function" then
+                local src, line = engine.funcinfo(x)
                 item.origin = (src or r.file.path) .. ":" .. tostring(line or 0)
             end
             items[#items + 1] = item
@@ -257,7 +292,10 @@ local function known_keys(r, t, known, where, origin)
     end
     local unknown = false
     for k in next, t do
-        unknown = unknown or not set[k]
+        if not set[k] then
+            unknown = true
+            break
+        end
     end
     if not unknown then
         return
@@ -280,7 +318,7 @@ local function section(r, def, p, name, origin)
         r:error(origin, "%s must be a table, not %s", name, util.describe(t))
         return nil
     end
-    known_keys(r, t, SECTIONS[name], name .. ".", origin)
+    known_keys(r, t, SECTIONS[name], SECTION_PREFIX[name], origin)
     return t
 end
 
@@ -298,11 +336,12 @@ local function read_replace(r, def, p, line_origin)
         else
             for i = 1, rawlen(v) do
                 local kp = v[i]
-                if type(kp) ~= "string" or not REPLACEABLE[kp] then
+                local paths = replaceable()
+                if type(kp) ~= "string" or not paths[kp] then
                     r:error(r:origin(v, i, origin), "replace: unknown key path '%s'%s", tostring(kp),
                         type(kp) == "string" and util.suggest(kp, replaceable_names()) or "")
                 else
-                    for _, key in ipairs(REPLACEABLE[kp]) do
+                    for _, key in ipairs(paths[kp]) do
                         def.replace[key] = origin
                     end
                 end
@@ -424,6 +463,9 @@ local function args_entry(r, k, a, o)
     return ok and spec or nil
 end
 
+local LIST_KEYS = { "extend", "match", "deny_env", "allow_env", "hook" }
+local SCALAR_KEYS = { "description", "delegable", "confirm" }
+
 -- Reads profile `name` (table p) of the file into a definition; errors go to the reader.
 -- With `light`, only `match` and `replace` (see M.file). With `done`, the light definition
 -- already read (without errors) from this very table: its `match` and `replace` are taken
@@ -442,12 +484,18 @@ function M.profile(r, name, p, line_origin, light, done)
         if p.match ~= nil then
             read_list(r, def, "match", p, "match", base)
         end
-        read_replace(r, def, p, line_origin)
+        if p.replace ~= nil then
+            read_replace(r, def, p, line_origin)
+        end
         return def
     end
-    known_keys(r, p, TOP, "", line_origin)
+    -- The light read checked the keys already (M.file).
+    if not done then
+        known_keys(r, p, TOP, "", line_origin)
+    end
 
-    for _, k in ipairs({ "extend", "match", "deny_env", "allow_env", "hook" }) do
+    for i = 1, #LIST_KEYS do
+        local k = LIST_KEYS[i]
         if p[k] ~= nil then
             if done and k == "match" then
                 def.values.match = done.values.match
@@ -456,7 +504,8 @@ function M.profile(r, name, p, line_origin, light, done)
             end
         end
     end
-    for _, k in ipairs({ "description", "delegable", "confirm" }) do
+    for i = 1, #SCALAR_KEYS do
+        local k = SCALAR_KEYS[i]
         if p[k] ~= nil then
             read_scalar(r, def, k, p, k)
         end
@@ -488,7 +537,9 @@ function M.profile(r, name, p, line_origin, light, done)
         end
     end
 
-    for sec, subs in next, SECTIONS do
+    for s = 1, #SECTION_NAMES do
+        local sec = SECTION_NAMES[s]
+        local subs = SECTIONS[sec]
         if p[sec] ~= nil then
             local origin = r:origin(p, sec, line_origin)
             local t = section(r, def, p, sec, origin)
@@ -496,7 +547,8 @@ function M.profile(r, name, p, line_origin, light, done)
                 if sec == "network" then
                     def.values["network.filter"] = { value = true, origin = origin }
                 end
-                for _, sub in ipairs(subs) do
+                for i = 1, #subs do
+                    local sub = subs[i]
                     if t[sub] ~= nil then
                         local key = sec .. "." .. sub
                         if KEYS[key].kind == "list" then
@@ -536,8 +588,9 @@ end
 -- is first used (M.ensure): a run pays only for the profiles it applies, and `scudo check`
 -- reads them all.
 function M.file(r, doc)
-    local defs, order = {}, {}
-    for _, name in ipairs(util.sorted_keys(doc)) do
+    local defs, order, names = {}, {}, util.sorted_keys(doc)
+    for i = 1, #names do
+        local name = names[i]
         local p = doc[name]
         local origin = r:origin(doc, name, r.file.path)
         if type(name) ~= "string" or not name:match("^[%w_][%w_%.%-]*$") then
@@ -553,10 +606,10 @@ function M.file(r, doc)
             order[#order + 1] = name
         end
     end
-    -- In file order where the lines are known.
+    -- In file order where the lines are known (the line of each origin).
     local line = {}
-    for _, n in ipairs(order) do
-        line[n] = tonumber(defs[n].origin:match(":(%d+)$")) or 0
+    for i = 1, #order do
+        line[order[i]] = r:line(doc, order[i]) or 0
     end
     table.sort(order, function(a, b)
         if line[a] ~= line[b] then
@@ -572,6 +625,14 @@ end
 function M.ensure(def, collect)
     local p = def.lazy
     if not p then
+        -- A built-in definition (load.thaw): the rest of its values, checked at build time.
+        local frozen = def.frozen
+        if frozen then
+            def.frozen = nil
+            local values = frozen(def.frozen_index)
+            values.match = def.values.match
+            def.values, def.frozen_index = values, nil
+        end
         return true
     end
     def.lazy = nil

@@ -1,6 +1,7 @@
 -- SPDX-License-Identifier: MIT OR Apache-2.0
 -- Small helpers shared by the policy library: errors, lists, paths, suggestions.
 local engine = require("scudo.engine")
+local tables = require("scudo.tables")
 local text = require("scudo.text")
 local toml = require("scudo.toml")
 
@@ -11,28 +12,11 @@ function M.fail(fmt, ...)
     engine.raise(select("#", ...) > 0 and fmt:format(...) or fmt)
 end
 
--- A TOML array or a Lua sequence (a table whose keys are exactly 1..n).
-function M.is_list(v)
-    if type(v) ~= "table" then
-        return false
-    end
-    if toml.is_array(v) then
-        return true
-    end
-    local n = 0
-    for k in next, v do
-        if math.type(k) ~= "integer" or k < 1 then
-            return false
-        end
-        n = n + 1
-    end
-    return n == rawlen(v)
-end
+-- A TOML array or a Lua sequence (a table whose keys are exactly 1..n): in C, see there.
+M.is_list = tables.is_list
 
-function M.is_table(v)
-    return type(v) == "table" and not toml.is_array(v) and not toml.is_datetime(v)
-        and (next(v) == nil or not M.is_list(v))
-end
+-- A table that is not a TOML array or date-time, and empty or not a list.
+M.is_table = tables.is_table
 
 -- Describes a value's type the way the documentation does.
 function M.describe(v)
@@ -69,13 +53,18 @@ local function by_text(a, b)
     return tostring(a) < tostring(b)
 end
 
+-- The keys of t in order: as strings sort with <, or (any other key) by their text. The
+-- common case, strings only, in one C call.
 function M.sorted_keys(t)
-    local keys, strings = {}, true
+    local keys = tables.sorted_keys(t)
+    if keys then
+        return keys
+    end
+    keys = {}
     for k in next, t do
         keys[#keys + 1] = k
-        strings = strings and type(k) == "string"
     end
-    table.sort(keys, not strings and by_text or nil)
+    table.sort(keys, by_text)
     return keys
 end
 
@@ -95,31 +84,21 @@ function M.dirname(p)
     return d
 end
 
+-- The last component, trailing slashes aside: what p:match("([^/]*)/*$") gives, without
+-- that pattern's search from every position (microseconds for a long path).
 function M.basename(p)
-    return p:match("([^/]*)/*$")
+    if p:byte(-1) == 47 then    -- "/"
+        p = p:match("^(.-)/*$")
+    end
+    local slash = p:match("^.*()/")
+    return slash and p:sub(slash + 1) or p
 end
 
--- Joins b to a unless b is absolute.
-function M.join(a, b)
-    if b:sub(1, 1) == "/" then
-        return b
-    end
-    if a:sub(-1) == "/" then
-        return a .. b
-    end
-    return a .. "/" .. b
-end
+-- Joins b to a unless b is absolute (one "/" between them). In C, one call.
+M.join = text.join
 
--- The directories from / down to dir (absolute, normalized), outermost first.
-function M.ancestors(dir)
-    local r = { "/" }
-    local acc = ""
-    for part in dir:gmatch("[^/]+") do
-        acc = acc .. "/" .. part
-        r[#r + 1] = acc
-    end
-    return r
-end
+-- The directories from / down to dir (absolute, normalized), outermost first. In C, one call.
+M.ancestors = text.ancestors
 
 -- A copy of user data that holds only plain values: no metatables, no cycles, bounded depth
 -- and size. Whatever user code returns is read through this, with raw access only, so no

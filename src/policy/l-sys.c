@@ -35,40 +35,57 @@ static const char *check_path(lua_State *L, int idx) {
 }
 
 /* A malloc'd block owned by a userdata: freed by the collector if a Lua error unwinds past
- * the C function that allocated it. */
-static int cbox_gc(lua_State *L) {
-        void **b = lua_touserdata(L, 1);
+ * the C function that allocated it. Held (lua_engine_hold) while it is there. */
+static void cbox_clear(lua_State *L, void **b) {
+        if (!*b)
+                return;
         free(*b);
         *b = NULL;
+        lua_engine_release(L);
+}
+
+static int cbox_gc(lua_State *L) {
+        cbox_clear(L, lua_touserdata(L, 1));
         return 0;
 }
 
+/* The metatables are made with the module (luaopen_scudo_sys), so that setting one later
+ * allocates nothing (and raises nothing). */
 static void **push_cbox(lua_State *L) {
         void **b = lua_newuserdatauv(L, sizeof(void *), 0);                     /* stack: box */
         *b = NULL;
-        if (luaL_newmetatable(L, "scudo.sys.cbox")) {                           /* stack: box mt */
-                lua_pushcfunction(L, cbox_gc);
-                lua_setfield(L, -2, "__gc");
-        }
-        lua_setmetatable(L, -2);                                                /* stack: box */
+        luaL_setmetatable(L, "scudo.sys.cbox");
         return b;
 }
 
-/* sys.readfile(path, max) -> text | nil, message, errno
+/* Whether a failed open()/opendir() said only that there is no such file, and the caller
+ * (argument missing_ok) wants just nil then: no message made for it. */
+static bool missing(lua_State *L, int missing_ok, int err) {
+        return (err == ENOENT || err == ENOTDIR) && lua_toboolean(L, missing_ok);
+}
+
+/* sys.readfile(path, max[, missing_ok]) -> text | nil, message, errno
  * Regular files only: O_NONBLOCK and fstat keep FIFOs and devices from blocking us. The file
- * is read into C memory with no Lua call while it is open, so an error cannot leak the fd. */
+ * is read into C memory with no Lua call while it is open, so an error cannot leak the fd.
+ * With missing_ok, a file that is not there (ENOENT, ENOTDIR) gives just nil. */
 static int l_sys_readfile(lua_State *L) {
         const char *path = check_path(L, 1);
         lua_Integer max = luaL_checkinteger(L, 2);
         luaL_argcheck(L, max > 0 && max < INT32_MAX, 2, "out of range");
-        void **box = push_cbox(L);                                              /* stack: p max box */
+        lua_settop(L, 3);
+        void **box = push_cbox(L);                                              /* stack: p max m box */
         int err = 0;
         size_t total = 0;
         bool too_large = false;
 
         int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
+        if (fd < 0) {
+                if (missing(L, 3, errno)) {
+                        lua_pushnil(L);
+                        return 1;
+                }
                 return push_failure(L, path, errno);
+        }
         struct stat st;
         if (fstat(fd, &st) < 0)
                 err = errno;
@@ -83,6 +100,8 @@ static int l_sys_readfile(lua_State *L) {
                 *box = malloc(cap);
                 if (!*box)
                         err = ENOMEM;
+                else
+                        lua_engine_hold(L);
                 while (err == 0) {
                         if (total == cap) {
                                 /* The file grew since fstat; read on, up to the limit. */
@@ -110,6 +129,8 @@ static int l_sys_readfile(lua_State *L) {
                 }
         }
         (void) close(fd);
+        if (err != 0 || too_large)
+                cbox_clear(L, box);
 
         if (err == -1) {
                 lua_pushnil(L);
@@ -125,9 +146,8 @@ static int l_sys_readfile(lua_State *L) {
                 lua_pushinteger(L, EFBIG);
                 return 3;
         }
-        lua_pushlstring(L, *box ?: "", total);                                  /* stack: p max box s */
-        free(*box);
-        *box = NULL;
+        lua_pushlstring(L, *box ?: "", total);                                  /* stack: p max m box s */
+        cbox_clear(L, box);
         return 1;
 }
 
@@ -142,31 +162,41 @@ typedef struct NameBox {
         size_t n;
 } NameBox;
 
-static int namebox_gc(lua_State *L) {
-        NameBox *b = lua_touserdata(L, 1);
+/* Held (lua_engine_hold) from the first name to the clear. */
+static void namebox_clear(lua_State *L, NameBox *b) {
+        if (!b->names)
+                return;
         for (size_t i = 0; i < b->n; i++)
                 free(b->names[i]);
         free(b->names);
         *b = (NameBox) {};
+        lua_engine_release(L);
+}
+
+static int namebox_gc(lua_State *L) {
+        namebox_clear(L, lua_touserdata(L, 1));
         return 0;
 }
 
-/* sys.listdir(path) -> { names, sorted } | nil, message, errno */
+/* sys.listdir(path[, missing_ok]) -> { names, sorted } | nil, message, errno
+ * With missing_ok, a directory that is not there (ENOENT, ENOTDIR) gives just nil. */
 static int l_sys_listdir(lua_State *L) {
         const char *path = check_path(L, 1);
 
-        NameBox *box = lua_newuserdatauv(L, sizeof(NameBox), 0);                /* stack: p box */
+        lua_settop(L, 2);
+        NameBox *box = lua_newuserdatauv(L, sizeof(NameBox), 0);                /* stack: p m box */
         *box = (NameBox) {};
-        if (luaL_newmetatable(L, "scudo.sys.namebox")) {                        /* stack: p box mt */
-                lua_pushcfunction(L, namebox_gc);
-                lua_setfield(L, -2, "__gc");
-        }
-        lua_setmetatable(L, -2);                                                /* stack: p box */
+        luaL_setmetatable(L, "scudo.sys.namebox");
 
         /* No Lua call between opendir and closedir. */
         DIR *d = opendir(path);
-        if (!d)
+        if (!d) {
+                if (missing(L, 2, errno)) {
+                        lua_pushnil(L);
+                        return 1;
+                }
                 return push_failure(L, path, errno);
+        }
         int err = 0;
         struct dirent *de;
         while ((errno = 0, de = readdir(d))) {
@@ -181,6 +211,8 @@ static int l_sys_listdir(lua_State *L) {
                         err = ENOMEM;
                         break;
                 }
+                if (!box->names)
+                        lua_engine_hold(L);
                 box->names = nn;
                 if (!(box->names[box->n] = strdup(de->d_name))) {
                         err = ENOMEM;
@@ -191,6 +223,8 @@ static int l_sys_listdir(lua_State *L) {
         if (!de && errno != 0 && err == 0)
                 err = errno;
         closedir(d);
+        if (err != 0)
+                namebox_clear(L, box);
 
         if (err == E2BIG) {
                 lua_pushnil(L);
@@ -203,11 +237,12 @@ static int l_sys_listdir(lua_State *L) {
 
         if (box->n > 0)
                 qsort(box->names, box->n, sizeof(char *), cmp_names);
-        lua_createtable(L, (int) MIN(box->n, (size_t) INT_MAX), 0);             /* stack: p box t */
+        lua_createtable(L, (int) MIN(box->n, (size_t) INT_MAX), 0);             /* stack: p m box t */
         for (size_t i = 0; i < box->n; i++) {
                 lua_pushstring(L, box->names[i]);
                 lua_rawseti(L, -2, (lua_Integer) i + 1);
         }
+        namebox_clear(L, box);
         return 1;
 }
 
@@ -316,6 +351,19 @@ static const luaL_Reg sys_functions[] = {
 };
 
 int luaopen_scudo_sys(lua_State *L) {
+        static const struct {
+                const char *name;
+                lua_CFunction gc;
+        } boxes[] = {
+                { "scudo.sys.cbox", cbox_gc },
+                { "scudo.sys.namebox", namebox_gc },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(boxes); i++) {
+                luaL_newmetatable(L, boxes[i].name);                            /* stack: mt */
+                lua_pushcfunction(L, boxes[i].gc);
+                lua_setfield(L, -2, "__gc");
+                lua_pop(L, 1);
+        }
         luaL_newlib(L, sys_functions);
         return 1;
 }

@@ -16,28 +16,49 @@
 /* Longer regular expressions are refused; they are one-line match patterns. */
 #define REGEX_MAX 1024
 
-/* fnmatch() for the common case of globs made of literal characters and '*' (environment
- * patterns such as "*_TOKEN", "AWS_*"); anything else goes to fnmatch(). Returns -1 when the
- * pattern is not such a glob. */
-static int glob_star(const char *p, const char *s) {
-        const char *star = NULL, *resume = NULL;
-        size_t stars = 0, n = 0;
+/* A glob ready to be matched many times: fnmatch() for the common case of globs made of
+ * literal characters and '*' (environment patterns such as "*_TOKEN", "AWS_*"), in the usual
+ * shapes NAME, *SUFFIX, PREFIX*, *PART* without a scan of the pattern per match; anything
+ * with '?', '[' or '\\' goes to fnmatch(). */
+typedef struct Glob {
+        const char *p;
+        size_t n;               /* strlen(p) */
+        size_t stars;           /* how many '*' */
+        bool fnmatch;           /* not made of literals and '*' only */
+} Glob;
 
-        for (const char *q = p; *q; q++, n++)
+static Glob glob_compile(const char *p) {
+        Glob g = { .p = p };
+
+        for (const char *q = p; *q; q++, g.n++)
                 if (*q == '?' || *q == '[' || *q == '\\')
-                        return -1;
+                        g.fnmatch = true;
                 else if (*q == '*')
-                        stars++;
-        /* The usual shapes first: NAME, *SUFFIX, PREFIX*, *PART*. */
-        size_t sl = strlen(s);
-        if (stars == 0)
-                return streq(p, s);
-        if (stars == 1 && p[0] == '*')
-                return sl >= n - 1 && memcmp(s + sl - (n - 1), p + 1, n - 1) == 0;
-        if (stars == 1 && p[n - 1] == '*')
-                return strncmp(s, p, n - 1) == 0;
-        if (stars == 2 && n > 2 && p[0] == '*' && p[n - 1] == '*')
-                return memmem(s, sl, p + 1, n - 2) != NULL;
+                        g.stars++;
+        return g;
+}
+
+/* Whether the n bytes at p occur in the sl bytes at s (memmem() without its set-up, which
+ * costs more than the search in strings this short). */
+static bool contains(const char *s, size_t sl, const char *p, size_t n) {
+        if (n == 0)
+                return true;
+        for (const char *q = s, *end = s + sl; (size_t) (end - q) >= n; q++) {
+                q = memchr(q, p[0], (size_t) (end - q) - n + 1);
+                if (!q)
+                        return false;
+                if (memcmp(q + 1, p + 1, n - 1) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* The globs glob_matches() has no shortcut for. */
+static _noinline_ bool glob_matches_general(const Glob *g, const char *s) {
+        const char *p = g->p, *star = NULL, *resume = NULL;
+
+        if (g->fnmatch)
+                return fnmatch(p, s, 0) == 0;
         while (*s) {
                 if (*p == '*') {
                         star = p++;
@@ -49,16 +70,36 @@ static int glob_star(const char *p, const char *s) {
                         p = star + 1;
                         s = ++resume;
                 } else
-                        return 0;
+                        return false;
         }
         while (*p == '*')
                 p++;
         return *p == 0;
 }
 
+/* sl: strlen(s). The usual shapes inline, their first or last characters compared first (most
+ * names match no glob). */
+static _always_inline_ bool glob_matches(const Glob *g, const char *s, size_t sl) {
+        const char *p = g->p;
+        size_t n = g->n;
+
+        if (g->fnmatch)
+                return glob_matches_general(g, s);
+        if (g->stars == 0)
+                return n == sl && (n == 0 || (p[0] == s[0] && memcmp(p, s, n) == 0));
+        if (g->stars == 1 && p[0] == '*')
+                return sl >= n - 1 && (n == 1 || (s[sl - 1] == p[n - 1] &&
+                                                  memcmp(s + sl - (n - 1), p + 1, n - 1) == 0));
+        if (g->stars == 1 && p[n - 1] == '*')
+                return sl >= n - 1 && (n == 1 || (s[0] == p[0] && memcmp(s, p, n - 1) == 0));
+        if (g->stars == 2 && n > 2 && p[0] == '*' && p[n - 1] == '*')
+                return contains(s, sl, p + 1, n - 2);
+        return glob_matches_general(g, s);
+}
+
 static bool glob_match(const char *p, const char *s) {
-        int r = glob_star(p, s);
-        return r >= 0 ? r == 1 : fnmatch(p, s, 0) == 0;
+        Glob g = glob_compile(p);
+        return glob_matches(&g, s, strlen(s));
 }
 
 /* text.fnmatch(glob, s) -> boolean */
@@ -88,6 +129,325 @@ static int l_text_match_any(lua_State *L) {
         return 1;
 }
 
+/* text.matching(globs, names) -> { [name] = true } for each name of the list that a glob of
+ * the list matches (as text.match_any(globs, name) would say, for every name at once: each
+ * glob is looked at once, not once per name). Both lists hold strings. */
+static int l_text_matching(lua_State *L) {
+        luaL_checktype(L, 1, LUA_TTABLE);
+        luaL_checktype(L, 2, LUA_TTABLE);
+        size_t ng = lua_rawlen(L, 1), nn = lua_rawlen(L, 2);
+
+        if (ng > SIZE_MAX / sizeof(Glob))
+                return luaL_error(L, "too many globs");
+        /* Lua memory: nothing to free should a later allocation raise. */
+        Glob *globs = lua_newuserdatauv(L, MAX(ng, (size_t) 1) * sizeof(Glob), 0);     /* stack: g n box */
+        for (size_t i = 0; i < ng; i++) {
+                if (lua_rawgeti(L, 1, (lua_Integer) i + 1) != LUA_TSTRING)
+                        return luaL_error(L, "text.matching: glob %zu is not a string", i + 1);
+                /* The string stays referenced by the list. */
+                globs[i] = glob_compile(lua_tostring(L, -1));
+                lua_pop(L, 1);
+        }
+        lua_newtable(L);                                                        /* stack: g n box set */
+        for (size_t j = 0; j < nn && ng > 0; j++) {
+                if (lua_rawgeti(L, 2, (lua_Integer) j + 1) != LUA_TSTRING)       /* stack: .. set name */
+                        return luaL_error(L, "text.matching: name %zu is not a string", j + 1);
+                size_t sl;
+                const char *s = lua_tolstring(L, -1, &sl);
+                bool m = false;
+                if (strlen(s) != sl)
+                        return luaL_error(L, "text.matching: name %zu holds a NUL byte", j + 1);
+                for (size_t i = 0; i < ng && !m; i++)
+                        m = glob_matches(&globs[i], s, sl);
+                if (m) {
+                        lua_pushboolean(L, true);
+                        lua_rawset(L, -3);                                      /* stack: .. set */
+                } else
+                        lua_pop(L, 1);
+        }
+        return 1;
+}
+
+/* ---- variables (expand.lua) ---- */
+
+/* Pushes the expansion of the string at index 1 as value, derived (or nil, why), for
+ * text.expand and text.expand_path: home at 2, get at 3, obj at 4; nothing else on the stack
+ * below what it pushes is touched. */
+static void push_expansion(lua_State *L) {
+        size_t n, hl;
+        const char *s = luaL_checklstring(L, 1, &n);
+        const char *home = luaL_checklstring(L, 2, &hl);
+        luaL_checktype(L, 3, LUA_TFUNCTION);
+        bool derived = false;
+
+        if (n > 0 && s[0] == '~') {
+                if (n > 1 && s[1] != '/') {
+                        lua_pushnil(L);
+                        lua_pushliteral(L, "~user is not supported: write the path out");
+                        return;
+                }
+                lua_pushlstring(L, home, hl);
+                lua_pushlstring(L, s + 1, n - 1);
+                lua_concat(L, 2);                                               /* stack: .. s' */
+                lua_replace(L, 1);
+                s = lua_tolstring(L, 1, &n);
+        }
+        const char *open = memmem(s, n, "${", 2);
+        if (!open) {
+                lua_pushvalue(L, 1);
+                lua_pushboolean(L, false);
+                return;
+        }
+
+        luaL_Buffer b;
+        size_t at = 0;
+        luaL_buffinit(L, &b);
+        while (open) {
+                size_t o = (size_t) (open - s);
+                const char *close = memchr(s + o + 2, '}', n - o - 2);
+                if (!close)
+                        break;
+                size_t c = (size_t) (close - s);
+                lua_pushvalue(L, 3);
+                lua_pushvalue(L, 4);
+                lua_pushlstring(L, s + o + 2, c - o - 2);
+                lua_call(L, 2, 3);                                              /* stack: .. v d why */
+                if (!lua_toboolean(L, -3)) {
+                        if (lua_toboolean(L, -1)) {
+                                lua_pushnil(L);
+                                lua_insert(L, -2);                              /* stack: .. v d nil why */
+                                return;
+                        }
+                        lua_pop(L, 3);
+                        lua_pushliteral(L, "");
+                } else {
+                        derived = derived || lua_toboolean(L, -2);
+                        lua_pop(L, 2);                                          /* stack: .. v */
+                        if (!lua_isstring(L, -1))
+                                luaL_error(L, "text.expand: the value of a variable is not text");
+                }
+                luaL_addlstring(&b, s + at, o - at);
+                luaL_addvalue(&b);
+                at = c + 1;
+                open = at <= n ? memmem(s + at, n - at, "${", 2) : NULL;
+        }
+        luaL_addlstring(&b, s + at, n - at);
+        luaL_pushresult(&b);                                                    /* stack: .. out */
+        size_t ol;
+        const char *out = lua_tolstring(L, -1, &ol);
+        if (memmem(out, ol, "${", 2)) {
+                lua_pushnil(L);
+                lua_pushliteral(L, "unterminated ${");
+                return;
+        }
+        lua_pushboolean(L, derived);
+}
+
+/* text.expand(s, home, get, obj) -> value, derived | nil, why
+ * The mechanics of expand.lua's M:expand, which says what the variables mean: a leading "~"
+ * or "~/" becomes home ("~user" is refused), then each "${NAME}" in turn, left to right (the
+ * first "}" after "${" ends the name), is replaced by the value get(obj, NAME) returns as
+ * value, derived, why. A variable without a value but with a why makes the whole value drop
+ * out, without looking at later ones; derived tells whether any variable used was. A result
+ * still holding "${" is refused. */
+static int l_text_expand(lua_State *L) {
+        lua_settop(L, 4);
+        push_expansion(L);
+        return 2;
+}
+
+/* text.expand_path(s, home, get, obj, base) -> path, derived | nil, why
+ * text.expand for a path (expand.lua's M:path): an empty result is refused, and a relative one
+ * is joined to base (as util.join does), which makes it derived. */
+static int l_text_expand_path(lua_State *L) {
+        size_t lb, lp;
+        const char *base = luaL_checklstring(L, 5, &lb);
+
+        lua_settop(L, 5);
+        push_expansion(L);                                                      /* stack: .. p d */
+        const char *p = lua_tolstring(L, -2, &lp);
+        if (!p)
+                return 2;
+        if (lp == 0) {
+                lua_pushnil(L);
+                lua_pushliteral(L, "empty path");
+                return 2;
+        }
+        if (p[0] == '/')
+                return 2;
+        lua_pop(L, 1);                                                          /* stack: .. p */
+        lua_pushvalue(L, 5);
+        if (lb > 0 && base[lb - 1] == '/')
+                lua_insert(L, -2);                                              /* stack: .. base p */
+        else {
+                lua_pushliteral(L, "/");
+                lua_rotate(L, -3, -1);                                          /* stack: .. base "/" p */
+        }
+        lua_concat(L, lb > 0 && base[lb - 1] == '/' ? 2 : 3);
+        lua_pushboolean(L, true);
+        return 2;
+}
+
+/* ---- paths as strings (build.lua) ---- */
+
+/* Whether the path needs no cleaning: no "//" or "/./", no trailing "/." or "/" ("/" aside). */
+static bool path_is_clean(const char *p, size_t n) {
+        for (size_t i = 0; i + 1 < n; i++)
+                if (p[i] == '/' && (p[i + 1] == '/' || (p[i + 1] == '.' && (i + 2 == n || p[i + 2] == '/'))))
+                        return false;
+        return n <= 1 || p[n - 1] != '/';
+}
+
+/* text.clean_path(p) -> p with "//" and "/./" collapsed and a trailing "/" or "/." dropped, the
+ * result starting with "/"; ".." is left as it is. p itself when there is nothing to clean (most
+ * paths), without making a new string. */
+static int l_text_clean_path(lua_State *L) {
+        size_t n;
+        const char *p = luaL_checklstring(L, 1, &n);
+
+        if (path_is_clean(p, n)) {
+                lua_settop(L, 1);
+                return 1;
+        }
+        /* "/" then the components, less empty ones and ".", joined by "/". */
+        luaL_Buffer b;
+        luaL_buffinit(L, &b);
+        luaL_addchar(&b, '/');
+        bool first = true;
+        for (size_t i = 0; i < n;) {
+                if (p[i] == '/') {
+                        i++;
+                        continue;
+                }
+                size_t j = i;
+                while (j < n && p[j] != '/')
+                        j++;
+                if (!(j - i == 1 && p[i] == '.')) {
+                        if (!first)
+                                luaL_addchar(&b, '/');
+                        luaL_addlstring(&b, p + i, j - i);
+                        first = false;
+                }
+                i = j;
+        }
+        luaL_pushresult(&b);
+        return 1;
+}
+
+/* text.join(a, b) -> b when it is absolute, else a and b joined by one "/" (none added when a
+ * ends with one). */
+static int l_text_join(lua_State *L) {
+        size_t la, lb;
+        const char *a = luaL_checklstring(L, 1, &la);
+        const char *b = luaL_checklstring(L, 2, &lb);
+
+        if (lb > 0 && b[0] == '/') {
+                lua_settop(L, 2);
+                return 1;
+        }
+        lua_settop(L, 2);
+        if (la > 0 && a[la - 1] == '/') {
+                lua_concat(L, 2);
+                return 1;
+        }
+        lua_pushliteral(L, "/");
+        lua_insert(L, 2);                                                       /* stack: a "/" b */
+        lua_concat(L, 3);
+        return 1;
+}
+
+/* text.ancestors(dir) -> { "/", "/a", "/a/b", ... }: the directories from / down to dir, made
+ * of its components (empty ones left out), outermost first. */
+static int l_text_ancestors(lua_State *L) {
+        size_t n;
+        const char *d = luaL_checklstring(L, 1, &n);
+        luaL_Buffer b;
+        lua_Integer k = 1;
+
+        lua_createtable(L, 8, 0);                                               /* stack: d list */
+        lua_pushliteral(L, "/");
+        lua_rawseti(L, -2, k);
+        /* Each entry is the one before, "/" and the next component: built in a buffer. */
+        char *acc = NULL;
+        size_t len = 0;
+        luaL_buffinit(L, &b);
+        for (size_t i = 0; i < n;) {
+                if (d[i] == '/') {
+                        i++;
+                        continue;
+                }
+                size_t j = i;
+                while (j < n && d[j] != '/')
+                        j++;
+                luaL_addchar(&b, '/');
+                luaL_addlstring(&b, d + i, j - i);
+                len = luaL_bufflen(&b);
+                acc = luaL_buffaddr(&b);
+                lua_pushlstring(L, acc, len);                                   /* stack: d list buf entry */
+                lua_rawseti(L, -3, ++k);
+                i = j;
+        }
+        luaL_pushresult(&b);
+        lua_pop(L, 1);                                                          /* stack: d list */
+        return 1;
+}
+
+/* Path p lies below directory d, as strings: p starts with d and a "/" and goes on; below "/"
+ * (or "") is everything. */
+static bool path_below(const char *p, size_t lp, const char *d, size_t ld) {
+        if (ld == 0 || (ld == 1 && d[0] == '/'))
+                return true;
+        return lp > ld + 1 && memcmp(p, d, ld) == 0 && p[ld] == '/';
+}
+
+/* text.first_related(c, dirs) -> i | nil: the index of the first entry of dirs, each { dir,
+ * deep }, whose dir is c, lies below c, or (deep entries) holds c below it. For the places
+ * build.lua keeps derived write grants off: one call for all of them. */
+static int l_text_first_related(lua_State *L) {
+        size_t lc;
+        const char *c = luaL_checklstring(L, 1, &lc);
+        luaL_checktype(L, 2, LUA_TTABLE);
+        lua_Integer n = (lua_Integer) lua_rawlen(L, 2);
+
+        for (lua_Integer i = 1; i <= n; i++) {
+                size_t ld;
+                if (lua_rawgeti(L, 2, i) != LUA_TTABLE)                         /* stack: c dirs e */
+                        return luaL_error(L, "text.first_related: entry %I is not a table", i);
+                if (lua_rawgeti(L, -1, 1) != LUA_TSTRING)                       /* stack: c dirs e dir */
+                        return luaL_error(L, "text.first_related: entry %I has no directory", i);
+                const char *d = lua_tolstring(L, -1, &ld);
+                lua_rawgeti(L, -2, 2);                                          /* stack: c dirs e dir deep */
+                bool deep = lua_toboolean(L, -1);
+                bool related = (lc == ld && memcmp(c, d, lc) == 0) || path_below(d, ld, c, lc) ||
+                        (deep && path_below(c, lc, d, ld));
+                lua_pop(L, 3);                                                  /* stack: c dirs */
+                if (related) {
+                        lua_pushinteger(L, i);
+                        return 1;
+                }
+        }
+        lua_pushnil(L);
+        return 1;
+}
+
+/* Whether the whole of s matches the POSIX extended regex re: 1 or 0, or -1 with msg set
+ * when re does not compile. */
+static int regex_match(const char *re, const char *s, char msg[static 256]) {
+        char anchored[REGEX_MAX + 8];
+        regex_t rx;
+
+        (void) snprintf(anchored, REGEX_MAX + 8, "^(%s)$", re);
+        int r = regcomp(&rx, anchored, REG_EXTENDED | REG_NOSUB);
+        if (r != 0) {
+                (void) regerror(r, &rx, msg, 256);
+                regfree(&rx);
+                return -1;
+        }
+        bool m = regexec(&rx, s, 0, NULL, 0) == 0;
+        regfree(&rx);
+        return m;
+}
+
 /* text.regex(re, s) -> boolean | nil, message
  * POSIX extended syntax; the whole of s must match. */
 static int l_text_regex(lua_State *L) {
@@ -95,27 +455,78 @@ static int l_text_regex(lua_State *L) {
         const char *re = luaL_checklstring(L, 1, &len);
         size_t slen;
         const char *s = luaL_checklstring(L, 2, &slen);
-        char anchored[REGEX_MAX + 8], msg[256];
-        regex_t rx;
+        char msg[256];
 
         if (len > REGEX_MAX || strlen(re) != len) {
                 lua_pushnil(L);
                 lua_pushfstring(L, "regular expression longer than %d bytes or holding NUL", REGEX_MAX);
                 return 2;
         }
-        (void) snprintf(anchored, sizeof(anchored), "^(%s)$", re);
         /* No Lua call between regcomp and regfree. */
-        int r = regcomp(&rx, anchored, REG_EXTENDED | REG_NOSUB);
-        if (r != 0) {
-                (void) regerror(r, &rx, msg, sizeof(msg));
-                regfree(&rx);
+        int r = regex_match(re, s, msg);
+        if (r < 0) {
                 lua_pushnil(L);
                 lua_pushfstring(L, "bad regular expression '%s': %s", re, msg);
                 return 2;
         }
-        bool m = strlen(s) == slen && regexec(&rx, s, 0, NULL, 0) == 0;
-        regfree(&rx);
-        lua_pushboolean(L, m);
+        lua_pushboolean(L, strlen(s) == slen && r > 0);
+        return 1;
+}
+
+/* False when s lacks the literal start of re, which every string re matches (whole, as in
+ * regex_match) starts with: the characters before the first special one, less one that a
+ * quantifier follows, an escaped special character standing for itself. Known only of
+ * a regex without '(', ')' or '|', which the "^(...)$" around it leaves one concatenation;
+ * true for any other. */
+static bool regex_prefix_allows(const char *re, const char *s) {
+        static const char special[] = ".[]()*+?{}|^$\\";
+
+        if (strpbrk(re, "()|"))
+                return true;
+        for (const char *p = re; *p;) {
+                char c = *p;
+                const char *next = p + 1;
+                if (c == '\\') {
+                        if (!p[1] || !strchr(special, p[1]))
+                                break;
+                        c = p[1];
+                        next = p + 2;
+                } else if (strchr(special, c))
+                        break;
+                /* A quantifier after c, even '+' (glibc takes "a+*" as "(a+)*"), may leave it
+                 * out. */
+                if (*next && strchr("*+?{", *next))
+                        break;
+                if (*s != c)
+                        return false;
+                s++;
+                p = next;
+        }
+        return true;
+}
+
+/* Whether the regex re matches the whole of s, as text.regex_matches says (the length of re is
+ * checked by the caller). */
+static bool regex_matches(const char *re, const char *s) {
+        char msg[256];
+
+        if (streq(re, ".*"))
+                return true;
+        if (!regex_prefix_allows(re, s))
+                return false;
+        return regex_match(re, s, msg) > 0;
+}
+
+/* text.regex_matches(re, s) -> boolean: text.regex(re, s) == true, for the match patterns
+ * of profiles (checked when they were read): a regex that does not compile matches nothing.
+ * Without compiling anything when the answer is known: ".*" matches every string, and one
+ * that lacks the literal start of re does not match. */
+static int l_text_regex_matches(lua_State *L) {
+        size_t len, slen;
+        const char *re = luaL_checklstring(L, 1, &len);
+        const char *s = luaL_checklstring(L, 2, &slen);
+
+        lua_pushboolean(L, len <= REGEX_MAX && strlen(re) == len && strlen(s) == slen && regex_matches(re, s));
         return 1;
 }
 
@@ -140,10 +551,86 @@ static int l_text_distance(lua_State *L) {
         return 1;
 }
 
+static bool is_space(char c) {
+        return c == ' ' || (c >= '\t' && c <= '\r');   /* Lua's %s in the "C" locale */
+}
+
+/* text.command_matches(pattern, name, argv) -> boolean, kind
+ * match.lua's test of one match pattern against the command (see there): kind "regex"
+ * ("re:REGEX", POSIX ERE on name, whole), "line" (a pattern holding a space: its first word is
+ * name, then each further word in order among argv[2..], arguments starting with "-" allowed in
+ * between, "-" and "--" not) or "name" (the pattern is name). */
+static int l_text_command_matches(lua_State *L) {
+        size_t pl, nl;
+        const char *pattern = luaL_checklstring(L, 1, &pl);
+        const char *name = luaL_checklstring(L, 2, &nl);
+        luaL_checktype(L, 3, LUA_TTABLE);
+
+        if (pl >= 3 && memcmp(pattern, "re:", 3) == 0) {
+                bool m = pl - 3 <= REGEX_MAX && strlen(pattern + 3) == pl - 3 && strlen(name) == nl &&
+                        regex_matches(pattern + 3, name);
+                lua_pushboolean(L, m);
+                lua_pushliteral(L, "regex");
+                return 2;
+        }
+        if (!memchr(pattern, ' ', pl)) {
+                lua_pushboolean(L, pl == nl && memcmp(pattern, name, pl) == 0);
+                lua_pushliteral(L, "name");
+                return 2;
+        }
+
+        /* The words of the pattern one after the other: [w, w + wl). */
+        const char *w = pattern, *end = pattern + pl;
+        size_t wl = 0;
+#define NEXT_WORD()                                                             \
+        do {                                                                    \
+                w += wl;                                                        \
+                while (w < end && is_space(*w))                                 \
+                        w++;                                                    \
+                wl = 0;                                                         \
+                while (w + wl < end && !is_space(w[wl]))                        \
+                        wl++;                                                   \
+        } while (0)
+        NEXT_WORD();
+        bool m = wl > 0 && wl == nl && memcmp(w, name, nl) == 0;
+        if (m) {
+                NEXT_WORD();
+                lua_Integer n = (lua_Integer) lua_rawlen(L, 3);
+                for (lua_Integer j = 2; j <= n && wl > 0; j++) {
+                        size_t al;
+                        lua_rawgeti(L, 3, j);
+                        const char *a = lua_tolstring(L, -1, &al);              /* held by argv */
+                        lua_pop(L, 1);
+                        if (!a)
+                                return luaL_error(L, "text.command_matches: argument %I is not a string", j);
+                        if (al == wl && memcmp(a, w, wl) == 0)
+                                NEXT_WORD();
+                        else if (al == 0 || a[0] != '-' || (al == 1) || (al == 2 && a[1] == '-')) {
+                                m = false;
+                                break;
+                        }
+                }
+                m = m && wl == 0;
+        }
+#undef NEXT_WORD
+        lua_pushboolean(L, m);
+        lua_pushliteral(L, "line");
+        return 2;
+}
+
 static const luaL_Reg text_functions[] = {
         { "fnmatch", l_text_fnmatch },
         { "match_any", l_text_match_any },
+        { "matching", l_text_matching },
+        { "clean_path", l_text_clean_path },
+        { "join", l_text_join },
+        { "ancestors", l_text_ancestors },
+        { "expand", l_text_expand },
+        { "expand_path", l_text_expand_path },
+        { "first_related", l_text_first_related },
         { "regex", l_text_regex },
+        { "regex_matches", l_text_regex_matches },
+        { "command_matches", l_text_command_matches },
         { "sha256", l_text_sha256 },
         { "distance", l_text_distance },
         { NULL, NULL },

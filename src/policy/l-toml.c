@@ -39,6 +39,17 @@ static int l_toml_lines(lua_State *L) {
         return 1;
 }
 
+/* toml.line_tables() -> { [t] = toml.lines(t) } for the tables and arrays toml.decode made
+ * (weak keys), or nil before the first decode: what toml.lines looks in, for a reader asking
+ * about every table of a document (one call rather than one per table). */
+static int l_toml_line_tables(lua_State *L) {
+        if (lua_getfield(L, LUA_REGISTRYINDEX, TOML_LINES_KEY) != LUA_TTABLE) {
+                lua_pop(L, 1);
+                lua_pushnil(L);
+        }
+        return 1;
+}
+
 /* toml.is_array(t) -> boolean: an array, as opposed to a table (both are Lua tables). */
 static int l_toml_is_array(lua_State *L) {
         bool r = false;
@@ -66,6 +77,7 @@ static int l_toml_is_datetime(lua_State *L) {
 static const luaL_Reg toml_functions[] = {
         { "decode", l_toml_decode },
         { "lines", l_toml_lines },
+        { "line_tables", l_toml_line_tables },
         { "is_array", l_toml_is_array },
         { "is_datetime", l_toml_is_datetime },
         { NULL, NULL },

@@ -47,10 +47,17 @@ typedef struct EntriesBox {
         size_t n;
 } EntriesBox;
 
-static int entries_gc(lua_State *L) {
-        EntriesBox *b = lua_touserdata(L, 1);
+/* Held (lua_engine_hold) from the load to the clear. */
+static void entries_clear(lua_State *L, EntriesBox *b) {
+        if (!b->e)
+                return;
         trust_entries_free(b->e, b->n);
         *b = (EntriesBox) {};
+        lua_engine_release(L);
+}
+
+static int entries_gc(lua_State *L) {
+        entries_clear(L, lua_touserdata(L, 1));
         return 0;
 }
 
@@ -64,6 +71,8 @@ static int l_trust_entries(lua_State *L) {
         }
         lua_setmetatable(L, -2);
         int r = trust_load(store, &b->e, &b->n);
+        if (r >= 0 && b->e)
+                lua_engine_hold(L);
         if (r < 0) {
                 lua_pushnil(L);
                 lua_pushfstring(L, "%s: %s", store, strerror(-r));
@@ -74,6 +83,7 @@ static int l_trust_entries(lua_State *L) {
                 lua_pushstring(L, b->e[i].sha256);
                 lua_setfield(L, -2, b->e[i].path);
         }
+        entries_clear(L, b);
         return 1;
 }
 

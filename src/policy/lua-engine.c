@@ -37,10 +37,14 @@ struct LuaEngine {
 
         size_t memory;                  /* bytes held by the state */
         char *arena;                    /* see engine_alloc */
+        void *arena_map;                /* the mapping holding it, arena_map_size bytes */
+        size_t arena_map_size;
         size_t arena_used;
-        size_t arena_populated;         /* bytes faulted in ahead, see arena_populate */
-        bool arena_populate_off;        /* the kernel cannot (MADV_POPULATE_WRITE is 5.14) */
+        size_t arena_populated;         /* bytes faulted in ahead (all once the kernel cannot:
+                                         * MADV_POPULATE_WRITE is 5.14), see arena_populate */
         bool memory_refused;            /* the allocator said no since the flag was cleared */
+        size_t outside;                 /* live blocks from malloc(), past the arena */
+        unsigned held;                  /* C memory only a finalizer would free: lua_engine_hold */
         uint64_t instructions;          /* counted by the hook, HOOK_STEP at a time */
 
         Budget global;                  /* the whole evaluation */
@@ -78,14 +82,19 @@ LuaEngine *lua_engine_from(lua_State *L) {
  * block gives its space back and freeing any other does nothing until the arena goes. Lua
  * tells the allocator every block's size, so the arena keeps no headers. When the arena is
  * full (user code churning), blocks come from malloc(). The limit counts what Lua holds,
- * wherever it lives. */
+ * wherever it lives. Blocks are aligned as Lua needs (8 bytes: its largest types are
+ * pointers, lua_Integer and double), not as malloc() would: every page of the arena a resolve
+ * touches costs the kernel some 2 us to give and take back, as much as several thousand
+ * instructions. */
 #define ARENA_SIZE (8U << 20)
-#define ARENA_ALIGN 16U
+#define ARENA_ALIGN 8U
 /* An evaluation touches about 400 KiB of the arena, and taking a page fault for each 4 KiB
  * page was a tenth of its CPU time. The pages are faulted in ahead instead, a step at a time,
  * one madvise each (tools/bench-policy: 1.9 instead of 2.07 ms per resolve). At most one
  * step is touched for nothing; steps from 64 to 512 KiB measured the same. */
 #define ARENA_POPULATE_STEP (128U << 10)
+/* The huge page the arena starts with, where there are transparent ones (x86-64: 2 MiB). */
+#define ARENA_HUGE_PAGE (2U << 20)
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23          /* Linux 5.14; older glibc headers lack it */
 #endif
@@ -100,16 +109,35 @@ static bool in_arena(LuaEngine *e, void *p) {
 
 /* Faults in the arena's pages up to the end of the step holding arena_used. Only an
  * optimisation: should madvise fail, pages are faulted in one by one as they are touched. */
-static void arena_populate(LuaEngine *e) {
-        if (e->arena_used <= e->arena_populated || e->arena_populate_off)
-                return;
+static void arena_populate_step(LuaEngine *e) {
         size_t step = ARENA_POPULATE_STEP;
         size_t end = MIN((size_t) ARENA_SIZE, (e->arena_used + step - 1) / step * step);
-        if (madvise(e->arena + e->arena_populated, end - e->arena_populated, MADV_POPULATE_WRITE) < 0) {
-                e->arena_populate_off = true;
-                return;
-        }
+        if (madvise(e->arena + e->arena_populated, end - e->arena_populated, MADV_POPULATE_WRITE) < 0)
+                end = ARENA_SIZE;       /* then pages are faulted in as they are touched */
         e->arena_populated = end;
+}
+
+/* After every growth of arena_used: the step, when arena_used went past the pages faulted in. */
+static inline void arena_populate(LuaEngine *e) {
+        if (e->arena_used > e->arena_populated)
+                arena_populate_step(e);
+}
+
+/* Address space only; pages are faulted in as they come into use (arena_populate). Its start
+ * is aligned to a huge page, which its first part asks for (MADV_HUGEPAGE): where the kernel
+ * gives transparent huge pages, the few hundred KiB a resolve touches come as one page, a
+ * fault and a clear of 2 MiB, about half of what the ~90 pages of 4 KiB cost one by one
+ * (tools/bench-policy). Elsewhere the advice fails and changes nothing. Without the mapping,
+ * malloc(). */
+static void arena_map(LuaEngine *e) {
+        size_t size = ARENA_SIZE + ARENA_HUGE_PAGE;
+        void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED)
+                return;
+        e->arena_map = m;
+        e->arena_map_size = size;
+        e->arena = (char *) (((uintptr_t) m + ARENA_HUGE_PAGE - 1) & ~(uintptr_t) (ARENA_HUGE_PAGE - 1));
+        (void) madvise(e->arena, ARENA_HUGE_PAGE, MADV_HUGEPAGE);
 }
 
 static void *arena_alloc(LuaEngine *e, size_t n) {
@@ -126,16 +154,25 @@ static bool arena_is_last(LuaEngine *e, void *p, size_t size) {
         return (char *) p + align_up(size) == e->arena + e->arena_used;
 }
 
+/* A block past the arena, counted: lua_engine_free needs to know whether any is left. */
+static void *outside_alloc(LuaEngine *e, size_t n) {
+        void *p = malloc(n);
+        if (p)
+                e->outside++;
+        return p;
+}
+
 static void block_free(LuaEngine *e, void *ptr, size_t osize) {
-        if (!in_arena(e, ptr))
+        if (!in_arena(e, ptr)) {
                 free(ptr);
-        else if (arena_is_last(e, ptr, osize))
+                e->outside--;
+        } else if (arena_is_last(e, ptr, osize))
                 e->arena_used = (size_t) ((char *) ptr - e->arena);
 }
 
 static void *block_realloc(LuaEngine *e, void *ptr, size_t osize, size_t nsize) {
         if (!ptr)
-                return arena_alloc(e, nsize) ?: malloc(nsize);
+                return arena_alloc(e, nsize) ?: outside_alloc(e, nsize);
         if (!in_arena(e, ptr))
                 return realloc(ptr, nsize);
         if (nsize <= osize)
@@ -148,7 +185,7 @@ static void *block_realloc(LuaEngine *e, void *ptr, size_t osize, size_t nsize) 
                         return ptr;
                 }
         }
-        void *n = arena_alloc(e, nsize) ?: malloc(nsize);
+        void *n = arena_alloc(e, nsize) ?: outside_alloc(e, nsize);
         if (!n)
                 return NULL;
         memcpy(n, ptr, osize);
@@ -156,9 +193,8 @@ static void *block_realloc(LuaEngine *e, void *ptr, size_t osize, size_t nsize) 
         return n;
 }
 
-static void *engine_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-        LuaEngine *e = ud;
-
+/* Everything but the common case below. */
+static _noinline_ void *engine_alloc_general(LuaEngine *e, void *ptr, size_t osize, size_t nsize) {
         if (!ptr)
                 osize = 0;      /* then osize is a type tag, not a size */
         if (nsize == 0) {
@@ -179,8 +215,35 @@ static void *engine_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         return n;
 }
 
+static void *engine_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+        LuaEngine *e = ud;
+
+        /* Most calls: a new block, from the arena, within the limit. This is what the general
+         * case does for it, in a few instructions and no call (a resolve makes thousands). */
+        if (!ptr && nsize > 0 && e->memory + nsize <= e->now.memory && e->arena) {
+                size_t a = align_up(nsize);
+                if (a <= ARENA_SIZE - e->arena_used && e->arena_used + a <= e->arena_populated) {
+                        void *p = e->arena + e->arena_used;
+                        e->arena_used += a;
+                        e->memory += nsize;
+                        return p;
+                }
+        }
+        return engine_alloc_general(e, ptr, osize, nsize);
+}
+
 size_t lua_engine_memory(LuaEngine *e) {
         return e->memory;
+}
+
+void lua_engine_hold(lua_State *L) {
+        lua_engine_from(L)->held++;
+}
+
+void lua_engine_release(lua_State *L) {
+        LuaEngine *e = lua_engine_from(L);
+        if (e->held > 0)
+                e->held--;
 }
 
 /* ---- instructions and time ------------------------------------------------------------- */
@@ -500,11 +563,69 @@ static int l_engine_funcinfo(lua_State *L) {
         return 2;
 }
 
+/* ---- the built-in policies' frozen definitions ---------------------------------------- */
+
+/* What tools/policy-freeze.c writes: this magic, the number of chunks (u32, little-endian), then
+ * each chunk's size (u32) and its bytecode, our own, made by this Lua library at build time.
+ * Chunk 1 returns the definitions with what every run needs of them (scudo.admin.freeze), chunk
+ * i + 1 the rest of the values of the i-th. */
+#define FROZEN_MAGIC "scudo-frozen-2\n"
+
+static uint32_t get_u32(const unsigned char *b) {
+        return (uint32_t) b[0] | (uint32_t) b[1] << 8 | (uint32_t) b[2] << 16 | (uint32_t) b[3] << 24;
+}
+
+/* Finds chunk `index` (from 1) of the frozen data: false when there is no such chunk. */
+static bool frozen_chunk(const EmbeddedFile *f, uint32_t index, const char **ret, size_t *ret_size) {
+        size_t ml = strlen(FROZEN_MAGIC), at = ml + 4;
+        const unsigned char *d = (const unsigned char *) f->bytecode;
+
+        if (!d || f->bytecode_size < at || memcmp(d, FROZEN_MAGIC, ml) != 0 || index < 1 ||
+            index > get_u32(d + ml))
+                return false;
+        for (uint32_t i = 1;; i++) {
+                if (f->bytecode_size - at < 4)
+                        return false;
+                size_t n = get_u32(d + at);
+                at += 4;
+                if (f->bytecode_size - at < n)
+                        return false;
+                if (i == index) {
+                        *ret = (const char *) d + at;
+                        *ret_size = n;
+                        return true;
+                }
+                at += n;
+        }
+}
+
+/* frozen([i]) -> the definitions (no i), or the rest of the values of the i-th (i from 1), of
+ * an embedded policy (upvalue 1: the EmbeddedFile). Without i, nil when the data does not fit
+ * this binary (the caller parses the text then); after that, a chunk that does not load is an
+ * internal error. */
+static int l_frozen(lua_State *L) {
+        const EmbeddedFile *f = lua_touserdata(L, lua_upvalueindex(1));
+        bool first = lua_isnoneornil(L, 1);
+        lua_Integer i = first ? 0 : luaL_checkinteger(L, 1);
+        const char *chunk;
+        size_t size;
+
+        luaL_argcheck(L, i >= 0 && i < INT32_MAX, 1, "out of range");
+        if (!frozen_chunk(f, (uint32_t) i + 1, &chunk, &size) ||
+            luaL_loadbufferx(L, chunk, size, "=[built-in policies]", "b") != LUA_OK) {
+                if (first) {
+                        lua_pushnil(L);
+                        return 1;
+                }
+                return luaL_error(L, "built-in policy %s: frozen definition %I does not load", f->name, i);
+        }
+        lua_call(L, 0, 1);
+        return 1;
+}
+
 /* engine.embedded() -> { {name=, text=, frozen=}, ... }: the built-in policies, in name
- * order. `frozen`, when the build made it (tools/policy-freeze.c), is a function returning
- * the file's definitions already checked, which load.lua takes instead of parsing the text.
- * It is our own bytecode, made by this Lua library at build time; should it not load, the
- * text is parsed as for any other file. */
+ * order. `frozen`, when the build made it (tools/policy-freeze.c), is l_frozen for the file,
+ * which load.lua takes instead of parsing the text. */
 static int l_engine_embedded(lua_State *L) {
         lua_newtable(L);
         int n = 0;
@@ -515,10 +636,9 @@ static int l_engine_embedded(lua_State *L) {
                 lua_pushlstring(L, f->data, f->size);
                 lua_setfield(L, -2, "text");
                 if (f->bytecode) {
-                        if (luaL_loadbufferx(L, f->bytecode, f->bytecode_size, "=[built-in policies]", "b") == LUA_OK)
-                                lua_setfield(L, -2, "frozen");
-                        else
-                                lua_pop(L, 1);
+                        lua_pushlightuserdata(L, (void *) f);
+                        lua_pushcclosure(L, l_frozen, 1);
+                        lua_setfield(L, -2, "frozen");
                 }
                 lua_rawseti(L, -2, ++n);
         }
@@ -589,6 +709,7 @@ static const luaL_Reg c_modules[] = {
         { "scudo.engine", luaopen_scudo_engine },
         { "scudo.sys", luaopen_scudo_sys },
         { "scudo.text", luaopen_scudo_text },
+        { "scudo.tables", luaopen_scudo_tables },
         { "scudo.toml", luaopen_scudo_toml },
         { "scudo.trust", luaopen_scudo_trust },
         { "scudo", luaopen_scudo },
@@ -695,17 +816,12 @@ int lua_engine_new(const LuaLimits *limits, LuaEngine **ret) {
         e->now = e->global;
         e->context_ref = LUA_NOREF;
         e->error_mt_ref = LUA_NOREF;
-        /* Address space only; pages are faulted in as they come into use (arena_populate).
-         * Without it, malloc(). */
-        e->arena = mmap(NULL, ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                        -1, 0);
-        if (e->arena == MAP_FAILED)
-                e->arena = NULL;
+        arena_map(e);
 
         e->L = lua_newstate(engine_alloc, e);
         if (!e->L) {
                 if (e->arena)
-                        (void) munmap(e->arena, ARENA_SIZE);
+                        (void) munmap(e->arena_map, e->arena_map_size);
                 free(e);
                 return -ENOMEM;
         }
@@ -727,16 +843,20 @@ LuaEngine *lua_engine_free(LuaEngine *e) {
         if (!e)
                 return NULL;
         watchdog_disarm(e);
-        if (e->L) {
-                /* Finalizers run here; user code cannot have set any (see sandbox.lua), and
-                 * a budget still applies to whatever runs. Not skipped, though the arena
-                 * goes anyway: the userdata boxes of scudo.sys and scudo.trust free C memory
-                 * in their finalizers, and blocks past the arena come from malloc(). */
+        /* lua_close() runs the finalizers, then frees every object one by one (a twentieth of
+         * a resolve). Freeing is for nothing while every block is in the arena, which goes at
+         * once below, and so are the finalizers while no C memory is held: user code cannot
+         * set any (see sandbox.lua), the userdata boxes of scudo.sys and scudo.trust hold C
+         * memory only while the C function that filled them runs (lua_engine_hold), and
+         * luaL_Buffer's boxes only give memory back to the allocator. So lua_close() runs
+         * only when a block came from malloc() or a box still holds something (a Lua error
+         * unwound past the function filling it), with no memory limit then. */
+        if (e->L && (e->outside > 0 || e->held > 0)) {
                 e->now.memory = SIZE_MAX;
                 lua_close(e->L);
         }
         if (e->arena)
-                (void) munmap(e->arena, ARENA_SIZE);
+                (void) munmap(e->arena_map, e->arena_map_size);
         free(e);
         return NULL;
 }

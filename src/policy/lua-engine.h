@@ -75,6 +75,12 @@ size_t lua_engine_memory(LuaEngine *e);
 
 /* For the C modules (src/policy/l-*.c). */
 LuaEngine *lua_engine_from(lua_State *L);
+/* C memory that a userdata's finalizer frees should a Lua error unwind past the function
+ * filling it is held from its allocation (lua_engine_hold) to its free (lua_engine_release,
+ * in the function itself or in the finalizer). lua_engine_free() skips lua_close() when
+ * nothing is held: no finalizer would have anything to do. */
+void lua_engine_hold(lua_State *L);
+void lua_engine_release(lua_State *L);
 /* Pushes the context table of the user code now running (set by engine.sandbox), or raises
  * "NAME: only available in user code" when there is none. */
 void lua_engine_push_context(lua_State *L, const char *what);
@@ -87,6 +93,7 @@ _noreturn_ int lua_engine_raise(lua_State *L, const char *fmt, ...) _printf_(2, 
 int luaopen_scudo_engine(lua_State *L);
 int luaopen_scudo_sys(lua_State *L);
 int luaopen_scudo_text(lua_State *L);
+int luaopen_scudo_tables(lua_State *L);
 int luaopen_scudo_toml(lua_State *L);
 int luaopen_scudo_trust(lua_State *L);
 int luaopen_scudo(lua_State *L);

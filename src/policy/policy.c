@@ -3,6 +3,7 @@
  * lua/scudo/policy.lua resolves it, and the plan table it returns is read back into a Plan
  * and checked by plan_validate(). */
 #include <lauxlib.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,65 @@ static void push_string(lua_State *L, const char *s, const char *field) {
         }
 }
 
+/* One variable of the caller's environment: "NAME=value", where NAME is name_len bytes. */
+typedef struct EnvVar {
+        const char *s;
+        size_t name_len;
+        size_t position;        /* in the environment: of two with one name, the later counts */
+} EnvVar;
+
+/* By NAME as Lua's < orders the names (byte by byte, a prefix first: strcoll() in the "C"
+ * locale, which scudo never leaves: it calls no setlocale()), then by position. */
+static int env_var_cmp(const void *a, const void *b) {
+        const EnvVar *x = a, *y = b;
+        int c = memcmp(x->s, y->s, MIN(x->name_len, y->name_len));
+        if (c == 0)
+                c = (x->name_len > y->name_len) - (x->name_len < y->name_len);
+        return c != 0 ? c : (x->position > y->position) - (x->position < y->position);
+}
+
+static bool env_var_same_name(const EnvVar *x, const EnvVar *y) {
+        return x->name_len == y->name_len && memcmp(x->s, y->s, x->name_len) == 0;
+}
+
+/* Sets fields env (name -> value, the later of two with one name) and env_names (env's names,
+ * sorted: the library would sort them through Lua comparisons otherwise) of the table on top,
+ * each table made at its size and each name made once. */
+static void push_environment(lua_State *L, char * const *vars) {
+        size_t n = 0, k = 0, names = 0;
+        STRV_FOREACH(e, vars)
+                n++;
+        /* Lua memory: nothing to free should a later allocation raise. */
+        EnvVar *v = lua_newuserdatauv(L, MAX(n, (size_t) 1) * sizeof(EnvVar), 0);      /* stack: req box */
+        STRV_FOREACH(e, vars) {
+                const char *eq = strchr(*e, '=');
+                if (eq && eq != *e) {
+                        v[k] = (EnvVar) { .s = *e, .name_len = (size_t) (eq - *e), .position = k };
+                        k++;
+                }
+        }
+        qsort(v, k, sizeof(EnvVar), env_var_cmp);
+        for (size_t i = 0; i < k; i++)
+                if (i == 0 || !env_var_same_name(&v[i - 1], &v[i]))
+                        names++;
+        int size = (int) MIN(names, (size_t) INT_MAX);
+        lua_createtable(L, 0, size);                                            /* stack: req box env */
+        lua_createtable(L, size, 0);                                            /* stack: req box env names */
+        lua_Integer m = 0;
+        for (size_t i = 0; i < k; i++) {
+                lua_pushlstring(L, v[i].s, v[i].name_len);                      /* stack: .. env names name */
+                if (i == 0 || !env_var_same_name(&v[i - 1], &v[i])) {
+                        lua_pushvalue(L, -1);
+                        lua_rawseti(L, -3, ++m);
+                }
+                lua_pushstring(L, v[i].s + v[i].name_len + 1);                  /* stack: .. env names name value */
+                lua_rawset(L, -4);
+        }
+        lua_setfield(L, -4, "env_names");                                       /* stack: req box env */
+        lua_setfield(L, -3, "env");                                             /* stack: req box */
+        lua_pop(L, 1);                                                          /* stack: req */
+}
+
 typedef struct PushRequest {
         const Request *req;
         const char *const *paths;       /* for check and trust */
@@ -100,16 +160,7 @@ static int push_request(lua_State *L) {
         (void) snprintf(etc, sizeof(etc), "%s%s", sc[0] == '/' ? "" : "/", sc);
         push_string(L, etc, "sysconfdir");
 
-        lua_newtable(L);                                                        /* stack: .. req env */
-        STRV_FOREACH(e, req->environ) {
-                const char *eq = strchr(*e, '=');
-                if (!eq || eq == *e)
-                        continue;
-                lua_pushlstring(L, *e, (size_t) (eq - *e));
-                lua_pushstring(L, eq + 1);
-                lua_rawset(L, -3);
-        }
-        lua_setfield(L, -2, "env");                                             /* stack: .. req */
+        push_environment(L, req->environ);
 
         push_strv(L, req->profiles, "profiles");
         lua_pushboolean(L, req->no_match);
@@ -196,6 +247,52 @@ static int get_strv(lua_State *L, const char *name, char ***ret) {
         return r;
 }
 
+/* plan.environment, the names in order, and plan.environment_values, name -> value: the
+ * NAME=VALUE list (joined here rather than by the library, one Lua string each). */
+static int get_environment(lua_State *L, char ***ret) {
+        int r = 0;
+        int tn = get_field(L, "environment");                                   /* stack: plan names */
+        if (tn == LUA_TNIL) {
+                lua_pop(L, 1);
+                return 0;
+        }
+        lua_pushliteral(L, "environment_values");
+        int tv = lua_rawget(L, -3);                                             /* stack: plan names values */
+        if (tn != LUA_TTABLE || tv != LUA_TTABLE) {
+                lua_pop(L, 2);
+                return -EINVAL;
+        }
+        lua_Integer n = (lua_Integer) lua_rawlen(L, -2);
+        for (lua_Integer i = 1; i <= n && r >= 0; i++) {
+                if (lua_rawgeti(L, -2, i) != LUA_TSTRING) {                     /* stack: .. names values name */
+                        r = -EINVAL;
+                        lua_pop(L, 1);
+                        break;
+                }
+                lua_pushvalue(L, -1);
+                if (lua_rawget(L, -3) != LUA_TSTRING)                           /* stack: .. name value */
+                        r = -EINVAL;
+                else {
+                        /* Up to a NUL byte, as strdup() would copy them. */
+                        const char *k = lua_tostring(L, -2), *v = lua_tostring(L, -1);
+                        size_t lk = strlen(k), lv = strlen(v);
+                        char *e = malloc(lk + 1 + lv + 1);
+                        if (!e)
+                                r = -ENOMEM;
+                        else {
+                                memcpy(e, k, lk);
+                                e[lk] = '=';
+                                memcpy(e + lk + 1, v, lv + 1);
+                                if ((r = strv_push(ret, e)) < 0)
+                                        free(e);
+                        }
+                }
+                lua_pop(L, 2);
+        }
+        lua_pop(L, 2);                                                          /* stack: plan */
+        return r;
+}
+
 /* Runs in protected mode: read_plan(ReadPlan, plan). C memory is only added to rp->plan, which
  * the caller owns, so a Lua error part way leaks nothing. */
 static int read_plan(lua_State *L) {
@@ -265,11 +362,12 @@ static int read_plan(lua_State *L) {
                 { "delegate", &p->delegate },
                 { "log_report", &p->log_report },
                 { "profiles", &p->profiles },
-                { "environment", &p->environment },
                 { "unset_environment", &p->unset_environment },
         };
         for (size_t i = 0; i < ELEMENTSOF(lists) && r >= 0; i++)
                 r = get_strv(L, lists[i].name, lists[i].list);
+        if (r >= 0)
+                r = get_environment(L, &p->environment);
         if (r >= 0)
                 r = get_strv(L, "warnings", &rp->warnings);
         /* Without network filtering the runner must not see rules at all. */

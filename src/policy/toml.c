@@ -32,7 +32,8 @@ enum {
 /* Fixed stack slots of parse_protected(). */
 enum {
         IDX_PARSER = 1,         /* light userdata: the TomlParser */
-        IDX_FLAGS,              /* table -> TABLE_* flags */
+        IDX_TABLES,             /* userdata: the TableMap */
+        IDX_LINE_LIST,          /* the line tables of this document, by TableInfo.lines */
         IDX_LINES,              /* the registry's weak table -> line table */
         IDX_ARRAY_MT,
         IDX_DATETIME_MT,
@@ -47,30 +48,99 @@ static int parse_value(TomlParser *p, unsigned depth);
 
 /* ---- side tables ---- */
 
+/* What we know of each table and array we made: its flags and its line table, found by the
+ * table's address (tables do not move, and the document holds them all). An open-addressing
+ * hash in a userdata, rather than Lua tables keyed by tables: each lookup and insertion is a
+ * few instructions, not a Lua table operation (the parse of a small file made hundreds). Lua
+ * memory: an allocation that fails raises a memory error as any other would. */
+typedef struct TableInfo {
+        const void *t;          /* NULL: a free slot */
+        int flags;
+        lua_Integer lines;      /* index of the table's line table in IDX_LINE_LIST */
+} TableInfo;
+
+typedef struct TableMap {
+        size_t cap;             /* a power of two */
+        size_t n;
+        TableInfo e[];
+} TableMap;
+
+#define TABLE_MAP_INITIAL 32
+
+static size_t table_slot(const TableMap *m, const void *t) {
+        uint64_t h = (uint64_t) (uintptr_t) t * UINT64_C(0x9E3779B97F4A7C15);
+        return (size_t) (h >> 32) & (m->cap - 1);
+}
+
+static TableMap *table_map(lua_State *L) {
+        return lua_touserdata(L, IDX_TABLES);
+}
+
+static void push_table_map(lua_State *L, size_t cap) {
+        TableMap *m = lua_newuserdatauv(L, sizeof(TableMap) + cap * sizeof(TableInfo), 0);
+        m->cap = cap;
+        m->n = 0;
+        memset(m->e, 0, cap * sizeof(TableInfo));
+}
+
+static TableInfo *table_find(lua_State *L, const void *t) {
+        TableMap *m = table_map(L);
+        for (size_t i = table_slot(m, t);; i = (i + 1) & (m->cap - 1)) {
+                if (m->e[i].t == t)
+                        return &m->e[i];
+                if (!m->e[i].t)
+                        return NULL;
+        }
+}
+
+static void table_insert(TableMap *m, TableInfo info) {
+        size_t i = table_slot(m, info.t);
+        while (m->e[i].t)
+                i = (i + 1) & (m->cap - 1);
+        m->e[i] = info;
+        m->n++;
+}
+
+/* Adds a table: the map grows (a new userdata in IDX_TABLES) past half full. */
+static void table_add(lua_State *L, const void *t, int flags, lua_Integer lines) {
+        TableMap *m = table_map(L);
+        if (2 * (m->n + 1) > m->cap) {
+                push_table_map(L, 2 * m->cap);                  /* stack: new */
+                TableMap *g = lua_touserdata(L, -1);
+                for (size_t i = 0; i < m->cap; i++)
+                        if (m->e[i].t)
+                                table_insert(g, m->e[i]);
+                lua_replace(L, IDX_TABLES);                     /* stack: */
+                m = g;
+        }
+        table_insert(m, (TableInfo) { .t = t, .flags = flags, .lines = lines });
+}
+
 /* Returns the flags of the table or array at idx, or -1 if it is a value (datetimes included). */
 static int table_flags(lua_State *L, int idx) {
         if (lua_type(L, idx) != LUA_TTABLE)
                 return -1;
-        lua_pushvalue(L, idx);                          /* stack: t */
-        int f = lua_rawget(L, IDX_FLAGS) == LUA_TNUMBER ? (int) lua_tointeger(L, -1) : -1;
-        lua_pop(L, 1);                                  /* stack: */
-        return f;
+        TableInfo *i = table_find(L, lua_topointer(L, idx));
+        return i ? i->flags : -1;
 }
 
 static void set_table_flags(lua_State *L, int idx, int flags) {
-        idx = lua_absindex(L, idx);
-        lua_pushvalue(L, idx);
-        lua_pushinteger(L, flags);                      /* stack: t flags */
-        lua_rawset(L, IDX_FLAGS);                       /* stack: */
+        TableInfo *i = table_find(L, lua_topointer(L, idx));
+        if (i)
+                i->flags = flags;
 }
 
-/* Pushes a new table (or array) known to the flags and lines side tables. */
+/* Pushes a new table (or array) known to the side tables, with its line table. */
 static void push_new_table(lua_State *L, int flags) {
+        lua_Integer lines = (lua_Integer) table_map(L)->n + 1;
+
         lua_newtable(L);                                /* stack: t */
-        set_table_flags(L, -1, flags);
-        lua_pushvalue(L, -1);
-        lua_newtable(L);                                /* stack: t t lines */
-        lua_rawset(L, IDX_LINES);                       /* stack: t */
+        lua_newtable(L);                                /* stack: t lines */
+        lua_pushvalue(L, -2);
+        lua_pushvalue(L, -2);                           /* stack: t lines t lines */
+        lua_rawset(L, IDX_LINES);                       /* stack: t lines */
+        lua_rawseti(L, IDX_LINE_LIST, lines);           /* stack: t */
+        table_add(L, lua_topointer(L, -1), flags, lines);
         if (flags & TABLE_ARRAY) {
                 lua_pushvalue(L, IDX_ARRAY_MT);
                 lua_setmetatable(L, -2);
@@ -79,8 +149,13 @@ static void push_new_table(lua_State *L, int flags) {
 
 /* Pushes the line table of the table at idx; returns false (pushing nil) if there is none. */
 static bool push_line_table(lua_State *L, int idx) {
-        lua_pushvalue(L, idx);
-        return lua_rawget(L, IDX_LINES) == LUA_TTABLE;
+        TableInfo *i = lua_type(L, idx) == LUA_TTABLE ? table_find(L, lua_topointer(L, idx)) : NULL;
+        if (!i) {
+                lua_pushnil(L);
+                return false;
+        }
+        lua_rawgeti(L, IDX_LINE_LIST, i->lines);
+        return true;
 }
 
 /* Records that key kidx of the table at tidx was defined on line. */
@@ -645,7 +720,8 @@ static int parse_protected(lua_State *L) {
                 return 0;
         }
         lua_settop(L, IDX_PARSER);
-        lua_newtable(L);                                /* IDX_FLAGS */
+        push_table_map(L, TABLE_MAP_INITIAL);           /* IDX_TABLES */
+        lua_newtable(L);                                /* IDX_LINE_LIST */
         push_lines_registry(L);                         /* IDX_LINES */
         luaL_newmetatable(L, TOML_ARRAY_METATABLE);     /* IDX_ARRAY_MT */
         push_datetime_metatable(L);                     /* IDX_DATETIME_MT */
