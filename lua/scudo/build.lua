@@ -77,9 +77,11 @@ function Builder:persistence_roots()
     local function add(p, deep)
         roots[#roots + 1] = { rebase(p), deep }
     end
+    -- scudo's own configuration and trust store too: written from a sandbox, they would widen
+    -- the next one
     for _, p in ipairs({ f.XDG_CONFIG_HOME .. "/systemd", f.XDG_CONFIG_HOME .. "/autostart",
         f.XDG_CONFIG_HOME .. "/environment.d", f.XDG_CONFIG_HOME .. "/git", f.XDG_CONFIG_HOME .. "/fish",
-        f.XDG_DATA_HOME .. "/systemd" }) do
+        f.XDG_DATA_HOME .. "/systemd", f.XDG_CONFIG_HOME .. "/scudo", f.XDG_STATE_HOME .. "/scudo" }) do
         add(p, true)
     end
     add(f.HOME .. "/.local/bin", false)
@@ -116,8 +118,8 @@ function Builder:derived_write_refused(c)
     local i = text.first_related(c, roots)
     if i then
         return ("would make %s writable, whose contents run later outside the sandbox (a directory "
-            .. "on $PATH, user units, autostart, shell or git configuration); --fs-write grants "
-            .. "it for one run"):format(roots[i][1])
+            .. "on $PATH, user units, autostart, shell or git configuration, scudo's own configuration "
+            .. "or trust store); --fs-write grants it for one run"):format(roots[i][1])
     end
     return nil
 end

@@ -489,6 +489,8 @@ static void test_persistence_roots(void) {
         pt_write("etc/config.toml", "\n");
         pt_mkdir("home/.local/bin");
         pt_mkdir("home/.config/systemd/user");
+        pt_mkdir("home/.config/scudo/profiles");
+        pt_mkdir("home/.local/state/scudo");
         pt_mkdir("home/work/sub");
         pt_mkdir("home/tools");
         /* $PATH holding the home directory itself: a project below it stays writable */
@@ -501,7 +503,10 @@ static void test_persistence_roots(void) {
         free(err);
 
         static const char *const refused[] = { "home", "home/.local/bin", "home/.local", "home/.config",
-                                               "home/.config/systemd/user", "home/tools" };
+                                               "home/.config/systemd/user", "home/tools",
+                                               /* scudo's own: a sandbox would widen the next one */
+                                               "home/.config/scudo", "home/.config/scudo/profiles",
+                                               "home/.local/state/scudo" };
         for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
                 p = NULL;
                 k = pt_resolve(refused[i], ARGV("true"), ARGV(path_env), &p, &err);
