@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "net/net-rule.h"
@@ -34,7 +35,9 @@ static bool has_control_chars(const char *s) {
  *     followed and required to be a directory, and fails at the same place;
  *   - a prefix (at a '/') of a canonical path: itself. A canonical path has no symlink, "." or
  *     ".." in it, or it would resolve elsewhere; so none of its prefixes has either. A path the
- *     resolution returned unchanged, and every resolution's result, is canonical.
+ *     resolution returned unchanged, and every resolution's result, is canonical;
+ *   - a plain name directly in a canonical directory: canonical unless lstat() says it is a
+ *     symlink (then it is resolved as any other path), or missing when lstat() says so.
  * Nothing else is derived, and the filesystem is asked exactly as before otherwise; a change
  * to the filesystem during one validation is seen as if all its paths had been resolved at
  * the moment each prefix was first asked about. */
@@ -109,6 +112,32 @@ static int memo_lookup(const PathMemo *m, const char *path, char resolved[static
         return -1;
 }
 
+/* A path whose parent the memo knows to be canonical, and whose last component is a plain
+ * name: one lstat() tells whether it is canonical too (anything but a symlink is), or does not
+ * exist. 1: canonical; 0: does not exist (errno set); -1: cannot tell (a symlink, an error).
+ * It costs one path walk, where opening it and reading /proc/self/fd back costs several. */
+static int resolve_below_canonical(PathMemo *m, const char *path) {
+        char parent[PATH_MAX];
+        const char *slash = strrchr(path, '/');
+        const char *name = slash ? slash + 1 : NULL;
+        size_t pl;
+        struct stat st;
+
+        if (!slash || slash == path || !*name || streq(name, ".") || streq(name, ".."))
+                return -1;
+        pl = (size_t) (slash - path);
+        if (pl >= sizeof(parent) || path[pl - 1] == '/')
+                return -1;
+        memcpy(parent, path, pl);
+        parent[pl] = 0;
+        char presolved[PATH_MAX];
+        if (memo_lookup(m, parent, presolved) != 1 || !streq(presolved, parent))
+                return -1;
+        if (lstat(path, &st) < 0)
+                return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+        return S_ISLNK(st.st_mode) ? -1 : 1;
+}
+
 /* path_realpath_fast(), through the memo when there is one. */
 static char *resolve_prefix(PathMemo *m, const char *path, char resolved[static PATH_MAX]) {
         if (!m)
@@ -117,6 +146,18 @@ static char *resolve_prefix(PathMemo *m, const char *path, char resolved[static 
         int r = memo_lookup(m, path, resolved);
         if (r >= 0)
                 return r > 0 ? resolved : NULL;
+        r = resolve_below_canonical(m, path);
+        if (r > 0 && strlen(path) < PATH_MAX) {
+                memcpy(resolved, path, strlen(path) + 1);
+                memo_add(m, path, resolved, 0);
+                return resolved;
+        }
+        if (r == 0) {
+                int error = errno;
+                memo_add(m, path, NULL, error);
+                errno = error;
+                return NULL;
+        }
         if (path_realpath_fast(path, resolved)) {
                 memo_add(m, path, resolved, 0);
                 if (!streq(path, resolved))
