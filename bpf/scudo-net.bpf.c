@@ -165,8 +165,10 @@ static __always_inline __u32 current_pid(void) {
         return (__u32) (bpf_get_current_pid_tgid() >> 32);
 }
 
+/* `sender`: the event is about what the running process does (a connect, a send, a socket),
+ * so its pid and name are reported; not for what arrives from the network. */
 static __always_inline void report(const struct net_layer *l, __u32 kind, __u16 port, const __u32 *addr,
-                                   __u8 protocol, __u8 family, __u32 sock_type) {
+                                   __u8 protocol, __u8 family, __u32 sock_type, bool sender) {
         struct net_event *e;
 
         e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -176,7 +178,7 @@ static __always_inline void report(const struct net_layer *l, __u32 kind, __u16 
         }
         e->sid = l->sid;
         e->kind = kind;
-        e->pid = current_pid();
+        e->pid = sender ? current_pid() : 0;
         e->addr[0] = addr[0];
         e->addr[1] = addr[1];
         e->addr[2] = addr[2];
@@ -186,7 +188,7 @@ static __always_inline void report(const struct net_layer *l, __u32 kind, __u16 
         e->family = family;
         e->sock_type = sock_type;
         __builtin_memset(e->comm, 0, sizeof(e->comm));
-        if (report_comm)
+        if (report_comm && sender)
                 bpf_get_current_comm(e->comm, sizeof(e->comm));
         bpf_ringbuf_submit(e, 0);
 }
@@ -351,7 +353,7 @@ static __always_inline int check4(struct bpf_sock_addr *ctx, __u32 kind) {
         } else if (unspecified4_permitted(l, ctx, kind, port))
                 return 1;
 
-        report(l, kind, port, addr, protocol, AF_INET, 0);
+        report(l, kind, port, addr, protocol, AF_INET, 0, true);
         return 0;
 }
 
@@ -405,7 +407,7 @@ static __always_inline int check6(struct bpf_sock_addr *ctx, __u32 kind) {
         } else if (unspecified6_permitted(l, ctx, port))
                 return 1;
 
-        report(l, kind, port, addr, protocol, AF_INET6, 0);
+        report(l, kind, port, addr, protocol, AF_INET6, 0, true);
         return 0;
 }
 
@@ -501,7 +503,7 @@ int scudo_sock_create(struct bpf_sock *sk) {
         if (sk->type == SOCK_DGRAM && sk->protocol == IPPROTO_UDP)
                 return 1;
 
-        report(l, NET_EVENT_SOCKET, 0, zero, (__u8) sk->protocol, (__u8) sk->family, sk->type);
+        report(l, NET_EVENT_SOCKET, 0, zero, (__u8) sk->protocol, (__u8) sk->family, sk->type, true);
         return 0;
 }
 
@@ -1160,30 +1162,6 @@ static __always_inline int dns_answer(struct __sk_buff *skb, struct net_layer *l
 
 #define LOOPBACK_IFINDEX 1      /* in every network namespace */
 
-static __always_inline void report_inbound(struct net_layer *l, __u16 port, const __u32 *addr, __u8 protocol,
-                                           __u8 family) {
-        struct net_event *e;
-
-        if (!within_budget(l))          /* the network, not the sandbox, sets the pace */
-                return;
-        e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-        if (!e) {
-                __sync_fetch_and_add(&events_lost, 1);
-                return;
-        }
-        __builtin_memset(e, 0, sizeof(*e));
-        e->sid = l->sid;
-        e->kind = NET_EVENT_INBOUND;
-        e->addr[0] = addr[0];
-        e->addr[1] = addr[1];
-        e->addr[2] = addr[2];
-        e->addr[3] = addr[3];
-        e->port = port;
-        e->protocol = protocol;
-        e->family = family;
-        bpf_ringbuf_submit(e, 0);
-}
-
 static __always_inline int inbound_from_network(struct __sk_buff *skb, struct net_layer *l) {
         struct bpf_sock *sk = skb->sk;
         __u32 addr[4] = {}, l4;
@@ -1234,7 +1212,8 @@ static __always_inline int inbound_from_network(struct __sk_buff *skb, struct ne
 
         if (permitted(l, bpf_ntohs(ports[0]), addr))
                 return 1;
-        report_inbound(l, bpf_ntohs(ports[0]), addr, protocol, family);
+        if (within_budget(l))           /* the network, not the sandbox, sets the pace */
+                report(l, NET_EVENT_INBOUND, bpf_ntohs(ports[0]), addr, protocol, family, 0, false);
         return 0;
 }
 

@@ -290,6 +290,25 @@ static int l_text_expand_path(lua_State *L) {
 
 /* ---- paths as strings (build.lua) ---- */
 
+/* The next non-empty component of p[0, n) at or after *i: its start and length; *i moves past
+ * it. false when there is none left. */
+static bool next_component(const char *p, size_t n, size_t *i, size_t *ret_start, size_t *ret_len) {
+        size_t k = *i, j;
+
+        while (k < n && p[k] == '/')
+                k++;
+        if (k == n) {
+                *i = n;
+                return false;
+        }
+        for (j = k; j < n && p[j] != '/'; j++)
+                ;
+        *ret_start = k;
+        *ret_len = j - k;
+        *i = j;
+        return true;
+}
+
 /* Whether the path needs no cleaning: no "//" or "/./", no trailing "/." or "/" ("/" aside). */
 static bool path_is_clean(const char *p, size_t n) {
         for (size_t i = 0; i + 1 < n; i++)
@@ -314,21 +333,14 @@ static int l_text_clean_path(lua_State *L) {
         luaL_buffinit(L, &b);
         luaL_addchar(&b, '/');
         bool first = true;
-        for (size_t i = 0; i < n;) {
-                if (p[i] == '/') {
-                        i++;
+        size_t i = 0, start, len;
+        while (next_component(p, n, &i, &start, &len)) {
+                if (len == 1 && p[start] == '.')
                         continue;
-                }
-                size_t j = i;
-                while (j < n && p[j] != '/')
-                        j++;
-                if (!(j - i == 1 && p[i] == '.')) {
-                        if (!first)
-                                luaL_addchar(&b, '/');
-                        luaL_addlstring(&b, p + i, j - i);
-                        first = false;
-                }
-                i = j;
+                if (!first)
+                        luaL_addchar(&b, '/');
+                luaL_addlstring(&b, p + start, len);
+                first = false;
         }
         luaL_pushresult(&b);
         return 1;
@@ -368,24 +380,13 @@ static int l_text_ancestors(lua_State *L) {
         lua_pushliteral(L, "/");
         lua_rawseti(L, -2, k);
         /* Each entry is the one before, "/" and the next component: built in a buffer. */
-        char *acc = NULL;
-        size_t len = 0;
+        size_t i = 0, start, len;
         luaL_buffinit(L, &b);
-        for (size_t i = 0; i < n;) {
-                if (d[i] == '/') {
-                        i++;
-                        continue;
-                }
-                size_t j = i;
-                while (j < n && d[j] != '/')
-                        j++;
+        while (next_component(d, n, &i, &start, &len)) {
                 luaL_addchar(&b, '/');
-                luaL_addlstring(&b, d + i, j - i);
-                len = luaL_bufflen(&b);
-                acc = luaL_buffaddr(&b);
-                lua_pushlstring(L, acc, len);                                   /* stack: d list buf entry */
+                luaL_addlstring(&b, d + start, len);
+                lua_pushlstring(L, luaL_buffaddr(&b), luaL_bufflen(&b));       /* stack: d list buf entry */
                 lua_rawseti(L, -3, ++k);
-                i = j;
         }
         luaL_pushresult(&b);
         lua_pop(L, 1);                                                          /* stack: d list */
