@@ -305,8 +305,6 @@ static int add_name_patterns(Manager *m, Sandbox *s, struct net_layer *layer) {
         _cleanup_free_ const NameRule **sorted = NULL;
         size_t i = 0;
 
-        if (s->n_names == 0)
-                return 1;
         sorted = calloc(s->n_names, sizeof(NameRule *));
         if (!sorted)
                 return -ENOMEM;
@@ -343,12 +341,13 @@ static int add_name_patterns(Manager *m, Sandbox *s, struct net_layer *layer) {
 }
 
 /* Sets the sandbox up for the DNS fast path when it can have it: a resolver on loopback,
- * a proxy that can answer for it, name rules that fit the maps. */
+ * a proxy that can answer for it, name rules that fit the maps. Not without name rules: every
+ * name is refused then, and the egress program would only cost every packet its run. */
 static void setup_dns_direct(Manager *m, Sandbox *s, struct net_layer *layer) {
         uint32_t direct[NET_DNS_DIRECT_MAX] = {};
         int k;
 
-        if (dns_proxy_direct_servers(s->proxy, direct) == 0)
+        if (s->n_names == 0 || dns_proxy_direct_servers(s->proxy, direct) == 0)
                 return;
         k = add_name_patterns(m, s, layer);
         if (k <= 0) {
