@@ -84,7 +84,8 @@ struct {
         __uint(max_entries, 1024 * 1024);
 } events SEC(".maps");
 
-/* Events that did not fit in the ring buffer. */
+/* Events (DNS messages for the helper among them) that did not fit in the ring buffer, or
+ * over a sandbox's share of it. */
 __u64 events_lost = 0;
 
 static __always_inline bool lpm_hit(void *map, __u64 sid, __u16 port, const __u32 *addr) {
@@ -509,9 +510,10 @@ int scudo_sock_create(struct bpf_sock *sk) {
 
 /* --- Host names: the fast path --------------------------------------------------------
  *
- * Attached (cgroup_skb egress and ingress) only with NET_LAYER_DNS_DIRECT. Every packet of
- * the sandbox passes through them, so anything that is not UDP to or from port 53 leaves at
- * once. What they check:
+ * The egress program is attached only with NET_LAYER_DNS_DIRECT; the ingress one, which also
+ * judges incoming traffic (below), to every sandbox with rules, and reads answers only with
+ * NET_LAYER_DNS_DIRECT. Every packet of the sandbox passes through them, so anything that is
+ * not UDP to or from port 53 leaves at once. What they check:
  *
  *   egress: a UDP datagram from port 53 never leaves the sandbox (nothing in it may pose as
  *   a resolver to its own sockets). One to port 53 of a direct resolver leaves only when it
@@ -537,7 +539,7 @@ int scudo_sock_create(struct bpf_sock *sk) {
 #define ETH_P_IPV6 0x86DD
 #define DNS_HEADER 12
 #define DNS_QUERY_MAX 512
-#define DNS_LABELS_MAX 128
+#define DNS_LABELS_MAX (NET_NAME_KEY_SIZE / 2)  /* each label takes two bytes at least */
 #define DNS_ANSWERS_MAX 32
 #define DNS_CHAIN_MAX 8
 #define DNS_FOUND_MAX 8
@@ -586,8 +588,6 @@ struct {
         __type(value, struct net_name_rules);
 } name_hosts SEC(".maps"), name_domains SEC(".maps");
 
-/* DNS messages that did not fit in the ring buffer. */
-__u64 dns_lost = 0;
 
 static __always_inline struct dns_scratch *scratch_claim(void) {
         for (__u32 i = 0; i < DNS_SCRATCH_SLOTS; i++) {
@@ -853,7 +853,7 @@ static __always_inline void send_to_helper(struct dns_scratch *s, struct net_lay
         __u32 len = e->len;
 
         if (!within_budget(l)) {
-                __sync_fetch_and_add(&dns_lost, 1);
+                __sync_fetch_and_add(&events_lost, 1);
                 return;
         }
 
@@ -873,7 +873,7 @@ static __always_inline void send_to_helper(struct dns_scratch *s, struct net_lay
         if (len > NET_DNS_MSG_MAX)
                 return;
         if (bpf_ringbuf_output(&events, e, __builtin_offsetof(struct net_dns_event, msg) + len, 0) < 0)
-                __sync_fetch_and_add(&dns_lost, 1);
+                __sync_fetch_and_add(&events_lost, 1);
 }
 
 /* A query the egress program lets go by itself: the header of a standard query with one

@@ -679,6 +679,21 @@ static int handle_query(DnsProxy *p, bool tcp, const uint8_t *msg, size_t size, 
         return 0;
 }
 
+/* Sends a UDP query upstream; its answer goes to `client` (through reply_fd, unless the query
+ * is one the fast path left to the proxy). */
+static void forward_udp(Query *q, const void *client, socklen_t client_len, int reply_fd) {
+        client_len = MIN(client_len, (socklen_t) sizeof(q->client));
+        memcpy(&q->client, client, client_len);
+        q->client_len = client_len;
+        q->reply_fd = reply_fd;
+        if (query_start(q) < 0) {
+                query_fail(q);
+                return;
+        }
+        if (q->up)
+                upstream_busy_poll(q->up);
+}
+
 static int on_udp(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         DnsProxy *p = userdata;
         Manager *m = p->sandbox->manager;
@@ -702,15 +717,7 @@ static int on_udp(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
                               from_len);
                 return 0;
         }
-        q->client = from;
-        q->client_len = from_len;
-        q->reply_fd = fd;
-        if (query_start(q) < 0) {
-                query_fail(q);
-                return 0;
-        }
-        if (q->up)
-                upstream_busy_poll(q->up);
+        forward_udp(q, &from, from_len, fd);
         return 0;
 }
 
@@ -750,21 +757,18 @@ static void handle_dropped_query(DnsProxy *p, const struct net_dns_event *e) {
         }
         q->inject = true;
         q->inject_from = e->daddr;
-        memcpy(&q->client, &client, sizeof(client));
-        q->client_len = sizeof(client);
-        q->reply_fd = p->udp_fd;
-        if (query_start(q) < 0) {
-                query_fail(q);
-                return;
-        }
-        if (q->up)
-                upstream_busy_poll(q->up);
+        forward_udp(q, &client, sizeof(client), p->udp_fd);
 }
 
-static int learn_dropped(const uint8_t addr[16], uint32_t ttl, void *userdata) {
-        void **args = userdata;
+typedef struct Learning {
+        Sandbox *sandbox;
+        const char *name;               /* the question's */
+} Learning;
 
-        return sandbox_learn(args[0], args[1], addr, ttl);
+static int learn_dropped(const uint8_t addr[16], uint32_t ttl, void *userdata) {
+        const Learning *l = userdata;
+
+        return sandbox_learn(l->sandbox, l->name, addr, ttl);
 }
 
 /* An answer the ingress program could not read: learned from here, then passed on. */
@@ -781,9 +785,9 @@ static void handle_dropped_answer(DnsProxy *p, const struct net_dns_event *e) {
         if (dns_parse_response_question(e->msg, e->len, &q) < 0)
                 return;                 /* not an answer to anything: nothing to pass on */
         if (q.name_ok) {
-                void *args[] = { p->sandbox, q.name };
+                Learning l = { .sandbox = p->sandbox, .name = q.name };
 
-                k = dns_parse_answer(e->msg, e->len, &q, learn_dropped, args);
+                k = dns_parse_answer(e->msg, e->len, &q, learn_dropped, &l);
                 if (k < 0 && k != -EBADMSG) {
                         /* its addresses could not be stored: an answer the sandbox cannot use */
                         log_warning_errno(k, "cannot store the addresses of '%s': %m", q.name);

@@ -356,7 +356,3 @@ int filter_events_consume(Filter *f) {
 uint64_t filter_events_lost(Filter *f) {
         return __atomic_load_n(&f->skel->bss->events_lost, __ATOMIC_RELAXED);
 }
-
-uint64_t filter_dns_lost(Filter *f) {
-        return __atomic_load_n(&f->skel->bss->dns_lost, __ATOMIC_RELAXED);
-}

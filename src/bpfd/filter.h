@@ -51,5 +51,4 @@ int filter_expire(Filter *f, uint64_t now_ns);
 int filter_events_fd(Filter *f);
 int filter_events_consume(Filter *f);
 uint64_t filter_events_lost(Filter *f);
-uint64_t filter_dns_lost(Filter *f);
 bool filter_reports_comm(Filter *f);
