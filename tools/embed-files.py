@@ -12,10 +12,11 @@ With --modules an entry is named after the Lua module the file provides
 (lua/scudo/match.lua -> "scudo.match"); otherwise after the file's basename.
 With --luac each file is also compiled to bytecode, which loads several times faster
 than the source; the source stays embedded too, for when the bytecode does not fit the
-Lua library at run time. The bytecode keeps its line information and upvalue names (so
-tracebacks of internal errors still say file:line and `global 'x'`) but not the names of
-local variables (an error says "attempt to index a nil value" without "(local 'x')"):
-interning those names was most of the time spent loading a module (see drop_local_names).
+Lua library at run time. The bytecode keeps its line information (so tracebacks of internal
+errors still say file:line) and the upvalue name _ENV (so that they still say `global 'x'`),
+but not the names of local variables and of other upvalues (an error says "attempt to index
+a nil value" without "(local 'x')"): interning those names was most of the time spent
+loading a module (see drop_local_names).
 With --code the bytecode is given, one file per input (policies: their definitions,
 checked and frozen at build time by tools/policy-freeze.c).
 """
@@ -36,7 +37,7 @@ def module_name(path):
 
 class _Chunk:
     """A reader of Lua 5.4 bytecode (lundump.c) that copies what it reads, less the names
-    of local variables."""
+    of local variables and of upvalues other than _ENV."""
 
     def __init__(self, data):
         self.data, self.pos, self.out = data, 0, bytearray()
@@ -94,8 +95,11 @@ class _Chunk:
             self.string(False)
             self.size(False)
             self.size(False)
-        for _ in range(self.size()):    # upvalue names
-            self.string()
+        for _ in range(self.size()):    # upvalue names: only _ENV's kept, the others empty
+            start = self.pos
+            self.string(False)
+            name = self.data[start:self.pos]
+            self.out += name if name == b"\x85_ENV" else b"\x80"
 
 
 # lua.h LUA_SIGNATURE, version 5.4, official format, LUAC_DATA, then the sizes of
@@ -105,7 +109,7 @@ _HEADER_SIZE = len(_HEADER) + 8 + 8 + 1     # + LUAC_INT, LUAC_NUM, number of up
 
 
 def drop_local_names(code):
-    """The bytecode without local variable names, or as it is if it is not the Lua 5.4
+    """The bytecode without local variable and upvalue names (but _ENV's), or as it is if it is not the Lua 5.4
     format we know (the result must then still load, as luac made it)."""
     if not code.startswith(_HEADER):
         return code

@@ -291,8 +291,8 @@ static void watchdog_set(LuaEngine *e, uint64_t usec) {
 static void watchdog_handler(int sig) {
         LuaEngine *e = watchdog_engine;
 
-        if (!e)
-                return;
+        if (!e || e->depth == 0)
+                return;         /* between calls, the timer is stopped: a SIGALRM from elsewhere */
         if (!e->watchdog_fired) {
                 /* Force the hook: it runs at the next VM instruction and raises. */
                 e->watchdog_fired = 1;
@@ -922,18 +922,23 @@ static void engine_enter(LuaEngine *e) {
         e->global.deadline = e->limits.usec_max > 0 ? now_usec() + e->limits.usec_max : 0;
         e->now = e->global;
         lua_sethook(e->L, NULL, 0, 0);
-        (void) watchdog_arm(e);
+        /* The timer and the handler stay for the engine's life: a resolve makes several
+         * calls, and setting them up again for each was a dozen system calls. */
+        if (e->watchdog_armed)
+                watchdog_update(e);
+        else
+                (void) watchdog_arm(e);
 }
 
 static Trip engine_leave(LuaEngine *e) {
         Trip trip = e->trip;
         if (--e->depth > 0)
                 return trip;
-        watchdog_disarm(e);
         e->trip = TRIP_NONE;
         e->watchdog_fired = 0;
         e->global.deadline = 0;
         e->now = e->global;
+        watchdog_update(e);     /* no deadline: the timer stops until the next call */
         lua_sethook(e->L, NULL, 0, 0);
         return trip;
 }

@@ -134,8 +134,15 @@ static void set_table_flags(lua_State *L, int idx, int flags) {
 static void push_new_table(lua_State *L, int flags) {
         lua_Integer lines = (lua_Integer) table_map(L)->n + 1;
 
-        lua_newtable(L);                                /* stack: t */
-        lua_newtable(L);                                /* stack: t lines */
+        /* Sized for what a configuration file's tables and arrays usually hold, so that
+         * filling them seldom rehashes (each growth from empty would: 1, 2, 4 slots). */
+        if (flags & TABLE_ARRAY) {
+                lua_createtable(L, 4, 0);               /* stack: t */
+                lua_createtable(L, 4, 0);               /* stack: t lines */
+        } else {
+                lua_createtable(L, 0, 4);
+                lua_createtable(L, 0, 4);
+        }
         lua_pushvalue(L, -2);
         lua_pushvalue(L, -2);                           /* stack: t lines t lines */
         lua_rawset(L, IDX_LINES);                       /* stack: t lines */
