@@ -16,7 +16,7 @@ Lua library at run time. The bytecode keeps its line information (so tracebacks 
 errors still say file:line) and the upvalue name _ENV (so that they still say `global 'x'`),
 but not the names of local variables and of other upvalues (an error says "attempt to index
 a nil value" without "(local 'x')"): interning those names was most of the time spent
-loading a module (see drop_local_names).
+loading a module (see drop_names).
 With --code the bytecode is given, one file per input (policies: their definitions,
 checked and frozen at build time by tools/policy-freeze.c).
 """
@@ -108,9 +108,10 @@ _HEADER = b"\x1bLua\x54\x00\x19\x93\r\n\x1a\n\x04\x08\x08"
 _HEADER_SIZE = len(_HEADER) + 8 + 8 + 1     # + LUAC_INT, LUAC_NUM, number of upvalues
 
 
-def drop_local_names(code):
-    """The bytecode without local variable and upvalue names (but _ENV's), or as it is if it is not the Lua 5.4
-    format we know (the result must then still load, as luac made it)."""
+def drop_names(code):
+    """The bytecode without the names of local variables and upvalues (but _ENV), or as it
+    is if it is not the Lua 5.4 format we know (the result must then still load, as luac
+    made it)."""
     if not code.startswith(_HEADER):
         return code
     c = _Chunk(code)
@@ -177,7 +178,7 @@ def main():
                 out = os.path.join(tmp, "out.luac")
                 subprocess.run([a.luac, "-o", out, path], check=True)
                 with open(out, "rb") as f:
-                    code = drop_local_names(f.read())
+                    code = drop_names(f.read())
             body.append("static const char code_%d[] =\n        %s;" % (n, c_string(code)))
             entries.append('        { "%s", file_%d, sizeof(file_%d) - 1, code_%d, sizeof(code_%d) - 1 },'
                            % (name, n, n, n, n))
