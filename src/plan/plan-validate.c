@@ -27,8 +27,9 @@ static bool has_control_chars(const char *s) {
  *
  * A plan names many paths below a few directories (~/.ssh, ~/.aws, ... ~/.config/gh,
  * ~/.config/git, ...), and canonicalizing each one from scratch resolves the same prefixes
- * again and again. The memo keeps, for one plan_validate() call, what path_realpath_fast()
- * said of each prefix it was asked about, and answers from it when the answer is certain:
+ * again and again. The memo keeps, for one plan_validate() call, what resolving each prefix
+ * it was asked about said (path_realpath_procfd(), path_probe_no_symlinks() or lstat()), and
+ * answers from it when the answer is certain:
  *   - a prefix asked before: the same answer (resolved path, or ENOENT/ENOTDIR);
  *   - below a prefix that does not exist (ENOENT or ENOTDIR): does not exist either, with that
  *     errno. The kernel walks the prefix's components exactly as it did alone, the last one
@@ -37,7 +38,13 @@ static bool has_control_chars(const char *s) {
  *     ".." in it, or it would resolve elsewhere; so none of its prefixes has either. A path the
  *     resolution returned unchanged, and every resolution's result, is canonical;
  *   - a plain name directly in a canonical directory: canonical unless lstat() says it is a
- *     symlink (then it is resolved as any other path), or missing when lstat() says so.
+ *     symlink (then it is resolved as any other path), or missing when lstat() says so;
+ *   - a missing path that is its own canonical form all the same ("as written"): a plain name
+ *     missing from a canonical directory (lstat), or a lexically clean path whose walk met no
+ *     symlink before the missing component (path_probe_no_symlinks). Its longest existing
+ *     prefix is canonical as written, and the components after it are appended as they are;
+ *     so is any lexically clean path below it, whose walk fails at the same place. (It is a
+ *     missing entry too: the rule above still holds for any path below it.)
  * Nothing else is derived, and the filesystem is asked exactly as before otherwise; a change
  * to the filesystem during one validation is seen as if all its paths had been resolved at
  * the moment each prefix was first asked about. */
@@ -47,6 +54,7 @@ struct PathMemoEntry {
         size_t len;             /* strlen(path) */
         int error;              /* ENOENT or ENOTDIR */
         bool canonical;         /* path is its own canonical form: so are its prefixes */
+        bool as_written;        /* missing, yet its own canonical form: so are clean paths below */
 };
 
 void path_memo_done(PathMemo *m) {
@@ -56,9 +64,10 @@ void path_memo_done(PathMemo *m) {
         *m = (PathMemo) {};
 }
 
-/* Records what path_realpath_fast(path) said; resolved NULL for ENOENT/ENOTDIR in error.
- * Forgetting is always correct, so an allocation failure only costs system calls later. */
-static void memo_add(PathMemo *m, const char *path, const char *resolved, int error) {
+/* Records what resolving path said; resolved NULL for ENOENT/ENOTDIR in error, as_written
+ * when it is missing but canonical as written (see above). Forgetting is always correct, so an
+ * allocation failure only costs system calls later. */
+static void memo_add(PathMemo *m, const char *path, const char *resolved, int error, bool as_written) {
         size_t lp = strlen(path), lr = resolved ? strlen(resolved) : 0;
 
         if (m->n == m->allocated) {
@@ -81,18 +90,23 @@ static void memo_add(PathMemo *m, const char *path, const char *resolved, int er
                 .len = lp,
                 .error = error,
                 .canonical = resolved && lp == lr && memcmp(path, resolved, lp) == 0,
+                .as_written = !resolved && as_written,
         };
 }
 
 /* The memo's answer for `path`: 1 with resolved filled in, 0 with errno set (ENOENT or
- * ENOTDIR), or -1 when it cannot tell. */
-static int memo_lookup(const PathMemo *m, const char *path, char resolved[static PATH_MAX]) {
+ * ENOTDIR) and *ret_as_written telling whether it is canonical as written all the same, or -1
+ * when it cannot tell. */
+static int memo_lookup(const PathMemo *m, const char *path, char resolved[static PATH_MAX],
+                       bool *ret_as_written) {
         size_t l = strlen(path);
 
+        *ret_as_written = false;
         for (size_t i = 0; i < m->n; i++) {
                 const PathMemoEntry *e = &m->entries[i];
                 if (e->len == l && memcmp(e->path, path, l) == 0) {
                         if (!e->resolved) {
+                                *ret_as_written = e->as_written;
                                 errno = e->error;
                                 return 0;
                         }
@@ -100,6 +114,7 @@ static int memo_lookup(const PathMemo *m, const char *path, char resolved[static
                         return 1;
                 }
                 if (!e->resolved && e->len < l && path[e->len] == '/' && memcmp(e->path, path, e->len) == 0) {
+                        *ret_as_written = e->as_written && path_is_lexically_clean(path);
                         errno = e->error;
                         return 0;
                 }
@@ -114,14 +129,17 @@ static int memo_lookup(const PathMemo *m, const char *path, char resolved[static
 
 /* A path whose parent the memo knows to be canonical, and whose last component is a plain
  * name: one lstat() tells whether it is canonical too (anything but a symlink is), or does not
- * exist. 1: canonical; 0: does not exist (errno set); -1: cannot tell (a symlink, an error).
- * It costs one path walk, where opening it and reading /proc/self/fd back costs several. */
+ * exist (and is then canonical as written: the parent's canonical form and the name).
+ * 1: canonical; 0: does not exist (errno set); -ELOOP: a symlink, to be resolved the long way;
+ * -1: cannot tell (not such a path, another error). It costs one path walk, where opening it
+ * and reading /proc/self/fd back costs several. */
 static int resolve_below_canonical(PathMemo *m, const char *path) {
         char parent[PATH_MAX];
         const char *slash = strrchr(path, '/');
         const char *name = slash ? slash + 1 : NULL;
         size_t pl;
         struct stat st;
+        bool as_written;
 
         if (!slash || slash == path || !*name || streq(name, ".") || streq(name, ".."))
                 return -1;
@@ -131,44 +149,96 @@ static int resolve_below_canonical(PathMemo *m, const char *path) {
         memcpy(parent, path, pl);
         parent[pl] = 0;
         char presolved[PATH_MAX];
-        if (memo_lookup(m, parent, presolved) != 1 || !streq(presolved, parent))
+        if (memo_lookup(m, parent, presolved, &as_written) != 1 || !streq(presolved, parent))
                 return -1;
         if (lstat(path, &st) < 0)
                 return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
-        return S_ISLNK(st.st_mode) ? -1 : 1;
+        return S_ISLNK(st.st_mode) ? -ELOOP : 1;
 }
 
-/* path_realpath_fast(), through the memo when there is one. */
-static char *resolve_prefix(PathMemo *m, const char *path, char resolved[static PATH_MAX]) {
-        if (!m)
-                return path_realpath_fast(path, resolved);
+/* Whether the memo knows a prefix of path (at a '/') that resolves to another name: a symlink
+ * in it, for a lexically clean path (see resolve_prefix). */
+static bool memo_below_link(const PathMemo *m, const char *path) {
+        size_t l = strlen(path);
 
-        int r = memo_lookup(m, path, resolved);
-        if (r >= 0)
-                return r > 0 ? resolved : NULL;
-        r = resolve_below_canonical(m, path);
-        if (r > 0 && strlen(path) < PATH_MAX) {
-                memcpy(resolved, path, strlen(path) + 1);
-                memo_add(m, path, resolved, 0);
-                return resolved;
+        for (size_t i = 0; i < m->n; i++) {
+                const PathMemoEntry *e = &m->entries[i];
+                if (e->resolved && !e->canonical && e->len < l && path[e->len] == '/' &&
+                    memcmp(e->path, path, e->len) == 0)
+                        return true;
         }
-        if (r == 0) {
+        return false;
+}
+
+/* Resolves `path`, through the memo when there is one: 1 with resolved filled in; 0 when it
+ * does not exist (ENOENT, ENOTDIR), with *ret_as_written telling whether it is canonical as
+ * written all the same (see the memo); or negative errno. In that order: the memo, one lstat()
+ * (resolve_below_canonical), one openat2() (path_probe_no_symlinks), then open() and readlink
+ * of /proc/self/fd (path_realpath_procfd), each only when the one before cannot tell.
+ *
+ * openat2() is skipped where it could only refuse (ELOOP), which would make the path cost one
+ * system call more than it did before it: when lstat() just found the last component to be a
+ * symlink; when the memo knows a prefix that resolves elsewhere (a symlinked home directory:
+ * every path below it); and once a probe met a symlink in a path that *symlink_seen is kept
+ * for (the prefixes of one path, stripped one by one while they are missing: any of them that
+ * is missing holds that symlink too, since the components before it exist and are no
+ * symlinks; the first that does not hold it exists, and costs the old three calls). Skipping it
+ * only ever leaves the answer to path_realpath_procfd(), which is always right. */
+static int resolve_prefix(PathMemo *m, const char *path, char resolved[static PATH_MAX], bool *ret_as_written,
+                          bool *symlink_seen) {
+        size_t l = strlen(path);
+        int r = -1;
+
+        *ret_as_written = false;
+        if (l >= PATH_MAX)
+                return -ENAMETOOLONG;
+        if (m) {
+                r = memo_lookup(m, path, resolved, ret_as_written);
+                if (r >= 0)
+                        return r;
+                r = resolve_below_canonical(m, path);
+                if (r > 0) {
+                        memcpy(resolved, path, l + 1);
+                        memo_add(m, path, resolved, 0, false);
+                        return 1;
+                }
+                if (r == 0) {
+                        memo_add(m, path, NULL, errno, true);
+                        *ret_as_written = true;
+                        return 0;
+                }
+        }
+        if (r != -ELOOP && !*symlink_seen && !(m && memo_below_link(m, path))) {
+                r = path_probe_no_symlinks(path);
+                if (r < 0 && errno == ELOOP)
+                        *symlink_seen = true;
+                if (r > 0) {
+                        memcpy(resolved, path, l + 1);
+                        if (m)
+                                memo_add(m, path, resolved, 0, false);
+                        return 1;
+                }
+                if (r == 0) {
+                        if (m)
+                                memo_add(m, path, NULL, errno, true);
+                        *ret_as_written = true;
+                        return 0;
+                }
+        }
+        if (!path_realpath_procfd(path, resolved)) {
                 int error = errno;
-                memo_add(m, path, NULL, error);
-                errno = error;
-                return NULL;
+                if (error != ENOENT && error != ENOTDIR)
+                        return error > 0 ? -error : -EIO;
+                if (m)
+                        memo_add(m, path, NULL, error, false);
+                return 0;
         }
-        if (path_realpath_fast(path, resolved)) {
-                memo_add(m, path, resolved, 0);
+        if (m) {
+                memo_add(m, path, resolved, 0, false);
                 if (!streq(path, resolved))
-                        memo_add(m, resolved, resolved, 0);
-                return resolved;
+                        memo_add(m, resolved, resolved, 0, false);
         }
-        int error = errno;
-        if (error == ENOENT || error == ENOTDIR)
-                memo_add(m, path, NULL, error);
-        errno = error;
-        return NULL;
+        return 1;
 }
 
 int plan_path_canonicalize_memo(PathMemo *memo, const char *path, char **ret) {
@@ -184,10 +254,21 @@ int plan_path_canonicalize_memo(PathMemo *memo, const char *path, char **ret) {
                 return -ENAMETOOLONG;
         memcpy(work, path, cut + 1);
 
-        /* Strip components from the end until what is left exists; "/" always does. */
-        while (!resolve_prefix(memo, work, resolved)) {
-                if (errno != ENOENT && errno != ENOTDIR)
-                        return negative_errno();
+        /* Strip components from the end until what is left exists ("/" always does), or is
+         * known to be canonical as written though it does not: then its longest existing
+         * prefix resolves to itself, and the components after that are applied as below. */
+        bool symlink_seen = false;
+        for (;;) {
+                bool as_written;
+                int r = resolve_prefix(memo, work, resolved, &as_written, &symlink_seen);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        break;
+                if (as_written) {
+                        memcpy(resolved, work, cut + 1);
+                        break;
+                }
                 char *slash = strrchr(work, '/');
                 size_t pos = (size_t) (slash - work);
                 if (pos + 1 < cut && nrest < ELEMENTSOF(rest)) {

@@ -14,6 +14,7 @@
 
 #include "plan/plan-validate.h"
 #include "policy/lua-engine.h"
+#include "util/file-util.h"
 #include "util/path-util.h"
 
 /* A directory with more entries than this is refused rather than read. */
@@ -65,18 +66,19 @@ static bool missing(lua_State *L, int missing_ok, int err) {
 }
 
 /* sys.readfile(path, max[, missing_ok]) -> text | nil, message, errno
- * Regular files only: O_NONBLOCK and fstat keep FIFOs and devices from blocking us. The file
- * is read into C memory with no Lua call while it is open, so an error cannot leak the fd.
- * With missing_ok, a file that is not there (ENOENT, ENOTDIR) gives just nil. */
+ * Regular files only: O_NONBLOCK and fstat keep FIFOs and devices from blocking us
+ * (read_regular_fd, util/file-util.h). The file is read into C memory with no Lua call while
+ * it is open, so an error cannot leak the fd. With missing_ok, a file that is not there
+ * (open() says ENOENT, ENOTDIR) gives just nil: it is opened here, so that only open()'s
+ * errors count as that. */
 static int l_sys_readfile(lua_State *L) {
         const char *path = check_path(L, 1);
         lua_Integer max = luaL_checkinteger(L, 2);
         luaL_argcheck(L, max > 0 && max < INT32_MAX, 2, "out of range");
         lua_settop(L, 3);
         void **box = push_cbox(L);                                              /* stack: p max m box */
-        int err = 0;
-        size_t total = 0;
-        bool too_large = false;
+        char *data = NULL;
+        size_t size = 0;
 
         int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0) {
@@ -86,67 +88,28 @@ static int l_sys_readfile(lua_State *L) {
                 }
                 return push_failure(L, path, errno);
         }
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                err = errno;
-        else if (S_ISDIR(st.st_mode))
-                err = EISDIR;
-        else if (!S_ISREG(st.st_mode))
-                err = -1;
-        else if (st.st_size > max)
-                too_large = true;
-        else {
-                size_t cap = (size_t) st.st_size + 1;
-                *box = malloc(cap);
-                if (!*box)
-                        err = ENOMEM;
-                else
-                        lua_engine_hold(L);
-                while (err == 0) {
-                        if (total == cap) {
-                                /* The file grew since fstat; read on, up to the limit. */
-                                if (cap > (size_t) max) {
-                                        too_large = true;
-                                        break;
-                                }
-                                size_t ncap = MIN(cap * 2, (size_t) max + 1);
-                                void *n = realloc(*box, ncap);
-                                if (!n) {
-                                        err = ENOMEM;
-                                        break;
-                                }
-                                *box = n;
-                                cap = ncap;
-                        }
-                        ssize_t k = read(fd, (char *) *box + total, cap - total);
-                        if (k < 0 && errno == EINTR)
-                                continue;
-                        if (k < 0)
-                                err = errno;
-                        if (k <= 0)
-                                break;
-                        total += (size_t) k;
-                }
-        }
+        int r = read_regular_fd(fd, (size_t) max, &data, &size);
         (void) close(fd);
-        if (err != 0 || too_large)
-                cbox_clear(L, box);
 
-        if (err == -1) {
+        if (r == -EBADFD) {
                 lua_pushnil(L);
                 lua_pushfstring(L, "%s: not a regular file", path);
                 lua_pushinteger(L, EINVAL);
                 return 3;
         }
-        if (err != 0)
-                return push_failure(L, path, err);
-        if (too_large || total > (size_t) max) {
+        if (r == -EFBIG) {
                 lua_pushnil(L);
                 lua_pushfstring(L, "%s: too large (the limit is %I bytes)", path, max);
                 lua_pushinteger(L, EFBIG);
                 return 3;
         }
-        lua_pushlstring(L, *box ?: "", total);                                  /* stack: p max m box s */
+        if (r < 0)
+                return push_failure(L, path, -r);
+        /* The box owns the text (held) before anything can raise: read_regular_fd() ran no Lua
+         * code, and should lua_pushlstring() run out of memory, the collector frees it. */
+        *box = data;
+        lua_engine_hold(L);
+        lua_pushlstring(L, data, size);                                         /* stack: p max m box s */
         cbox_clear(L, box);
         return 1;
 }
@@ -286,7 +249,8 @@ static int l_sys_lstat(lua_State *L) {
 }
 
 /* sys.realpath(path) -> canonical path | nil, message, errno
- * realpath(), in three system calls however deep the path is (util/path-util.h). When that
+ * realpath(), in three system calls however deep the path is, two (one when it is missing) for
+ * a path with no symlink, "." or ".." in it (util/path-util.h). When that
  * fails, realpath() itself has the last word: the kernel may refuse what realpath() does
  * not (a symlink that fs.protected_symlinks keeps from being followed), and the answer and
  * the error stay realpath()'s. */

@@ -53,7 +53,12 @@ struct LuaEngine {
         Trip trip;
         volatile sig_atomic_t watchdog_fired;
         bool watchdog_armed;
+        bool restore_mask;              /* SIGALRM was blocked before watchdog_arm */
         timer_t timer;
+        /* When the timer fires (CLOCK_MONOTONIC, usec; 0: not set), and the deadline the
+         * handler compares it with. Both are written by the handler too, hence atomics. */
+        uint64_t timer_due;
+        uint64_t watch_deadline;
         struct sigaction old_action;
         sigset_t old_mask;
 
@@ -278,26 +283,52 @@ static void engine_hook(lua_State *L, lua_Debug *ar) {
         lua_error(L);
 }
 
-static void watchdog_set(LuaEngine *e, uint64_t usec) {
+/* The watchdog is one process timer, armed once per engine. Every call into Lua and every
+ * user-code budget moves the deadline; setting the timer again for each move, and stopping it
+ * between calls, was most of a resolve's system calls for it. So the timer is only ever moved
+ * earlier: a deadline that moves later leaves it where it is, and when it fires early, the
+ * handler sets it again for the deadline then in force (or for nothing, between calls). */
+static uint64_t load_u64(const uint64_t *p) {
+        return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static void store_u64(uint64_t *p, uint64_t v) {
+        __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+/* Sets the timer to fire at `due` (absolute). Async-signal-safe: timer_settime is. */
+static void watchdog_set(LuaEngine *e, uint64_t due, uint64_t now) {
+        uint64_t usec = due > now ? due - now : 0;
         struct itimerspec its = {
                 .it_value.tv_sec = (time_t) (usec / 1000000ULL),
                 .it_value.tv_nsec = (long) (usec % 1000000ULL) * 1000L,
         };
         if (usec == 0)
                 its.it_value.tv_nsec = 1;       /* already due: fire at once */
+        store_u64(&e->timer_due, due);
         (void) timer_settime(e->timer, 0, &its, NULL);
 }
 
 static void watchdog_handler(int sig) {
         LuaEngine *e = watchdog_engine;
 
-        if (!e || e->depth == 0)
-                return;         /* between calls, the timer is stopped: a SIGALRM from elsewhere */
+        if (!e)
+                return;
+        uint64_t deadline = load_u64(&e->watch_deadline);
+        uint64_t now = now_usec();
+        if (e->depth == 0 || deadline == 0 || (!e->watchdog_fired && now < deadline)) {
+                /* Between calls, or early for the deadline in force: set for that one. */
+                if (e->depth > 0 && deadline > 0)
+                        watchdog_set(e, deadline, now);
+                else
+                        store_u64(&e->timer_due, 0);
+                return;
+        }
         if (!e->watchdog_fired) {
                 /* Force the hook: it runs at the next VM instruction and raises. */
                 e->watchdog_fired = 1;
                 lua_sethook(e->L, engine_hook, LUA_MASKCOUNT, 1);
-                watchdog_set(e, WATCHDOG_GRACE_USEC);
+                watchdog_set(e, now + WATCHDOG_GRACE_USEC, now);
                 return;
         }
         /* Still inside a C function (a pathological pattern match, say) a second after the
@@ -308,17 +339,18 @@ static void watchdog_handler(int sig) {
         _exit(125);
 }
 
-/* (Re)arms the watchdog for the budget in force. */
+/* Makes the watchdog follow the budget in force: moves the timer only when the deadline
+ * came before it. */
 static void watchdog_update(LuaEngine *e) {
-        if (!e->watchdog_armed || e->watchdog_fired)
+        if (!e->watchdog_armed)
                 return;
-        if (e->now.deadline == 0) {
-                struct itimerspec off = {};
-                (void) timer_settime(e->timer, 0, &off, NULL);
+        uint64_t deadline = e->now.deadline;
+        store_u64(&e->watch_deadline, deadline);
+        if (deadline == 0 || e->watchdog_fired)
                 return;
-        }
-        uint64_t t = now_usec();
-        watchdog_set(e, e->now.deadline > t ? e->now.deadline - t : 0);
+        uint64_t due = load_u64(&e->timer_due);
+        if (due == 0 || due > deadline)
+                watchdog_set(e, deadline, now_usec());
 }
 
 static int watchdog_arm(LuaEngine *e) {
@@ -332,14 +364,18 @@ static int watchdog_arm(LuaEngine *e) {
         if (timer_create(CLOCK_MONOTONIC, &sev, &e->timer) < 0)
                 return negative_errno();
 
-        struct sigaction sa = { .sa_handler = watchdog_handler };
+        /* SA_RESTART: a timer that fires early (see above) must not fail a system call. What
+         * a signal cannot end, a C function stuck past the deadline, the grace period does. */
+        struct sigaction sa = { .sa_handler = watchdog_handler, .sa_flags = SA_RESTART };
         sigemptyset(&sa.sa_mask);
         (void) sigaction(SIGALRM, &sa, &e->old_action);
         sigset_t m;
         sigemptyset(&m);
         sigaddset(&m, SIGALRM);
-        (void) sigprocmask(SIG_UNBLOCK, &m, &e->old_mask);
+        if (sigprocmask(SIG_UNBLOCK, &m, &e->old_mask) == 0)
+                e->restore_mask = sigismember(&e->old_mask, SIGALRM) == 1;
 
+        e->timer_due = 0;
         watchdog_engine = e;
         e->watchdog_armed = true;
         watchdog_update(e);
@@ -350,7 +386,8 @@ static void watchdog_disarm(LuaEngine *e) {
         if (!e->watchdog_armed)
                 return;
         (void) timer_delete(e->timer);
-        (void) sigprocmask(SIG_SETMASK, &e->old_mask, NULL);
+        if (e->restore_mask)
+                (void) sigprocmask(SIG_SETMASK, &e->old_mask, NULL);
         (void) sigaction(SIGALRM, &e->old_action, NULL);
         watchdog_engine = NULL;
         e->watchdog_armed = false;
@@ -938,7 +975,7 @@ static Trip engine_leave(LuaEngine *e) {
         e->watchdog_fired = 0;
         e->global.deadline = 0;
         e->now = e->global;
-        watchdog_update(e);     /* no deadline: the timer stops until the next call */
+        watchdog_update(e);     /* no deadline: a timer still set fires for nothing */
         lua_sethook(e->L, NULL, 0, 0);
         return trip;
 }

@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/macro.h"
 #include "policy/sha256.h"
 #include "policy/trust.h"
+#include "util/file-util.h"
 #include "util/path-util.h"
 
 /* More entries than this and the store is considered damaged. */
@@ -38,58 +38,12 @@ int trust_store_path(char **ret) {
         return 0;
 }
 
-/* Reads a regular file of at most max bytes into a malloc'd buffer. */
-static int read_file(const char *path, size_t max, char **ret, size_t *ret_size) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return negative_errno();
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (S_ISDIR(st.st_mode))
-                return -EISDIR;
-        if (!S_ISREG(st.st_mode))
-                return -EBADFD;
-        if ((size_t) st.st_size > max)
-                return -EFBIG;
-
-        size_t cap = (size_t) st.st_size + 1, n = 0;
-        _cleanup_free_ char *buf = malloc(cap + 1);
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                if (n == cap) {
-                        if (cap > max)
-                                return -EFBIG;
-                        char *b = realloc(buf, cap * 2 + 1);
-                        if (!b)
-                                return -ENOMEM;
-                        buf = b;
-                        cap *= 2;
-                }
-                ssize_t k = read(fd, buf + n, cap - n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return negative_errno();
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-        }
-        if (n > max)
-                return -EFBIG;
-        buf[n] = 0;
-        *ret = TAKE_PTR(buf);
-        *ret_size = n;
-        return 0;
-}
-
 int trust_hash_file(const char *path, size_t max, char **ret_sha256) {
         _cleanup_free_ char *data = NULL;
         size_t size;
         char hex[SHA256_HEX_SIZE];
 
-        int r = read_file(path, max, &data, &size);
+        int r = read_regular_file(path, max, &data, &size);
         if (r < 0)
                 return r;
         sha256_hex(data, size, hex);
@@ -122,7 +76,7 @@ int trust_load(const char *store, TrustEntry **ret, size_t *ret_n) {
         size_t size, n = 0;
         TrustEntry *entries = NULL;
 
-        int r = read_file(store, TRUST_STORE_MAX, &data, &size);
+        int r = read_regular_file(store, TRUST_STORE_MAX, &data, &size);
         if (r == -ENOENT) {
                 *ret = NULL;
                 *ret_n = 0;

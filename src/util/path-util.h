@@ -20,12 +20,34 @@ const char *path_startswith(const char *path, const char *prefix);
 
 bool path_is_absolute(const char *p);
 
+/* Whether path is absolute with no empty component ("//"), no "." or ".." component and no
+ * trailing slash ("/" itself is clean): then it names what it leads to unless a symlink in it
+ * leads elsewhere. */
+bool path_is_lexically_clean(const char *path);
+
+/* Whether a lexically clean path has no symlink in it, in one system call (openat2() with
+ * RESOLVE_NO_SYMLINKS), where reading the kernel's name back (path_realpath_procfd) costs
+ * three, and finding the longest existing prefix of a missing path costs that again per
+ * prefix. Returns
+ *    1: it exists, and is its own canonical form (what realpath() gives);
+ *    0: it does not exist (errno ENOENT or ENOTDIR), and the walk met no symlink before the
+ *       component that is missing (or not a directory): realpath() fails just so, and the
+ *       path as written is the longest existing prefix's canonical form plus the rest;
+ *   -1: cannot tell, errno saying why: EINVAL for a path that is not lexically clean, ELOOP
+ *       for a symlink in it, ENOSYS without openat2() (old kernel, seccomp: not tried again),
+ *       or what else openat2() said. */
+int path_probe_no_symlinks(const char *path);
+
 /* realpath() in 3 system calls (open with O_PATH, readlink of /proc/self/fd/N, close) instead of
  * one readlink per component: the kernel's own name for what the path leads to. Falls back on
  * realpath() where /proc cannot tell (no /proc, a deleted or unreachable file, a name too long).
  * Returns resolved, or NULL with errno set, as realpath() does; but the kernel's own refusals
  * apply (a symlink fs.protected_symlinks keeps from being followed: EACCES, where realpath(),
  * which only reads links, goes on). */
+char *path_realpath_procfd(const char *path, char resolved[static PATH_MAX]);
+
+/* path_realpath_procfd(), with path_probe_no_symlinks() first: a lexically clean path with no
+ * symlink in it is its own answer in 2 system calls (openat2, close), or fails in 1. */
 char *path_realpath_fast(const char *path, char resolved[static PATH_MAX]);
 
 /* Finds an executable called `name` on `search_path` (":"-separated), skipping candidates

@@ -241,6 +241,28 @@ static void test_watchdog(void) {
                   "the watchdog ends a hook stuck in a C function (exit %d after %.1fs)",
                   WIFEXITED(status) ? WEXITSTATUS(status) : -1, dt);
 
+        /* The timer is only ever moved earlier: after a first hook, it is still set for that
+         * hook's deadline, fires early while the second is stuck, and must be set again for
+         * the second one's. */
+        pt_write("etc/config.d/h.lua",
+                 "return { t = { match = { 'tool' }, hook = {\n"
+                 "  function() for i = 1, 100 do local s = string.rep('ab', 1 << 19) end end,\n"
+                 "  function() string.find(string.rep('a', 40000), '.-.-.-.-.-.-b') end } } }\n");
+        t0 = now();
+        pid = fork();
+        if (pid == 0) {
+                Plan *p = NULL;
+                char *err = NULL;
+                policy_set_watchdog(true);
+                int r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+                _exit(r < 0 ? 3 : 0);
+        }
+        (void) waitpid(pid, &status, 0);
+        dt = now() - t0;
+        TAP_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 125 && dt < 6,
+                  "the watchdog, set for a first hook, still ends a second one stuck in C (exit %d after %.1fs)",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, dt);
+
         /* A deadline reached in Lua code is an ordinary error. */
         hook("local t0 = os and 0 or 0\nwhile true do local s = ('x'):rep(100) end");
         pid = fork();

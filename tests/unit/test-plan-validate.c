@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* plan_validate() and the canonical paths it insists on, whatever produced the plan. */
+#include <limits.h>
+
 #include "plan/plan-validate.h"
 #include "policy-test.h"
 #include "tap.h"
@@ -203,6 +205,193 @@ static void test_canonicalize_memo(void) {
         }
 }
 
+/* The canonical form the old way, with nothing of ours: libc's realpath() of the longest
+ * prefix it resolves, then the rest with "." and ".." applied lexically. */
+static int reference_canonical(const char *path, char **ret) {
+        char work[PATH_MAX], out[PATH_MAX];
+
+        snprintf(work, sizeof(work), "%s", path);
+        while (!realpath(work, out)) {
+                if (errno != ENOENT && errno != ENOTDIR)
+                        return -errno;
+                char *slash = strrchr(work, '/');
+                slash[slash == work ? 1 : 0] = 0;
+        }
+        size_t len = strlen(out), wl = strlen(work);
+        const char *rest = path + (wl == 1 ? 1 : wl);
+        while (*rest) {
+                while (*rest == '/')
+                        rest++;
+                const char *e = strchrnul(rest, '/');
+                size_t cl = (size_t) (e - rest);
+                if (cl == 2 && rest[0] == '.' && rest[1] == '.') {
+                        char *s = strrchr(out, '/');
+                        len = s == out ? 1 : (size_t) (s - out);
+                        out[len] = 0;
+                } else if (cl > 0 && !(cl == 1 && rest[0] == '.')) {
+                        if (len > 1)
+                                out[len++] = '/';
+                        memcpy(out + len, rest, cl);
+                        len += cl;
+                        out[len] = 0;
+                }
+                rest = e;
+        }
+        *ret = strdup(out);
+        return 0;
+}
+
+/* path_probe_no_symlinks() (one openat2 with RESOLVE_NO_SYMLINKS), and the canonical forms
+ * that use it, with and without the memo: the same as the old method in every case. */
+static void test_probe(void) {
+        pt_mkdir("pr/d/e");
+        pt_write("pr/f", "x\n");
+        (void) symlink("d", pt_path("pr/ld"));                  /* a directory, relative */
+        (void) symlink(pt_path("pr/f"), pt_path("pr/lf"));       /* a file, absolute */
+        (void) symlink(pt_path("pr/nowhere"), pt_path("pr/dangling"));
+
+        static const struct {
+                const char *rel;
+                int probe;              /* path_probe_no_symlinks(): 1, 0 or -1 */
+                int error;              /* its errno for 0 */
+                const char *out;        /* canonical form, relative; NULL: as written */
+        } cases[] = {
+                /* lexically clean, no symlink: its own canonical form, existing or not */
+                { "pr/d/e", 1, 0, NULL },
+                { "pr/f", 1, 0, NULL },
+                { "pr/d/new", 0, ENOENT, NULL },
+                { "pr/d/new/x/y", 0, ENOENT, NULL },
+                { "pr/new", 0, ENOENT, NULL },
+                /* a file used as a directory */
+                { "pr/f/x", 0, ENOTDIR, NULL },
+                { "pr/f/x/y", 0, ENOTDIR, NULL },
+                /* a symlink in the existing prefix: resolved through it, not as written */
+                { "pr/ld/e", -1, 0, "pr/d/e" },
+                { "pr/ld/new/x", -1, 0, "pr/d/new/x" },
+                { "pr/lf/x", -1, 0, "pr/f/x" },                /* ELOOP before ENOTDIR */
+                /* the last component a symlink: resolved */
+                { "pr/ld", -1, 0, "pr/d" },
+                { "pr/lf", -1, 0, "pr/f" },
+                /* a dangling symlink: missing, so the longest existing prefix and its name */
+                { "pr/dangling", -1, 0, "pr/dangling" },
+                { "pr/dangling/x", -1, 0, "pr/dangling/x" },
+                /* not lexically clean: not probed, the old way */
+                { "pr/d/../d/e", -1, 0, "pr/d/e" },
+                { "pr/./d", -1, 0, "pr/d" },
+                { "pr//d/e", -1, 0, "pr/d/e" },
+                { "pr/d/", -1, 0, "pr/d" },
+                { "pr/d/new/../e", -1, 0, "pr/d/e" },
+                { "pr/d/new/./x", -1, 0, "pr/d/new/x" },
+                { "pr/f/x/..", -1, 0, "pr/f" },
+                { "pr/ld/new/..", -1, 0, "pr/d" },
+        };
+        size_t n = ELEMENTSOF(cases);
+        /* Without openat2 (an old kernel, seccomp) the probe cannot tell anything: the
+         * results must be the same all the same. */
+        bool have_openat2 = path_probe_no_symlinks("/") == 1;
+        if (!have_openat2)
+                printf("# no openat2 here: the probe's answers are not checked\n");
+        TAP_CHECK(path_probe_no_symlinks("relative") == -1 && path_probe_no_symlinks(pt_path("pr/d/")) == -1,
+                  "a relative path or a trailing slash is not probed");
+
+        char *want[ELEMENTSOF(cases)];
+        for (size_t i = 0; i < n; i++) {
+                const char *path = pt_path(cases[i].rel);
+                char buf[PATH_MAX], ref[PATH_MAX];
+
+                if (have_openat2) {
+                        errno = 0;
+                        int r = path_probe_no_symlinks(path);
+                        int error = errno;
+                        TAP_CHECK(r == cases[i].probe && (r != 0 || error == cases[i].error),
+                                  "probe %s: %d (%s)", cases[i].rel, r, r == 0 ? strerror(error) : "");
+                }
+
+                /* path_realpath_fast() as realpath(): the same path, or the same errno */
+                errno = 0;
+                char *fast = path_realpath_fast(path, buf);
+                int fast_error = errno;
+                errno = 0;
+                char *slow = realpath(path, ref);
+                int slow_error = errno;
+                TAP_CHECK(fast && slow ? streq(fast, slow) : !fast && !slow && fast_error == slow_error,
+                          "path_realpath_fast(%s) as realpath(): %s", cases[i].rel,
+                          fast ?: strerror(fast_error));
+
+                want[i] = NULL;
+                TAP_CHECK(reference_canonical(path, &want[i]) == 0 &&
+                          streq(want[i], cases[i].out ? pt_path(cases[i].out) : path),
+                          "the old way, %s: %s", cases[i].rel, want[i] ?: "(failed)");
+
+                char *c = NULL;
+                int r = plan_path_canonicalize(path, &c);
+                TAP_STREQ(r >= 0 ? c : NULL, want[i], "canonical form of %s", cases[i].rel);
+                free(c);
+        }
+
+        /* Through a memo: each alone, then all in one memo forwards and backwards (what one
+         * entry taught it answers the others), then again with every answer known. */
+        size_t same = 0;
+        for (size_t i = 0; i < n; i++) {
+                PathMemo memo = {};
+                char *c = NULL;
+                int r = plan_path_canonicalize_memo(&memo, pt_path(cases[i].rel), &c);
+                same += r >= 0 && streq(c, want[i]);
+                free(c);
+                path_memo_done(&memo);
+        }
+        TAP_CHECK(same == n, "each through a memo of its own: %zu of %zu as the old way", same, n);
+        for (int lap = 0; lap < 3; lap++) {
+                PathMemo memo = {};
+                same = 0;
+                for (int round = 0; round < 2; round++)
+                        for (size_t k = 0; k < n; k++) {
+                                size_t i = lap == 1 ? n - 1 - k : k;
+                                char *c = NULL;
+                                int r = plan_path_canonicalize_memo(&memo, pt_path(cases[i].rel), &c);
+                                bool ok = r >= 0 && streq(c, want[i]);
+                                if (!ok)
+                                        printf("#   %s: got %d '%s', expected '%s'\n", cases[i].rel, r,
+                                               c ?: "", want[i]);
+                                same += ok;
+                                free(c);
+                        }
+                TAP_CHECK(same == 2 * n, "one memo, lap %d: %zu of %zu as the old way", lap, same, 2 * n);
+                path_memo_done(&memo);
+        }
+
+        /* What the memo derives from a missing path canonical as written: clean paths below it
+         * are too, others below it are resolved the old way. */
+        PathMemo memo = {};
+        const char *below[][2] = {
+                { "pr/d/gone", "pr/d/gone" },
+                { "pr/d/gone/x/y", "pr/d/gone/x/y" },
+                { "pr/d/gone/x/../../e", "pr/d/e" },
+                { "pr/d/gone/./z", "pr/d/gone/z" },
+                { "pr/f/q", "pr/f/q" },
+                { "pr/f/q/r", "pr/f/q/r" },
+                { "pr/f/q/..", "pr/f" },
+        };
+        same = 0;
+        for (size_t i = 0; i < ELEMENTSOF(below); i++) {
+                char *c = NULL, *ref = NULL;
+                int r = plan_path_canonicalize_memo(&memo, pt_path(below[i][0]), &c);
+                bool ok = r >= 0 && streq(c, pt_path(below[i][1])) &&
+                          reference_canonical(pt_path(below[i][0]), &ref) == 0 && streq(ref, c);
+                if (!ok)
+                        printf("#   %s: got %d '%s', expected '%s'\n", below[i][0], r, c ?: "", below[i][1]);
+                same += ok;
+                free(c);
+                free(ref);
+        }
+        TAP_CHECK(same == ELEMENTSOF(below), "below a missing path canonical as written: %zu of %zu",
+                  same, ELEMENTSOF(below));
+        path_memo_done(&memo);
+
+        for (size_t i = 0; i < n; i++)
+                free(want[i]);
+}
+
 /* Entries that lead out of a writable directory (plan_path_leads_out) are dropped. */
 static void test_leads_out(void) {
         static const struct {
@@ -259,6 +448,7 @@ int main(void) {
         test_canonicalize();
         test_validate();
         test_canonicalize_memo();
+        test_probe();
         pt_cleanup();
         return tap_done();
 }

@@ -122,6 +122,14 @@ static void test_bad_files(void) {
         err = NULL;
         rmdir(pt_path("etc/config.d/dir.toml"));
 
+        /* A FIFO: refused without waiting for a writer (O_NONBLOCK), by name. */
+        (void) mkfifo(pt_path("etc/config.d/fifo.toml"), 0600);
+        r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r < 0 && err && strstr(err, "fifo.toml: not a regular file"), "a FIFO named like a file");
+        free(err);
+        err = NULL;
+        unlink(pt_path("etc/config.d/fifo.toml"));
+
         /* A Lua file that does not compile. */
         pt_write("etc/config.d/bad.lua", "return {\n");
         r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);

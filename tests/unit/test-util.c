@@ -7,6 +7,7 @@
 
 #include "tap.h"
 #include "util/env-util.h"
+#include "util/file-util.h"
 #include "util/macro.h"
 #include "util/path-util.h"
 #include "util/strv.h"
@@ -36,6 +37,79 @@ static void test_startswith(void) {
         TAP_STREQ(path_startswith("/home/dev", "/home/dev"), "", "prefix itself");
         TAP_CHECK(!path_startswith("/home/devil", "/home/dev"), "no match across a component boundary");
         TAP_STREQ(path_startswith("/etc", "/"), "etc", "everything is under /");
+}
+
+static void test_lexically_clean(void) {
+        static const struct { const char *in; bool clean; } cases[] = {
+                { "/", true },
+                { "/a", true },
+                { "/a/b.c/..d/.e", true },
+                { "", false },
+                { "a/b", false },
+                { "//", false },
+                { "/a//b", false },
+                { "/a/", false },
+                { "/a/.", false },
+                { "/./a", false },
+                { "/a/../b", false },
+                { "/..", false },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                TAP_CHECK(path_is_lexically_clean(cases[i].in) == cases[i].clean, "'%s' is %slexically clean",
+                          cases[i].in, cases[i].clean ? "" : "not ");
+}
+
+/* read_regular_file(): regular files only, up to the limit, whatever fstat() says of their size. */
+static void test_read_regular_file(void) {
+        char dir[] = "/tmp/scudo-test-XXXXXX";
+        TAP_CHECK(mkdtemp(dir) != NULL, "temp dir");
+        _cleanup_free_ char *file = path_join(dir, "file"), *empty = path_join(dir, "empty"),
+                            *fifo = path_join(dir, "fifo"), *missing = path_join(dir, "missing/x");
+        FILE *f = fopen(file, "we");
+        fputs("hello\n", f);
+        fputc(0, f);
+        fputs("world", f);
+        fclose(f);
+        f = fopen(empty, "we");
+        fclose(f);
+        (void) mkfifo(fifo, 0600);
+
+        static const struct { const char *name; size_t max; int r; size_t size; } cases[] = {
+                { "file", 1 << 20, 0, 12 },
+                { "file", 12, 0, 12 },                  /* exactly the limit */
+                { "file", 11, -EFBIG, 0 },
+                { "empty", 1, 0, 0 },
+                { "fifo", 1 << 20, -EBADFD, 0 },        /* without blocking */
+                { "", 1 << 20, -EISDIR, 0 },            /* the directory itself */
+                { "missing/x", 1 << 20, -ENOENT, 0 },
+                { "file/x", 1 << 20, -ENOTDIR, 0 },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *p = path_join(dir, cases[i].name), *data = NULL;
+                size_t size = 0;
+                int r = read_regular_file(p, cases[i].max, &data, &size);
+                TAP_CHECK(r == cases[i].r && (r < 0 ? !data : data && size == cases[i].size && data[size] == 0),
+                          "read_regular_file(%s, %zu): %d, %zu bytes", cases[i].name, cases[i].max, r, size);
+        }
+        _cleanup_free_ char *data = NULL;
+        size_t size = 0;
+        TAP_CHECK(read_regular_file(file, 100, &data, &size) == 0 && size == 12 &&
+                  memcmp(data, "hello\n\0world", 13) == 0, "the contents, NULs and all, NUL-terminated");
+
+        /* fstat() says 0 bytes of what /proc makes up as it is read: read all the same, and
+         * the limit holds. */
+        _cleanup_free_ char *proc = NULL;
+        size = 0;
+        TAP_CHECK(read_regular_file("/proc/self/status", 1 << 20, &proc, &size) == 0 && size > 0 &&
+                  strlen(proc) == size && strstr(proc, "Name:"), "a /proc file announced empty: %zu bytes", size);
+        _cleanup_free_ char *proc_small = NULL;
+        TAP_CHECK(read_regular_file("/proc/self/status", 16, &proc_small, &size) == -EFBIG && !proc_small,
+                  "and over the limit, -EFBIG");
+
+        unlink(file);
+        unlink(empty);
+        unlink(fifo);
+        rmdir(dir);
 }
 
 static void test_find_executable(void) {
@@ -104,6 +178,8 @@ static void test_strv(void) {
 int main(void) {
         test_normalize();
         test_startswith();
+        test_lexically_clean();
+        test_read_regular_file();
         test_find_executable();
         test_env();
         test_strv();

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#pragma once
+
+/* Reading whole files: configuration, policies, the trust store. */
+
+#include <stddef.h>
+
+/* Reads the regular file open at fd, of at most max bytes, into a malloc'd buffer with a NUL
+ * after its contents (which may hold NULs of their own: *ret_size says how long they are).
+ * The size fstat() announces is read in one read() as a rule, and a read that returns all of it
+ * and less than asked (the buffer has room for one byte more) is taken for the end of the file,
+ * without another read() to return 0; a file that grew since is read on, up to max + 1 bytes.
+ * Returns 0, -EISDIR for a directory, -EBADFD for anything else that is not a regular file (a
+ * FIFO or device, which could block or never end), -EFBIG for more than max bytes, -ENOMEM,
+ * or what fstat() or read() failed with. The fd stays open. */
+int read_regular_fd(int fd, size_t max, char **ret, size_t *ret_size);
+
+/* read_regular_fd() of path, opened with O_NONBLOCK (opening a FIFO does not wait for a
+ * writer) and O_NOCTTY (a terminal does not become ours); open()'s errors as they are. */
+int read_regular_file(const char *path, size_t max, char **ret, size_t *ret_size);
