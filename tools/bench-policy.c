@@ -206,8 +206,11 @@ int main(int argc, char **argv) {
                 printf("scudo --version: %.3f ms CPU per run; scudo --dry-run npm install: %.3f ms; "
                        "difference: %.3f ms (target: <= 1 ms; medians of %d interleaved runs each)\n",
                        mv, md, md - mv, n);
-                printf("best of 10 batches of %d: --version %.3f ms, --dry-run %.3f ms, difference %.3f ms\n",
-                       batch, bv, bd, bd - bv);
+                if (batch * 10 <= n)
+                        printf("best of 10 batches of %d: --version %.3f ms, --dry-run %.3f ms, difference %.3f ms\n",
+                               batch, bv, bd, bd - bv);
+                else
+                        printf("(fewer than 10 runs: no batches)\n");
                 free(v);
                 free(d);
         }
