@@ -221,25 +221,35 @@ static void test_project_lua(void) {
         unlink(pt_path("proj/.scudo.toml"));
 }
 
-/* Time spent inside one C function (a pattern match that backtracks for hours) is out of
- * the count hook's sight: the watchdog ends the process, 125, without running anything. */
-static void test_watchdog(void) {
-        hook("local s = string.rep('a', 40000)\nstring.find(s, '.-.-.-.-.-.-b')");
+/* Resolves for "tool" in a child with the watchdog armed. Returns the child's exit status
+ * (125: the watchdog ended it; 0: resolution failed with "stopped"; 3: it failed otherwise; 1:
+ * it succeeded), -1 when it did not exit, and the time it took in *ret_dt. */
+static int resolve_watched(double *ret_dt) {
         double t0 = now();
+        int status = 0;
         pid_t pid = fork();
         if (pid == 0) {
                 Plan *p = NULL;
                 char *err = NULL;
                 policy_set_watchdog(true);
                 int r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
-                _exit(r < 0 ? 3 : 0);
+                _exit(r >= 0 ? 1 : err && strstr(err, "stopped") ? 0 : 3);
         }
-        int status = 0;
         (void) waitpid(pid, &status, 0);
-        double dt = now() - t0;
-        TAP_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 125 && dt < 6,
-                  "the watchdog ends a hook stuck in a C function (exit %d after %.1fs)",
-                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, dt);
+        *ret_dt = now() - t0;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Time spent inside one C function (a pattern match that backtracks for hours) is out of
+ * the count hook's sight: the watchdog ends the process, 125, without running anything. */
+static void test_watchdog(void) {
+        double dt;
+        int rc;
+
+        hook("local s = string.rep('a', 40000)\nstring.find(s, '.-.-.-.-.-.-b')");
+        rc = resolve_watched(&dt);
+        TAP_CHECK(rc == 125 && dt < 6, "the watchdog ends a hook stuck in a C function (exit %d after %.1fs)",
+                  rc, dt);
 
         /* The timer is only ever moved earlier: after a first hook, it is still set for that
          * hook's deadline, fires early while the second is stuck, and must be set again for
@@ -248,33 +258,15 @@ static void test_watchdog(void) {
                  "return { t = { match = { 'tool' }, hook = {\n"
                  "  function() for i = 1, 100 do local s = string.rep('ab', 1 << 19) end end,\n"
                  "  function() string.find(string.rep('a', 40000), '.-.-.-.-.-.-b') end } } }\n");
-        t0 = now();
-        pid = fork();
-        if (pid == 0) {
-                Plan *p = NULL;
-                char *err = NULL;
-                policy_set_watchdog(true);
-                int r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
-                _exit(r < 0 ? 3 : 0);
-        }
-        (void) waitpid(pid, &status, 0);
-        dt = now() - t0;
-        TAP_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 125 && dt < 6,
+        rc = resolve_watched(&dt);
+        TAP_CHECK(rc == 125 && dt < 6,
                   "the watchdog, set for a first hook, still ends a second one stuck in C (exit %d after %.1fs)",
-                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, dt);
+                  rc, dt);
 
         /* A deadline reached in Lua code is an ordinary error. */
         hook("local t0 = os and 0 or 0\nwhile true do local s = ('x'):rep(100) end");
-        pid = fork();
-        if (pid == 0) {
-                Plan *p = NULL;
-                char *err = NULL;
-                policy_set_watchdog(true);
-                int r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
-                _exit(r < 0 && err && strstr(err, "stopped") ? 0 : 1);
-        }
-        (void) waitpid(pid, &status, 0);
-        TAP_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "with the watchdog armed, a loop still ends in an error");
+        rc = resolve_watched(&dt);
+        TAP_CHECK(rc == 0, "with the watchdog armed, a loop still ends in an error (exit %d)", rc);
 }
 
 int main(void) {
