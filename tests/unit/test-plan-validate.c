@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* plan_validate() and the canonical paths it insists on, whatever produced the plan. */
+#include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 
 #include "plan/plan-validate.h"
 #include "policy-test.h"
@@ -442,6 +444,409 @@ static void test_leads_out(void) {
         plan_free(p);
 }
 
+/* ---- A random tree and random paths in it, against a slow reference of the test's own ----
+ *
+ * A fixed-seed generator (xorshift64*) builds the same tree on every run: directories, files
+ * and symlinks of every sort (relative, absolute, to directories, to files, dangling, chains,
+ * loops, to "..", to "/"), all named from a few letters so that random paths often meet them.
+ * Each random path is canonicalized without the memo, through memos shared by batches of
+ * consecutive paths (forwards, then backwards with fresh memos: what the memo derives must not
+ * depend on the order it learnt it in), and through one memo for all of them; every answer,
+ * path or error, must be the reference's. */
+
+static uint64_t rt_seed;
+
+static uint64_t rt_next(void) {
+        rt_seed ^= rt_seed >> 12;
+        rt_seed ^= rt_seed << 25;
+        rt_seed ^= rt_seed >> 27;
+        return rt_seed * UINT64_C(2685821657736338717);
+}
+
+static size_t rt_below(size_t n) {
+        return (size_t) ((rt_next() >> 11) % n);
+}
+
+static bool rt_chance(unsigned percent) {
+        return rt_below(100) < percent;
+}
+
+/* snprintf(), but a name too long for the buffer is a bug of the test. */
+_printf_(3, 4) static void rt_fmt(char *buf, size_t size, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        int r = vsnprintf(buf, size, fmt, ap);
+        va_end(ap);
+        if (r < 0 || (size_t) r >= size)
+                abort();
+}
+
+enum { RT_DIR, RT_FILE, RT_LINK };
+
+typedef struct {
+        char rel[128];          /* below the tree's root; "" for the root itself */
+        int kind;
+        unsigned depth;
+        char target[PATH_MAX];  /* RT_LINK */
+} RtEntry;
+
+typedef struct {
+        char root[PATH_MAX];
+        RtEntry e[64];
+        size_t n;
+} RtTree;
+
+/* some of them prefixes of others, as the memo compares strings */
+static const char *const rt_names[] = { "a", "ab", "b", "c", "cd", "d", "e" };
+
+static const char *rt_abs(const RtTree *t, const char *rel, char buf[static PATH_MAX]) {
+        rt_fmt(buf, PATH_MAX, "%s%s%s", t->root, *rel ? "/" : "", rel);
+        return buf;
+}
+
+static const char *rt_dir_of(const char *rel, char buf[static 128]) {
+        rt_fmt(buf, 128, "%s", rel);
+        char *s = strrchr(buf, '/');
+        if (s)
+                *s = 0;
+        else
+                buf[0] = 0;
+        return buf;
+}
+
+/* The relative spelling of `to` from directory `from` (both below the root, "" the root). */
+static const char *rt_relative(const char *from, const char *to, char buf[static PATH_MAX]) {
+        const char *f = from, *o = to;
+
+        /* past the components both have in common */
+        for (;;) {
+                size_t fl = strcspn(f, "/"), ol = strcspn(o, "/");
+                if (!*f || !*o || fl != ol || memcmp(f, o, fl) != 0)
+                        break;
+                f += fl + (f[fl] == '/');
+                o += ol + (o[ol] == '/');
+        }
+        buf[0] = 0;
+        for (; *f; f += strcspn(f, "/"), f += *f == '/')
+                strcat(buf, *buf ? "/.." : "..");
+        if (*o) {
+                if (*buf)
+                        strcat(buf, "/");
+                strcat(buf, o);
+        }
+        if (!*buf)
+                strcat(buf, ".");
+        return buf;
+}
+
+/* Adds an entry of `kind` under a random directory of depth min_depth to max_depth (at most
+ * 3: entries are at most 4 deep), with a name not taken there; a symlink's target is set by
+ * the caller (rt_link). */
+static RtEntry *rt_add(RtTree *t, int kind, unsigned min_depth, unsigned max_depth) {
+        for (unsigned tries = 0; tries < 10000; tries++) {
+                const RtEntry *p = &t->e[rt_below(t->n)];
+                if (p->kind != RT_DIR || p->depth > max_depth || p->depth < min_depth)
+                        continue;
+                char rel[128];
+                rt_fmt(rel, sizeof(rel), "%s%s%s", p->rel, *p->rel ? "/" : "",
+                       rt_names[rt_below(ELEMENTSOF(rt_names))]);
+                bool taken = false;
+                for (size_t i = 0; i < t->n && !taken; i++)
+                        taken = streq(t->e[i].rel, rel);
+                if (taken)
+                        continue;
+                RtEntry *e = &t->e[t->n++];
+                *e = (RtEntry) { .kind = kind, .depth = p->depth + 1 };
+                memcpy(e->rel, rel, sizeof(rel));
+                char abs[PATH_MAX];
+                if (kind == RT_DIR && mkdir(rt_abs(t, rel, abs), 0755) < 0)
+                        abort();
+                if (kind == RT_FILE) {
+                        int fd = open(rt_abs(t, rel, abs), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+                        if (fd < 0)
+                                abort();
+                        close(fd);
+                }
+                return e;
+        }
+        abort();
+}
+
+static RtEntry *rt_pick(RtTree *t, int kind) {
+        for (;;) {
+                RtEntry *e = &t->e[rt_below(t->n)];
+                if (e->kind == kind)
+                        return e;
+        }
+}
+
+static void rt_link(RtTree *t, RtEntry *l, const char *target) {
+        char abs[PATH_MAX];
+        rt_fmt(l->target, sizeof(l->target), "%s", target);
+        if (symlink(target, rt_abs(t, l->rel, abs)) < 0)
+                abort();
+}
+
+/* A symlink to `to` (an entry's rel, possibly with more after it), relative or absolute. */
+static void rt_link_to(RtTree *t, RtEntry *l, const char *to, bool relative) {
+        char buf[PATH_MAX], dir[128];
+        if (relative)
+                rt_relative(rt_dir_of(l->rel, dir), to, buf);
+        else
+                rt_abs(t, to, buf);
+        rt_link(t, l, buf);
+}
+
+static void rt_build(RtTree *t) {
+        t->n = 1;
+        t->e[0] = (RtEntry) { .kind = RT_DIR };
+        for (int i = 0; i < 12; i++)
+                (void) rt_add(t, RT_DIR, 0, i < 3 ? 0 : 3);
+        for (int i = 0; i < 7; i++)
+                (void) rt_add(t, RT_FILE, 0, 3);
+
+        char buf[PATH_MAX];
+        RtEntry *l;
+        RtEntry *to_dir = rt_add(t, RT_LINK, 0, 3);
+        rt_link_to(t, to_dir, rt_pick(t, RT_DIR)->rel, true);
+        rt_link_to(t, rt_add(t, RT_LINK, 0, 3), rt_pick(t, RT_DIR)->rel, false);
+        rt_link_to(t, rt_add(t, RT_LINK, 0, 3), rt_pick(t, RT_FILE)->rel, true);
+        rt_link_to(t, rt_add(t, RT_LINK, 0, 3), rt_pick(t, RT_FILE)->rel, false);
+        rt_link(t, rt_add(t, RT_LINK, 0, 3), "zz");                                /* dangling */
+        rt_link(t, rt_add(t, RT_LINK, 0, 3), rt_abs(t, "zz/y", buf));              /* dangling */
+        RtEntry *dangling = &t->e[t->n - 1];
+        /* a chain: c1 -> c2 -> c3 -> a directory, and one ending dangling */
+        RtEntry *c3 = rt_add(t, RT_LINK, 0, 3);
+        rt_link_to(t, c3, rt_pick(t, RT_DIR)->rel, true);
+        RtEntry *c2 = rt_add(t, RT_LINK, 0, 3);
+        rt_link_to(t, c2, c3->rel, false);
+        rt_link_to(t, rt_add(t, RT_LINK, 0, 3), c2->rel, true);
+        rt_link_to(t, rt_add(t, RT_LINK, 0, 3), dangling->rel, true);
+        /* loops: a -> b -> a, and one to itself */
+        RtEntry *la = rt_add(t, RT_LINK, 0, 3), *lb = rt_add(t, RT_LINK, 0, 3);
+        rt_link_to(t, la, lb->rel, true);
+        rt_link_to(t, lb, la->rel, false);
+        l = rt_add(t, RT_LINK, 0, 3);
+        rt_link_to(t, l, l->rel, true);
+        /* "..", "/", "." */
+        rt_link(t, rt_add(t, RT_LINK, 1, 3), "..");
+        rt_link(t, rt_add(t, RT_LINK, 0, 3), "/");
+        rt_link(t, rt_add(t, RT_LINK, 0, 3), ".");
+        /* through another symlink, and spelt untidily */
+        rt_fmt(buf, sizeof(buf), "%s/%s", to_dir->rel, rt_names[rt_below(ELEMENTSOF(rt_names))]);
+        rt_link_to(t, rt_add(t, RT_LINK, 0, 3), buf, true);
+        rt_fmt(buf, sizeof(buf), "%s//./%s/", t->root, rt_pick(t, RT_DIR)->rel);
+        rt_link(t, rt_add(t, RT_LINK, 0, 3), buf);
+        /* and a few to anything, sometimes with more after it */
+        while (t->n < 41) {
+                l = rt_add(t, RT_LINK, 0, 3);
+                const RtEntry *to = &t->e[1 + rt_below(t->n - 2)];
+                rt_fmt(buf, sizeof(buf), "%s%s", to->rel,
+                       rt_chance(30) ? (rt_chance(50) ? "/.." : "/zz") : "");
+                rt_link_to(t, l, buf, rt_chance(50));
+        }
+}
+
+static const RtEntry *rt_find_link(const RtTree *t, const char *target) {
+        for (size_t i = 0; i < t->n; i++)
+                if (t->e[i].kind == RT_LINK && streq(t->e[i].target, target))
+                        return &t->e[i];
+        return NULL;
+}
+
+static void rt_append(char *buf, const char *s) {
+        size_t l = strlen(buf);
+        rt_fmt(buf + l, PATH_MAX - l, "%s", s);
+}
+
+/* A random absolute path starting at the root of the tree. */
+static void rt_path(const RtTree *t, const RtEntry *up, const RtEntry *slash, char buf[static PATH_MAX]) {
+        rt_fmt(buf, PATH_MAX, "%s", t->root);
+        if (up && rt_chance(2)) {
+                /* one symlink to ".." many times over: P/N/up, then N/up again and again, each
+                 * time back in P. Not more than 20 symlinks, with what follows: a path walk
+                 * the kernel restarts out of RCU mode (as when another process changes a mount
+                 * namespace meanwhile) counts again the symlinks it had followed, and may give
+                 * ELOOP for more than 20, which realpath(3) resolves. */
+                char dir[128];
+                const char *name = strrchr(rt_dir_of(up->rel, dir), '/');
+                name = name ? name + 1 : dir;
+                rt_append(buf, "/");
+                rt_append(buf, up->rel);
+                for (size_t i = 6 + rt_below(8); i > 0; i--) {
+                        rt_append(buf, "/");
+                        rt_append(buf, name);
+                        rt_append(buf, "/");
+                        rt_append(buf, strrchr(up->rel, '/') + 1);
+                }
+        } else if (slash && rt_chance(5))
+                rt_fmt(buf, PATH_MAX, "%s/%s", t->root, slash->rel);   /* where ".." stays at "/" */
+        else if (rt_chance(45))
+                rt_fmt(buf, PATH_MAX, "%s/%s", t->root, t->e[1 + rt_below(t->n - 1)].rel);
+        for (size_t k = rt_below(8); k > 0; k--) {
+                size_t x = rt_below(100);
+                const char *c;
+                if (x < 52)
+                        c = rt_names[rt_below(ELEMENTSOF(rt_names))];
+                else if (x < 58)
+                        c = rt_chance(50) ? "zz" : "new";
+                else if (x < 71)
+                        c = "..";
+                else if (x < 79)
+                        c = ".";
+                else if (x < 85)
+                        c = "";
+                else if (x < 89)
+                        c = t->root + 1;                /* back into the tree from "/" */
+                else if (x < 92)
+                        c = strrchr(t->root, '/') + 1;  /* back into it from its parent */
+                else
+                        c = t->e[1 + rt_below(t->n - 1)].rel;
+                rt_append(buf, "/");
+                rt_append(buf, c);
+        }
+        if (rt_chance(12))
+                rt_append(buf, "/");
+}
+
+/* The canonical form, slowly and with nothing of ours: realpath(3) of the path, then of
+ * shorter and shorter prefixes (a component stripped from the end each time) while it says
+ * ENOENT or ENOTDIR; any other error is the answer. Then the stripped components on top of
+ * what realpath() said, one by one: "" and "." dropped, ".." taking off the last one. */
+static int rt_reference(const char *path, char **ret) {
+        char work[PATH_MAX], real[PATH_MAX];
+        struct { const char *s; size_t l; } comp[PATH_MAX / 2];
+        size_t wl = strlen(path), n = 0;
+
+        if (wl >= sizeof(work))
+                return -ENAMETOOLONG;
+        memcpy(work, path, wl + 1);
+        while (!realpath(work, real)) {
+                if (errno != ENOENT && errno != ENOTDIR)
+                        return -errno;
+                char *slash = strrchr(work, '/');
+                wl = slash == work ? 1 : (size_t) (slash - work);
+                work[wl] = 0;
+        }
+        for (int pass = 0; pass < 2; pass++)
+                for (const char *p = pass == 0 ? real : path + wl; *p; ) {
+                        while (*p == '/')
+                                p++;
+                        const char *e = strchrnul(p, '/');
+                        size_t l = (size_t) (e - p);
+                        if (l == 2 && p[0] == '.' && p[1] == '.') {
+                                if (n > 0)
+                                        n--;
+                        } else if (l > 0 && !(l == 1 && p[0] == '.')) {
+                                comp[n].s = p;
+                                comp[n++].l = l;
+                        }
+                        p = e;
+                }
+        char out[PATH_MAX] = "/";
+        size_t ol = n == 0 ? 1 : 0;
+        for (size_t i = 0; i < n; i++) {
+                if (ol + 1 + comp[i].l >= sizeof(out))
+                        return -ENAMETOOLONG;
+                out[ol++] = '/';
+                memcpy(out + ol, comp[i].s, comp[i].l);
+                ol += comp[i].l;
+        }
+        out[ol] = 0;
+        *ret = strdup(out);
+        return *ret ? 0 : -ENOMEM;
+}
+
+typedef struct {
+        const char *name;
+        size_t same, shown;
+} RtKind;
+
+static void rt_compare(RtKind *k, const RtTree *t, const char *path, int want_r, const char *want, int r,
+                       const char *got) {
+        if (r == want_r && (r < 0 || streq(got, want))) {
+                k->same++;
+                return;
+        }
+        if (k->shown++ >= 5)
+                return;
+        printf("#   %s: %s\n#     expected %s%s%s, got %s%s%s\n", k->name, path + strlen(t->root),
+               want_r < 0 ? strerror(-want_r) : "'", want_r < 0 ? "" : want, want_r < 0 ? "" : "'",
+               r < 0 ? strerror(-r) : "'", r < 0 ? "" : got, r < 0 ? "" : "'");
+}
+
+#define RT_PATHS 3000
+#define RT_BATCH 50     /* as in the names of the kinds below */
+
+static void test_canonicalize_random(void) {
+        static RtTree t;
+        static char *in[RT_PATHS], *want[RT_PATHS];
+        static int want_r[RT_PATHS];
+
+        /* two levels below the scratch root: paths that climb out of the tree with ".." meet
+         * this test's directories before anyone else's */
+        pt_mkdir("random");
+        rt_fmt(t.root, sizeof(t.root), "%s", pt_path("random/tree-XXXXXX"));
+        if (!mkdtemp(t.root))
+                abort();
+        rt_seed = UINT64_C(0x5c0d0c0ffee15bad);
+        rt_build(&t);
+        const RtEntry *up = rt_find_link(&t, ".."), *slash = rt_find_link(&t, "/");
+
+        size_t errors = 0, through_links = 0, agree = 0;
+        for (size_t i = 0; i < RT_PATHS; i++) {
+                char buf[PATH_MAX], *norm = NULL, *old = NULL;
+                rt_path(&t, up, slash, buf);
+                in[i] = strdup(buf);
+                want[i] = NULL;
+                want_r[i] = rt_reference(in[i], &want[i]);
+                int old_r = reference_canonical(in[i], &old);
+                agree += old_r == want_r[i] && (old_r < 0 || streq(old, want[i]));
+                errors += want_r[i] < 0;
+                through_links += want_r[i] >= 0 && path_normalize(in[i], &norm) >= 0 && !streq(norm, want[i]);
+                free(norm);
+                free(old);
+        }
+        TAP_CHECK(agree == RT_PATHS && errors > 0 && through_links > 0,
+                  "random tree of %zu entries: the two references agree on %zu of %d paths "
+                  "(%zu errors, %zu resolved through symlinks)",
+                  t.n - 1, agree, RT_PATHS, errors, through_links);
+
+        RtKind kinds[] = {
+                { "without memo" },
+                { "memo per batch of 50, forwards" },
+                { "memo per batch of 50, backwards" },
+                { "one memo for all, forwards then backwards" },
+        };
+        for (size_t ki = 0; ki < ELEMENTSOF(kinds); ki++) {
+                PathMemo memo = {};
+                size_t laps = ki == 3 ? 2 : 1;
+                for (size_t j = 0; j < laps * RT_PATHS; j++) {
+                        bool back = ki == 2 || (ki == 3 && j >= RT_PATHS);
+                        size_t i = back ? RT_PATHS - 1 - j % RT_PATHS : j;
+                        char *c = NULL;
+                        int r;
+                        if (ki == 0)
+                                r = plan_path_canonicalize(in[i], &c);
+                        else {
+                                if ((ki == 1 || ki == 2) && j % RT_BATCH == 0)
+                                        path_memo_done(&memo);
+                                r = plan_path_canonicalize_memo(&memo, in[i], &c);
+                        }
+                        rt_compare(&kinds[ki], &t, in[i], want_r[i], want[i], r, c);
+                        free(c);
+                }
+                path_memo_done(&memo);
+                TAP_CHECK(kinds[ki].same == laps * RT_PATHS, "random paths, %s: %zu of %zu as the reference",
+                          kinds[ki].name, kinds[ki].same, laps * RT_PATHS);
+        }
+
+        for (size_t i = 0; i < RT_PATHS; i++) {
+                free(in[i]);
+                free(want[i]);
+        }
+}
+
 int main(void) {
         pt_setup();
         test_leads_out();
@@ -449,6 +854,7 @@ int main(void) {
         test_validate();
         test_canonicalize_memo();
         test_probe();
+        test_canonicalize_random();
         pt_cleanup();
         return tap_done();
 }
