@@ -250,15 +250,16 @@ static int l_sys_lstat(lua_State *L) {
 
 /* sys.realpath(path) -> canonical path | nil, message, errno
  * realpath(), in three system calls however deep the path is, two (one when it is missing) for
- * a path with no symlink, "." or ".." in it (util/path-util.h). When that
- * fails, realpath() itself has the last word: the kernel may refuse what realpath() does
- * not (a symlink that fs.protected_symlinks keeps from being followed), and the answer and
- * the error stay realpath()'s. */
+ * a path with no symlink, "." or ".." in it (util/path-util.h). When that fails for another
+ * reason than a missing component (which realpath() would meet just so, one lstat per
+ * component later), realpath() itself has the last word: the kernel may refuse what
+ * realpath() does not (a symlink that fs.protected_symlinks keeps from being followed), and
+ * the answer and the error stay realpath()'s. */
 static int l_sys_realpath(lua_State *L) {
         const char *path = check_path(L, 1);
         char buf[PATH_MAX];
 
-        if (!path_realpath_fast(path, buf) && !realpath(path, buf))
+        if (!path_realpath_fast(path, buf) && (errno == ENOENT || errno == ENOTDIR || !realpath(path, buf)))
                 return push_failure(L, path, errno);
         lua_pushstring(L, buf);
         return 1;
