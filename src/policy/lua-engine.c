@@ -55,8 +55,9 @@ struct LuaEngine {
         bool watchdog_armed;
         bool restore_mask;              /* SIGALRM was blocked before watchdog_arm */
         timer_t timer;
-        /* When the timer fires (CLOCK_MONOTONIC, usec; 0: not set), and the deadline the
-         * handler compares it with. Both are written by the handler too, hence atomics. */
+        /* When the timer fires (CLOCK_MONOTONIC, usec; 0: not set), which the handler sets
+         * too; and now.deadline as the handler reads it, a copy of its own since the handler
+         * may run while `now` is being changed. Both read and written atomically. */
         uint64_t timer_due;
         uint64_t watch_deadline;
         struct sigaction old_action;
