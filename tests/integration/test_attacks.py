@@ -440,6 +440,34 @@ def test_environment_secrets_from_caller_and_manager_removed(tb, work):
 
 
 # ---------------------------------------------------------------------------------------------
+# Devices
+
+STANDARD_DEV = {"char", "fd", "full", "hugepages", "log", "mqueue", "null", "ptmx", "pts", "random", "shm",
+                "stderr", "stdin", "stdout", "tty", "urandom", "zero"}
+
+
+def test_devices_the_session_may_open_are_not_there(tb, work):
+    # On a desktop, udev's uaccess gives the seat's user webcams, microphones, GPUs, security
+    # keys and, on some distributions, /dev/uinput (which types into the desktop). Stand-in: a
+    # device node dev may write outside. Inside, /dev holds only the standard nodes.
+    node = "/dev/scudo-test-uaccess-%d" % os.getpid()
+    tb.root("rm -f %s && mknod -m 0666 %s c 1 3" % (node, node))
+    try:
+        probe = "if echo x > %s; then echo WROTE; else echo refused; fi; ls /dev" % node
+        assert "WROTE" in tb.dev(probe).out     # control: dev opens it outside
+        r = tb.scudo(["sh", "-c", probe], cwd=work)
+        assert r.rc == 0 and "refused" in r.out and "WROTE" not in r.out, r
+        listed = set(r.out.split()) - {"refused"}
+        assert listed <= STANDARD_DEV and {"null", "tty", "pts", "urandom"} <= listed, r
+        # a profile that needs the device says so, and then it is there
+        r = tb.scudo(["--property", "PrivateDevices=false", "sh", "-c", probe], cwd=work)
+        assert "WROTE" in r.out, r
+    finally:
+        tb.root("rm -f %s" % node)
+    assert not host_exists(tb, node)
+
+
+# ---------------------------------------------------------------------------------------------
 # Privileges and the cgroup
 
 def test_setuid_binary_gives_nothing(tb, work):
