@@ -250,6 +250,26 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                         if (r < 0)
                                 return r;
                 }
+        /* With network rules, the services that look names up or fetch things for whoever asks
+         * over a local socket: through them a name the rules refuse is resolved anyway (and a
+         * secret spelled into it reaches that name's DNS server), and the DNS proxy never sees
+         * the answers the rules for allowed names are made from. glibc then falls back to
+         * /etc/resolv.conf, whose port 53 leads to the proxy. Unless the plan names one. */
+        static const char * const name_services[] = {
+                "/run/systemd/resolve/io.systemd.Resolve",      /* nss-resolve (Fedora, Arch) */
+                "/run/dbus/system_bus_socket",                   /* org.freedesktop.resolve1, ... */
+                "/run/nscd/socket",                              /* glibc's name service cache */
+                "/run/avahi-daemon/socket",                      /* nss-mdns */
+                "/run/snapd.socket",                             /* the snap store's search */
+                "/run/snapd-snap.socket",
+        };
+        if (plan->network_filtered)
+                for (size_t i = 0; i < ELEMENTSOF(name_services); i++)
+                        if (!plan_names_path(plan, name_services[i])) {
+                                r = add_inaccessible(l, name_services[i]);
+                                if (r < 0)
+                                        return r;
+                        }
         if (ctx->bpfd_socket && path_is_absolute(ctx->bpfd_socket)) {
                 r = add_inaccessible(l, ctx->bpfd_socket);
                 if (r < 0)

@@ -340,3 +340,80 @@ def test_scudo_unit_with_network_rules_refuses_other_families(bpfd):
         assert ("%s err EAFNOSUPPORT" % a) in r.out or ("%s err EPERM" % a) in r.out, r
     for a in ("sock:2:1:0", "sock:1:1:0"):
         assert ("%s ok" % a) in r.out, r
+
+
+NAME_SOCKETS = ["/run/systemd/resolve/io.systemd.Resolve", "/run/nscd/socket", "/run/avahi-daemon/socket",
+                "/run/snapd.socket"]
+
+UNIX_LISTENER = r'''
+import os, select, socket, sys, time
+socks = {}
+for path in sys.argv[2:]:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path); os.chmod(path, 0o666); s.listen(8)
+    socks[s] = path
+open(sys.argv[1], "w").close()
+end = time.time() + 60
+while time.time() < end:
+    for s in select.select(list(socks), [], [], 0.5)[0]:
+        c, _ = s.accept()
+        c.settimeout(0.5)
+        try:
+            data = c.recv(100)
+        except OSError:
+            data = b""
+        c.close()
+        # glibc connects to nscd's socket from every process that looks a user up: what
+        # counts is who sent the probe's token
+        with open(sys.argv[1] + ".log", "ab") as f:
+            f.write(socks[s].encode() + b" " + data + b"\n")
+'''
+
+UNIX_CLIENT = ("import socket, sys\n"
+               "for p in sys.argv[2:]:\n"
+               "    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+               "    try:\n"
+               "        s.connect(p); s.sendall(sys.argv[1].encode()); print('connected', p)\n"
+               "    except OSError as e:\n"
+               "        print('refused', p, e.errno)\n")
+
+
+@tn.needs_scudo
+def test_name_services_on_local_sockets_unreachable_with_network_rules(bpfd):
+    """nss-resolve asks systemd-resolved over varlink, nscd and avahi resolve for whoever asks,
+    resolve1 answers on the system bus, snapd searches its store: through any of them a name
+    the rules refuse is resolved all the same, and a secret spelled into the name reaches its
+    DNS server. With network rules they are out of reach; without rules they are not."""
+    t = bpfd
+    d = "/usr/local/share/scudo-nss-" + uuid.uuid4().hex[:8]      # /tmp is private inside
+    made = [p for p in sorted(set(os.path.dirname(s) for s in NAME_SOCKETS))
+            if t.root("test -e %s" % p).rc != 0]
+    assert not any(t.root("test -e %s" % s).rc == 0 for s in NAME_SOCKETS), "a real service is there"
+    r = t.root("set -e; mkdir -p %s %s; chmod 755 %s\ncat > %s/listen.py <<'EOF'\n%s\nEOF\n"
+               "cat > %s/client.py <<'EOF'\n%s\nEOF\nchmod 644 %s/*.py\n"
+               "(setsid python3 %s/listen.py %s/ready %s </dev/null >/dev/null 2>&1 &)"
+               % (d, " ".join(made), d, d, UNIX_LISTENER, d, UNIX_CLIENT, d, d, d, " ".join(NAME_SOCKETS)))
+    assert r.rc == 0, r
+    try:
+        assert wait_for(lambda: t.root("test -e %s/ready" % d).rc == 0, timeout=5)
+        def probe(token):
+            return ("python3 %s/client.py %s %s; busctl --system call org.freedesktop.DBus /org/freedesktop/DBus "
+                    "org.freedesktop.DBus GetId >/dev/null 2>&1 && echo BUS-REACHED || echo BUS-REFUSED"
+                    % (d, token, " ".join(NAME_SOCKETS)))
+
+        def arrived(token):
+            log = t.root("cat %s/ready.log 2>/dev/null" % d).out
+            return sorted(set(line.split()[0] for line in log.splitlines() if line.endswith(" " + token)))
+
+        r = t.scudo(["--net-allow", "127.0.0.2:9", "--", "sh", "-c", probe("FROM-INSIDE")])
+        assert r.rc == 0, r
+        assert "connected" not in r.out and r.out.count("refused") == len(NAME_SOCKETS), r
+        assert "BUS-REFUSED" in r.out and "BUS-REACHED" not in r.out, r
+        # control: without network rules (nothing to get around) every one of them answers
+        r = t.scudo(["sh", "-c", probe("NO-RULES")])
+        assert r.out.count("connected") == len(NAME_SOCKETS) and "BUS-REACHED" in r.out, r
+        assert wait_for(lambda: arrived("NO-RULES") == sorted(NAME_SOCKETS), timeout=5), arrived("NO-RULES")
+        assert arrived("FROM-INSIDE") == []
+    finally:
+        t.root("pkill -f %s/listen.py; rm -rf %s; rm -f %s; rmdir %s 2>/dev/null"
+               % (d, d, " ".join(NAME_SOCKETS), " ".join(reversed(made))))
