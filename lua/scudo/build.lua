@@ -41,6 +41,7 @@ function M.new(request, values, explain, order)
         props = {},             -- name -> { name, value, origin }
         net_allow = {},
         net_deny = {},
+        hook_files = {},        -- project hook files run (policy.lua: plan.config_files)
         explain = explain,
         -- Each path entry keeps what it was written as, and expanded to, for explain and for
         -- the plan hooks see; a run without hooks (explain.lean) has no use for them.
@@ -513,6 +514,9 @@ function Builder:hooks(applied, context, trust_store)
                 results[#results + 1] = { origin = h.origin, file = p, status = "untrusted" }
                 local key = load.trust_key(p) or p
                 util.fail("%s: hook file %s is not trusted; to use it: scudo trust %s", h.origin, key, key)
+            end
+            if h.project then
+                self.hook_files[#self.hook_files + 1] = p
             end
             local chunk, err = require("scudo.sandbox").compile(hf.text, p)
             if not chunk then

@@ -128,6 +128,18 @@ local function evaluate(request, explain)
     local plan = b:plan(names)
     plan.environment, plan.environment_values, plan.unset_environment = b:environment()
     plan.delegable = delegable_yes and not delegable_no
+    -- Kept as they are inside the sandbox (policy.c): edited there, a trusted file would be
+    -- untrusted at the next run, and ignored.
+    local config_files = {}
+    for _, f in ipairs(files) do
+        if f.layer == "project" then
+            config_files[#config_files + 1] = f.path
+        end
+    end
+    for _, p in ipairs(b.hook_files) do
+        config_files[#config_files + 1] = p
+    end
+    plan.config_files = config_files
     plan.delegate = b:delegate(index)
     plan.warnings = {}
     for _, w in ipairs(ex.notices) do

@@ -88,6 +88,7 @@ Plan *plan_free(Plan *p) {
         free(p->log_target);
         strv_free(p->log_report);
         strv_free(p->profiles);
+        strv_free(p->config_files);
         free(p);
         return NULL;
 }

@@ -99,6 +99,9 @@ typedef struct Plan {
         char **log_report;      /* "file", "net", "dns" */
 
         char **profiles;        /* names of the profiles applied, for messages */
+        /* The project files the plan was made from (trusted or not) and the project hook files
+         * it ran: kept as they are inside (policy.c, protect_config_files). */
+        char **config_files;
 } Plan;
 
 Plan *plan_new(void);

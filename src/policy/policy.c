@@ -362,6 +362,7 @@ static int read_plan(lua_State *L) {
                 { "delegate", &p->delegate },
                 { "log_report", &p->log_report },
                 { "profiles", &p->profiles },
+                { "config_files", &p->config_files },
                 { "unset_environment", &p->unset_environment },
         };
         for (size_t i = 0; i < ELEMENTSOF(lists) && r >= 0; i++)
@@ -420,43 +421,78 @@ static const char *env_get(char * const *env, const char *name) {
         return NULL;
 }
 
+/* The entry that decides what the command can do to `path` (canonical, as the validated plan's
+ * paths are): the one for the path itself or else for its closest enclosing directory, as the
+ * mounts nest; NULL when none does. */
+static const PlanPath *governing_entry(const Plan *p, const char *path) {
+        const PlanPath *best = NULL;
+        size_t best_len = 0;
+        for (size_t i = 0; i < p->n_paths; i++) {
+                const PlanPath *e = &p->paths[i];
+                if (!path_startswith(path, e->path))
+                        continue;
+                size_t l = strlen(e->path);
+                if (!best || l > best_len) {
+                        best = e;
+                        best_len = l;
+                }
+        }
+        return best;
+}
+
+/* Whether `path` (canonical) is writable only because a directory above it is: a plan that
+ * names the path itself, whatever the access, is taken at its word. */
+static bool writable_from_above(const Plan *p, const char *path) {
+        const PlanPath *g = governing_entry(p, path);
+        return g && g->access == PATH_ACCESS_WRITE && !streq(g->path, path);
+}
+
 /* A sandboxed command that can write the directory holding scudo's user configuration or
  * its trust store could add profiles, or trust its own .scudo.toml, for the next run outside
  * the sandbox. When a writable entry covers either directory, it is made read-only inside
- * (created first when missing, since a bind needs something to bind). */
-static int protect_own_files(Plan *p, const Request *req) {
+ * (created first when missing, since a bind needs something to bind). So is every project
+ * file the plan was made from, and every project hook file it ran: edited inside, a trusted
+ * file would be untrusted at the next run and ignored, and what it took away given back; as
+ * a mount point it cannot be removed or renamed either. Runs on the validated plan, whose
+ * paths are canonical, as the ones compared with them here are. */
+static int protect_config_files(Plan *p, const Request *req) {
         const char *xdg_config = env_get(req->environ, "XDG_CONFIG_HOME");
         const char *xdg_state = env_get(req->environ, "XDG_STATE_HOME");
         _cleanup_free_ char *config = NULL, *state = NULL;
+        int r;
 
-        if (!req->home)
-                return 0;
-        config = path_join(xdg_config && path_is_absolute(xdg_config) ? xdg_config : req->home,
-                           xdg_config && path_is_absolute(xdg_config) ? "scudo" : ".config/scudo");
-        state = path_join(xdg_state && path_is_absolute(xdg_state) ? xdg_state : req->home,
-                          xdg_state && path_is_absolute(xdg_state) ? "scudo" : ".local/state/scudo");
-        if (!config || !state)
-                return -ENOMEM;
-
+        if (req->home) {
+                config = path_join(xdg_config && path_is_absolute(xdg_config) ? xdg_config : req->home,
+                                   xdg_config && path_is_absolute(xdg_config) ? "scudo" : ".config/scudo");
+                state = path_join(xdg_state && path_is_absolute(xdg_state) ? xdg_state : req->home,
+                                  xdg_state && path_is_absolute(xdg_state) ? "scudo" : ".local/state/scudo");
+                if (!config || !state)
+                        return -ENOMEM;
+        }
         const char *dirs[] = { config, state };
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
                 _cleanup_free_ char *c = NULL;
-                int r = plan_path_canonicalize(dirs[i], &c);
-                if (r < 0)
+                if (!dirs[i] || plan_path_canonicalize(dirs[i], &c) < 0)
                         continue;       /* cannot be resolved: nothing binds it writable either */
-                bool covered = false, listed = false;
-                for (size_t j = 0; j < p->n_paths; j++) {
-                        if (streq(p->paths[j].path, c))
-                                listed = true;
-                        else if (p->paths[j].access == PATH_ACCESS_WRITE && path_startswith(c, p->paths[j].path))
-                                covered = true;
-                }
-                if (!covered || listed)
+                if (!writable_from_above(p, c))
                         continue;
                 r = mkdir_p(c, 0700);
                 if (r < 0)
                         return r;
                 r = plan_add_path(p, PATH_ACCESS_READ, c, "scudo (its own configuration stays read-only)");
+                if (r < 0)
+                        return r;
+        }
+
+        STRV_FOREACH(f, p->config_files) {
+                _cleanup_free_ char *c = NULL;
+                struct stat st;
+                /* (A symlink named .scudo.toml: the file it leads to, which is what was read.) */
+                if (plan_path_canonicalize(*f, &c) < 0 || stat(c, &st) < 0 || !S_ISREG(st.st_mode))
+                        continue;       /* gone: made again inside, it is untrusted */
+                if (!writable_from_above(p, c))
+                        continue;
+                r = plan_add_path(p, PATH_ACCESS_READ, c, "scudo (a project file it read stays as it is)");
                 if (r < 0)
                         return r;
         }
@@ -597,10 +633,10 @@ int policy_resolve(const Request *req, Plan **ret_plan, char **ret_error) {
         r = resolve_plan(e, req, &p, ret_error);
         if (r < 0)
                 return r;
-        r = protect_own_files(p, req);
+        r = plan_validate(p, ret_error);
         if (r < 0)
                 return r;
-        r = plan_validate(p, ret_error);
+        r = protect_config_files(p, req);
         if (r < 0)
                 return r;
         r = confirm_run(p, req, ret_error);
@@ -633,10 +669,8 @@ int policy_explain(const Request *req, bool json, char **ret_text, char **ret_er
                 return r;
         if (r >= 0)
                 r = check_nested(req, &invalid);
-        if (r >= 0)
-                r = protect_own_files(p, req);
-        if (r >= 0)
-                (void) plan_validate(p, &invalid);
+        if (r >= 0 && plan_validate(p, &invalid) >= 0)
+                r = protect_config_files(p, req);
         if (r < 0 && !invalid)
                 invalid = strdup(strerror(-r));
 

@@ -600,6 +600,45 @@ def test_untrusted_or_edited_project_file_grants_nothing(tb, work):
     tb.dev("rm -f ~/.proj-secret-%s; %s untrust %s/.scudo.toml" % (tag, Q, work))
 
 
+def test_trusted_project_file_cannot_be_edited_removed_or_renamed_inside(tb, work):
+    # A trusted file that takes something away: were the sandbox able to change it, the next
+    # run would find it untrusted, ignore it, and give that back.
+    tb.dev("cd %s && echo project-secret > secret.env && printf '[sandbox]\\nfilesystem.deny = [\"secret.env\"]\\n' "
+           "> .scudo.toml && %s trust %s/.scudo.toml" % (work, Q, work))
+    before = tb.dev("sha256sum %s/.scudo.toml" % work).out.split()[0]
+    try:
+        r = tb.scudo(["sh", "-c", "cat secret.env; echo '[sandbox]' > .scudo.toml; echo a=$?; "
+                      "rm -f .scudo.toml; echo b=$?; mv .scudo.toml moved; echo c=$?; "
+                      "ln -f .scudo.toml linked; echo d=$?"], cwd=work)
+        assert "project-secret" not in r.out, r
+        for k in "abcd":
+            assert "%s=0" % k not in r.out and "%s=" % k in r.out, r
+        assert tb.dev("sha256sum %s/.scudo.toml" % work).out.split()[0] == before
+        assert not host_exists(tb, work + "/moved") and not host_exists(tb, work + "/linked")
+        # the next run still applies it, without a word about trust
+        r = tb.scudo(["cat", "secret.env"], cwd=work)
+        assert r.rc != 0 and "project-secret" not in r.out and "not trusted" not in r.err, r
+    finally:
+        tb.dev("%s untrust %s/.scudo.toml" % (Q, work))
+
+
+def test_own_configuration_stays_read_only_with_a_symlinked_home(tb, work):
+    # As on Fedora Silverblue (/home -> /var/home): $HOME is not its own canonical path. A
+    # grant of ~/.config must still leave scudo's configuration and trust store read-only.
+    tb.root("ln -sfn /home/dev /home/dev-link")
+    try:
+        for d, f in (("~/.config", "scudo/config.toml"), ("~/.local/state", "scudo/trusted")):
+            tb.dev("mkdir -p %s/scudo" % d)
+            before = tb.dev("cat %s/%s 2>/dev/null | sha256sum" % (d, f)).out.split()[0]
+            grant = d.replace("~", "/home/dev-link")
+            r = tb.scudo(["--fs-write", grant, "sh", "-c", "echo '[evil]' >> %s/%s; echo w=$?; ls %s" % (grant, f, grant)],
+                         cwd=work, extra_env="HOME=/home/dev-link")
+            assert "w=0" not in r.out and "scudo" in r.out, r     # the grant holds, the directory is in it
+            assert tb.dev("cat %s/%s 2>/dev/null | sha256sum" % (d, f)).out.split()[0] == before, r
+    finally:
+        tb.root("rm -f /home/dev-link")
+
+
 def test_nested_scudo_cannot_widen_by_clearing_its_marker(tb, work):
     tb.dev("echo nested-secret > ~/.nested-secret")
     r = tb.scudo(["sh", "-c", "env -u SCUDO_SANDBOX %s --fs-read /home/dev cat /home/dev/.nested-secret; "
