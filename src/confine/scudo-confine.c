@@ -1,11 +1,20 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* scudo-confine: the first program run inside every sandbox, before the command.
  *
- *   scudo-confine EXECUTABLE ARGV0 [ARG...]
+ *   scudo-confine [--check=WHAT...] EXECUTABLE ARGV0 [ARG...]
  *
- * systemd has set up the namespaces, mounts and filters of the unit; what it cannot do in
- * version 252 is keep the command away from the rest of the user's session through the two
- * channels that mounts do not cover:
+ * systemd has set up the namespaces, mounts and filters of the unit. First, each --check says
+ * what one of those mounts must show (unit-build.c, add_check): systemd follows symlinks when
+ * it mounts, so a directory swapped for a symlink between scudo's checks and the mounts (by
+ * another sandbox that may write its parent) would have bound whatever the symlink points at.
+ *   =:DEV:INO:PATH a bind: PATH is what scudo identified (not a symlink, same device and inode)
+ *   -:PATH         a bind of something that was not there: still nothing there
+ *   t:DEV:INO:PATH a hidden directory: a directory on a tmpfs, not the one that was there
+ *   n:PATH         a hidden file: /dev/null in its place
+ *   x:PATH         a denied path: nothing, or an inaccessible node (mode 0), not a symlink
+ * A path the command cannot reach at all (EACCES) passes. Any other difference: exit 125,
+ * nothing run. Then, what systemd cannot do in version 252 is keep the command away from the
+ * rest of the user's session through the two channels that mounts do not cover:
  *   - abstract unix sockets (an X server's @/tmp/.X11-unix/X0, some D-Bus daemons): they live
  *     in the network namespace, which the sandbox shares with the session;
  *   - signals: there is no PID namespace, so the command could kill or stop any process of
@@ -27,8 +36,13 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <linux/magic.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #ifndef __NR_landlock_create_ruleset
@@ -131,9 +145,82 @@ static int seccomp_prlimit(void) {
         return 0;
 }
 
+#define streq(a, b) (strcmp((a), (b)) == 0)
+
+/* "DEV:INO:" at *s: the two numbers, and s moved past them; false when malformed. */
+static int parse_identity(const char **s, unsigned long long *dev, unsigned long long *ino) {
+        char *end;
+        errno = 0;
+        *dev = strtoull(*s, &end, 10);
+        if (errno || end == *s || *end != ':')
+                return 0;
+        *s = end + 1;
+        *ino = strtoull(*s, &end, 10);
+        if (errno || end == *s || *end != ':')
+                return 0;
+        *s = end + 1;
+        return 1;
+}
+
+/* NULL when the path shows what the check says, or what is wrong. */
+static const char *check_one(const char *spec, const char **ret_path) {
+        unsigned long long dev = 0, ino = 0;
+        const char *s = spec + 2;
+        struct stat st;
+        struct statfs fs;
+        char kind = spec[0];
+
+        *ret_path = spec;
+        if (spec[0] == 0 || spec[1] != ':' || ((kind == '=' || kind == 't') && !parse_identity(&s, &dev, &ino)))
+                return "malformed check";
+        *ret_path = s;
+        if (s[0] != '/')
+                return "malformed check";
+        if (lstat(s, &st) < 0) {
+                if (errno == EACCES)
+                        return NULL;    /* out of the command's reach altogether */
+                if (errno == ENOENT || errno == ENOTDIR)
+                        return kind == '-' || kind == 'x' ? NULL : "missing";
+                return strerror(errno);
+        }
+        if (S_ISLNK(st.st_mode))
+                return "a symlink";
+        switch (kind) {
+        case '=':
+                return st.st_dev == dev && st.st_ino == ino ? NULL : "another file or directory";
+        case '-':
+                return "there, though it was not";
+        case 't':
+                if (!S_ISDIR(st.st_mode) || statfs(s, &fs) < 0 || fs.f_type != TMPFS_MAGIC)
+                        return "not an empty directory of its own";
+                return st.st_dev == dev && st.st_ino == ino ? "not hidden" : NULL;
+        case 'n':
+                return S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3) ? NULL : "not hidden";
+        case 'x':
+                return (st.st_mode & 07777) == 0 ? NULL : "not inaccessible";
+        default:
+                return "malformed check";
+        }
+}
+
 int main(int argc, char **argv) {
+        int i = 1;
+        for (; i < argc && strncmp(argv[i], "--check=", 8) == 0; i++) {
+                const char *path, *wrong = check_one(argv[i] + 8, &path);
+                if (wrong && streq(wrong, "malformed check")) {
+                        fprintf(stderr, "scudo-confine: malformed %s\n", argv[i]);
+                        return 125;
+                }
+                if (wrong) {
+                        fprintf(stderr, "scudo: %s is not what scudo checked before starting the sandbox (%s): "
+                                "it changed meanwhile; the command was not run\n", path, wrong);
+                        return 125;
+                }
+        }
+        argc -= i - 1;
+        argv += i - 1;
         if (argc < 3) {
-                fprintf(stderr, "usage: scudo-confine EXECUTABLE ARGV0 [ARG...]\n");
+                fprintf(stderr, "usage: scudo-confine [--check=WHAT...] EXECUTABLE ARGV0 [ARG...]\n");
                 return 125;
         }
         int r = landlock_scope();

@@ -574,6 +574,8 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 .slice = plan->network_filtered ? c.slice_name : NULL,
         };
         r = start_unit(&c, plan, &uctx, &stdio);
+        if (r == -ELOOP)
+                return EXIT_SCUDO_SETUP;        /* a path that turned into a symlink: named already */
         if (r < 0)
                 return log_error_errno(r, "Failed to build the unit for '%s': %m", plan->exec_path), EXIT_SCUDO_SETUP;
 

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "properties.h"
 #include "unit-build.h"
+#include "util/log.h"
 #include "util/path-util.h"
 #include "util/strv.h"
 
@@ -38,16 +39,19 @@ static int close_property(sd_bus_message *m) {
 
 /* ExecStartEx with the "no-env-expand" flag: systemd would otherwise expand $VAR and $$ in
  * the arguments, and they must reach the command byte for byte. */
-static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *ctx) {
+static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *ctx, char **checks) {
         static char *const flags[] = { (char *) "no-env-expand", NULL };
         _cleanup_free_ char **argv = NULL;
         size_t n = 0;
 
-        /* scudo-confine EXECUTABLE ARGV...: it adds what systemd cannot, then execs. */
-        argv = calloc(strv_length(plan->argv) + 3, sizeof(char *));
+        /* scudo-confine [--check=WHAT...] EXECUTABLE ARGV...: it checks the mounts are what
+         * was checked here, adds what systemd cannot, then execs. */
+        argv = calloc(strv_length(checks) + strv_length(plan->argv) + 3, sizeof(char *));
         if (!argv)
                 return -ENOMEM;
         argv[n++] = (char *) "scudo-confine";
+        STRV_FOREACH(c, checks)
+                argv[n++] = *c;
         argv[n++] = plan->exec_path;
         STRV_FOREACH(a, plan->argv)
                 argv[n++] = *a;
@@ -100,9 +104,11 @@ static int compare_paths(const void *a, const void *b) {
 
 typedef struct MountLists {
         char **bind_src, **bind_ro_src, **bind_ro_dst, **tmpfs, **inaccessible;
+        char **checks;  /* scudo-confine's --check= arguments */
 } MountLists;
 
 static void mount_lists_done(MountLists *l) {
+        strv_free(l->checks);
         strv_free(l->bind_src);
         strv_free(l->bind_ro_src);
         strv_free(l->bind_ro_dst);
@@ -120,6 +126,38 @@ static int add_inaccessible(MountLists *l, const char *path) {
                 return r;
         s = NULL;
         return 0;
+}
+
+/* What scudo-confine is to find at `path` inside, before the command runs (see there). systemd
+ * follows symlinks when it sets up a mount: a directory swapped for a symlink to ~/.ssh, by
+ * another sandbox that may write its parent, between the checks of the plan and the mounts,
+ * would have ~/.ssh bound in its place. So each mount source is identified here, reached
+ * without following any symlink, and its identity checked inside once the mounts are made. */
+static int add_check(MountLists *l, char kind, const struct stat *st, const char *path) {
+        _cleanup_free_ char *s = NULL;
+        int r = st ? asprintf(&s, "--check=%c:%llu:%llu:%s", kind, (unsigned long long) st->st_dev,
+                              (unsigned long long) st->st_ino, path) :
+                     asprintf(&s, "--check=%c:%s", kind, path);
+        if (r < 0)
+                return -ENOMEM;
+        r = strv_push(&l->checks, s);
+        if (r < 0)
+                return r;
+        s = NULL;
+        return 0;
+}
+
+/* What the path leads to now, reached without a symlink: 1 (and *st), 0 when missing, or a
+ * refusal when a symlink has appeared in a path the plan's checks found free of them (-ELOOP,
+ * reported here: run.c says nothing more). */
+static int identify(const char *path, struct stat *st) {
+        int r = path_stat_no_symlinks(path, st);
+        if (r == -ELOOP)
+                return log_error_errno(r, "%s changed into a symlink after it was checked; not running the "
+                                       "command", path);
+        if (r == -EINVAL)
+                return log_error_errno(r, "%s is not a canonical path; not running the command", path);
+        return r > 0 ? 1 : 0;   /* unreadable (EACCES): systemd, as the same user, cannot bind it */
 }
 
 static bool plan_names_path(const Plan *plan, const char *path) {
@@ -145,12 +183,16 @@ static int protect_git_dirs(const Plan *plan, MountLists *l) {
                 git = path_join(p->path, ".git");
                 if (!git)
                         return -ENOMEM;
-                if (plan_names_path(plan, git) || strv_contains(l->bind_ro_dst, git) ||
-                    lstat(git, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+                if (plan_names_path(plan, git) || strv_contains(l->bind_ro_dst, git))
                         continue;
-                int r = strv_extend(&l->bind_ro_src, git);
+                int r = path_stat_no_symlinks(git, &st);
+                if (r <= 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+                        continue;
+                r = strv_extend(&l->bind_ro_src, git);
                 if (r >= 0)
                         r = strv_extend(&l->bind_ro_dst, git);
+                if (r >= 0)
+                        r = add_check(l, '=', &st, git);
                 if (r < 0)
                         return r;
         }
@@ -176,30 +218,43 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                 if (!path_is_absolute(p->path))
                         return -EINVAL;
 
-                bool exists = stat(p->path, &st) >= 0;
+                r = identify(p->path, &st);
+                if (r < 0)
+                        return r;
+                bool exists = r > 0;
                 switch (p->access) {
                 case PATH_ACCESS_WRITE:
                         r = strv_extend(&l->bind_src, p->path);
+                        if (r >= 0)
+                                r = add_check(l, exists ? '=' : '-', exists ? &st : NULL, p->path);
                         break;
                 case PATH_ACCESS_READ:
                         r = strv_extend(&l->bind_ro_src, p->path);
                         if (r >= 0)
                                 r = strv_extend(&l->bind_ro_dst, p->path);
+                        if (r >= 0)
+                                r = add_check(l, exists ? '=' : '-', exists ? &st : NULL, p->path);
                         break;
                 case PATH_ACCESS_HIDE:
                         if (!exists)
                                 r = 0;  /* nothing there to hide */
-                        else if (S_ISDIR(st.st_mode))
+                        else if (S_ISDIR(st.st_mode)) {
                                 r = strv_extend(&l->tmpfs, p->path);
-                        else {
+                                if (r >= 0)
+                                        r = add_check(l, 't', &st, p->path);
+                        } else {
                                 /* an empty file in place of the file: /dev/null, read-only */
                                 r = strv_extend(&l->bind_ro_src, "/dev/null");
                                 if (r >= 0)
                                         r = strv_extend(&l->bind_ro_dst, p->path);
+                                if (r >= 0)
+                                        r = add_check(l, 'n', NULL, p->path);
                         }
                         break;
                 case PATH_ACCESS_DENY:
                         r = add_inaccessible(l, p->path);
+                        if (r >= 0)
+                                r = add_check(l, 'x', NULL, p->path);
                         break;
                 default:
                         return -EINVAL;
@@ -309,20 +364,17 @@ static bool plan_protect_system_strict(const Plan *plan) {
         return v && streq(v, "strict");
 }
 
-int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ctx) {
-        _cleanup_(mount_lists_done) MountLists l = {};
-        int r = collect_mounts(plan, ctx, &l);
-        if (r < 0)
-                return r;
+static int append_mounts(sd_bus_message *m, const Plan *plan, const UnitContext *ctx, MountLists *l) {
+        int r;
 
-        if (l.tmpfs) {
+        if (l->tmpfs) {
                 r = open_property(m, "TemporaryFileSystem", "a(ss)");
                 if (r < 0)
                         return r;
                 r = sd_bus_message_open_container(m, 'a', "(ss)");
                 if (r < 0)
                         return r;
-                STRV_FOREACH(t, l.tmpfs) {
+                STRV_FOREACH(t, l->tmpfs) {
                         r = sd_bus_message_append(m, "(ss)", *t, "mode=0755");
                         if (r < 0)
                                 return r;
@@ -334,18 +386,18 @@ int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ct
                 if (r < 0)
                         return r;
         }
-        r = append_binds(m, "BindPaths", l.bind_src, NULL);
+        r = append_binds(m, "BindPaths", l->bind_src, NULL);
         if (r < 0)
                 return r;
         /* scudo-confine must be there whatever the profile hides: bind it at its own path. */
         if (ctx->confine_path) {
-                r = strv_extend(&l.bind_ro_src, ctx->confine_path);
+                r = strv_extend(&l->bind_ro_src, ctx->confine_path);
                 if (r >= 0)
-                        r = strv_extend(&l.bind_ro_dst, ctx->confine_path);
+                        r = strv_extend(&l->bind_ro_dst, ctx->confine_path);
                 if (r < 0)
                         return r;
         }
-        r = append_binds(m, "BindReadOnlyPaths", l.bind_ro_src, l.bind_ro_dst);
+        r = append_binds(m, "BindReadOnlyPaths", l->bind_ro_src, l->bind_ro_dst);
         if (r < 0)
                 return r;
         /* systemd 252 leaves /run (and /run/lock, world-writable on Debian) writable under
@@ -362,15 +414,24 @@ int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ct
                 if (r < 0)
                         return r;
         }
-        if (!l.inaccessible)
+        if (!l->inaccessible)
                 return 0;
         r = open_property(m, "InaccessiblePaths", "as");
         if (r < 0)
                 return r;
-        r = sd_bus_message_append_strv(m, l.inaccessible);
+        r = sd_bus_message_append_strv(m, l->inaccessible);
         if (r < 0)
                 return r;
         return close_property(m);
+}
+
+/* Exposed for tests: the mounts alone. */
+int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ctx) {
+        _cleanup_(mount_lists_done) MountLists l = {};
+        int r = collect_mounts(plan, ctx, &l);
+        if (r < 0)
+                return r;
+        return append_mounts(m, plan, ctx, &l);
 }
 
 static bool env_has_name(char **env, const char *name, size_t len) {
@@ -480,7 +541,12 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
         if (r < 0)
                 return r;
 
-        r = append_exec(m, plan, ctx);
+        /* The mounts first: what they are is checked inside, by scudo-confine's arguments. */
+        _cleanup_(mount_lists_done) MountLists mounts = {};
+        r = collect_mounts(plan, ctx, &mounts);
+        if (r < 0)
+                return r;
+        r = append_exec(m, plan, ctx, mounts.checks);
         if (r < 0)
                 return r;
         if (plan->working_directory) {
@@ -521,7 +587,7 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
         if (r < 0)
                 return r;
 
-        r = unit_append_paths(m, plan, ctx);
+        r = append_mounts(m, plan, ctx, &mounts);
         if (r < 0)
                 return r;
 

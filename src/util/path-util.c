@@ -141,6 +141,53 @@ int path_probe_no_symlinks(const char *path) {
         return -1;
 }
 
+int path_stat_no_symlinks(const char *path, struct stat *ret) {
+        int fd = -1;
+
+        if (!path_is_lexically_clean(path))
+                return -EINVAL;
+#ifdef HAVE_OPENAT2
+        static bool unavailable = false;
+        struct open_how how = {
+                .flags = O_PATH | O_CLOEXEC,
+                .resolve = RESOLVE_NO_SYMLINKS,
+        };
+        if (!unavailable) {
+                fd = (int) syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+                if (fd < 0 && errno != ENOSYS && errno != EPERM)
+                        return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+                if (fd < 0)
+                        unavailable = true;
+        }
+#endif
+        if (fd < 0) {
+                /* Without openat2: what the path leads to, not following a trailing symlink,
+                 * and then the kernel's name for it, which differs from the path if a symlink
+                 * was followed on the way. */
+                char link[64], name[PATH_MAX];
+                fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+                (void) snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+                ssize_t n = readlink(link, name, sizeof(name) - 1);
+                if (n < 0 || (size_t) n >= sizeof(name) - 1) {
+                        int r = n < 0 ? -errno : -ENAMETOOLONG;
+                        (void) close(fd);
+                        return r;
+                }
+                name[n] = 0;
+                if (!streq(name, path)) {
+                        (void) close(fd);
+                        return -ELOOP;
+                }
+        }
+        int r = fstat(fd, ret) < 0 ? -errno : 1;
+        (void) close(fd);
+        if (r > 0 && S_ISLNK(ret->st_mode))
+                r = -ELOOP;     /* O_PATH|O_NOFOLLOW opened a trailing symlink itself */
+        return r;
+}
+
 char *path_realpath_procfd(const char *path, char resolved[static PATH_MAX]) {
         char link[64];
         int fd = open(path, O_PATH | O_CLOEXEC);

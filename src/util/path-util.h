@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+struct stat;
+
 /* Joins a and b with one '/', returning a new string or NULL on OOM. */
 char *path_join(const char *a, const char *b);
 
@@ -37,6 +39,13 @@ bool path_is_lexically_clean(const char *path);
  *       for a symlink in it, ENOSYS without openat2() (old kernel, seccomp: not tried again),
  *       or what else openat2() said. */
 int path_probe_no_symlinks(const char *path);
+
+/* The identity of what a lexically clean path leads to, reached without following any symlink
+ * (openat2() with RESOLVE_NO_SYMLINKS, or O_NOFOLLOW and the kernel's name read back): what a
+ * mount of the path binds, if nothing changes it before. Returns 1 with *ret filled, 0 when it
+ * does not exist (ENOENT, ENOTDIR), -ELOOP for a symlink anywhere in it, -EINVAL for a path
+ * that is not clean, or another -errno. */
+int path_stat_no_symlinks(const char *path, struct stat *ret);
 
 /* realpath() in 3 system calls (open with O_PATH, readlink of /proc/self/fd/N, close) instead of
  * one readlink per component: the kernel's own name for what the path leads to. Falls back on

@@ -639,6 +639,66 @@ def test_own_configuration_stays_read_only_with_a_symlinked_home(tb, work):
         tb.root("rm -f /home/dev-link")
 
 
+def test_directory_swapped_for_a_symlink_while_the_sandbox_starts(tb, work):
+    # Another sandbox that may write the start directory's parent swaps the start directory for
+    # a symlink to a hidden one after scudo checked the plan: systemd follows symlinks when it
+    # binds, so it would bind the hidden directory writable in its place. strace holds scudo
+    # for 3 s where the policy engine ends (timer_delete), after the checks of the plan and
+    # before the unit is built, and the swap happens then.
+    tag = work[-8:]
+    secret = "/home/dev/.swap-secret-" + tag
+    tb.dev("mkdir -p %s %s/sub && echo TOPSECRET > %s/key" % (secret, work, secret))
+    try:
+        tb.dev("cd %s/sub && (strace -qq -f -tt -o ../trace -e trace=timer_delete "
+               "-e inject=timer_delete:delay_exit=3000000 %s -T sh -c 'cat key; echo pwned > planted' "
+               "> ../out 2> ../err; echo $? > ../rc) </dev/null >/dev/null 2>&1 & "
+               "(sleep 1.2; cd %s && mv sub sub.orig && ln -s %s sub && date +%%T.%%N > swapped) "
+               "</dev/null >/dev/null 2>&1 &" % (work, Q, work, secret))
+        assert wait_for(lambda: host_exists(tb, work + "/rc"), timeout=30)
+        out, err = tb.dev("cat %s/out" % work).out, tb.dev("cat %s/err" % work).out
+        trace = tb.dev("cat %s/trace %s/swapped" % (work, work)).out
+        assert "TOPSECRET" not in out, (out, err, trace)
+        assert tb.dev("cat %s/rc" % work).out.strip() == "125", (out, err, trace)
+        assert "changed into a symlink after it was checked" in err, err
+        assert tb.dev("ls -A %s" % secret).out.split() == ["key"]
+        assert tb.dev("cat %s/key" % secret).out.strip() == "TOPSECRET"
+    finally:
+        tb.dev("rm -rf %s" % secret)
+
+
+def test_confine_refuses_mounts_other_than_checked(tb, work):
+    # What scudo-confine checks once systemd has made the mounts, before the command runs: the
+    # mount a path ended up with must be the one scudo identified. A unit of dev's own, made as
+    # scudo makes them, with the checks right and then each one wrong.
+    confine = os.path.join(os.path.dirname(SCUDO), "scudo-confine")
+    d = work + "/cc"
+    tb.dev("mkdir -p {d}/bind {d}/hide {d}/deny {d}/plain && touch {d}/hidefile {d}/plainfile && "
+           "ln -s {d}/plain {d}/link".format(d=d))
+    ident = {p: tb.dev("stat -c %%d:%%i %s/%s" % (d, p)).out.strip() for p in ("bind", "hide", "plain")}
+
+    def run(*checks):
+        props = ("-p PrivateUsers=yes -p BindPaths={d}/bind -p TemporaryFileSystem={d}/hide "
+                 "-p InaccessiblePaths={d}/deny -p BindReadOnlyPaths=/dev/null:{d}/hidefile").format(d=d)
+        args = " ".join(shlex.quote("--check=" + c) for c in checks)
+        return tb.dev("systemd-run --user --wait --pipe -q %s %s %s /bin/echo echo RAN-%s" % (props, confine, args, work[-8:]))
+
+    r = run("=:%s:%s/bind" % (ident["bind"], d), "-:%s/missing" % d, "t:%s:%s/hide" % (ident["hide"], d),
+            "n:%s/hidefile" % d, "x:%s/deny" % d, "x:%s/missing" % d)
+    assert r.rc == 0 and "RAN-" in r.out, r
+    for check in ["=:%s:%s/bind" % (ident["plain"], d),      # another directory bound there
+                  "=:%s:%s/link" % (ident["plain"], d),      # a symlink in its place
+                  "-:%s/plain" % d,                         # something where nothing was
+                  "t:%s:%s/plain" % (ident["plain"], d),    # not hidden
+                  "n:%s/plainfile" % d,
+                  "x:%s/plain" % d,                         # not denied
+                  "x:%s/link" % d,
+                  "=:%s:%s/gone" % (ident["bind"], d)]:      # nothing bound at all
+        r = run(check)
+        assert r.rc == 125 and "RAN-" not in r.out and "not what scudo checked" in r.err, (check, r)
+    r = run("=:12:%s/bind" % d)
+    assert r.rc == 125 and "RAN-" not in r.out and "malformed" in r.err, r
+
+
 def test_nested_scudo_cannot_widen_by_clearing_its_marker(tb, work):
     tb.dev("echo nested-secret > ~/.nested-secret")
     r = tb.scudo(["sh", "-c", "env -u SCUDO_SANDBOX %s --fs-read /home/dev cat /home/dev/.nested-secret; "

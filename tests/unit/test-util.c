@@ -112,6 +112,34 @@ static void test_read_regular_file(void) {
         rmdir(dir);
 }
 
+/* path_stat_no_symlinks(): what a path leads to, with no symlink followed on the way. */
+static void test_stat_no_symlinks(void) {
+        char dir[] = "/tmp/scudo-test-XXXXXX";
+        TAP_CHECK(mkdtemp(dir) != NULL, "temp dir");
+        _cleanup_free_ char *sub = path_join(dir, "sub"), *file = path_join(dir, "sub/file"),
+                            *link = path_join(dir, "link"), *via = path_join(dir, "link/file"),
+                            *missing = path_join(dir, "sub/missing"), *unclean = path_join(dir, "sub/../sub");
+        struct stat st, ref;
+        (void) mkdir(sub, 0700);
+        FILE *f = fopen(file, "we");
+        fclose(f);
+        TAP_CHECK(symlink(sub, link) == 0, "a symlink to the directory");
+        TAP_CHECK(stat(file, &ref) == 0, "the file");
+
+        TAP_CHECK(path_stat_no_symlinks(file, &st) == 1 && st.st_ino == ref.st_ino && st.st_dev == ref.st_dev,
+                  "a file reached without symlinks: its identity");
+        TAP_CHECK(path_stat_no_symlinks(missing, &st) == 0, "missing: 0");
+        TAP_CHECK(path_stat_no_symlinks(link, &st) == -ELOOP, "a trailing symlink: -ELOOP");
+        TAP_CHECK(path_stat_no_symlinks(via, &st) == -ELOOP, "a symlink on the way: -ELOOP");
+        TAP_CHECK(path_stat_no_symlinks(unclean, &st) == -EINVAL, "a path with ..: -EINVAL");
+        TAP_CHECK(path_stat_no_symlinks("/", &st) == 1 && S_ISDIR(st.st_mode), "/");
+
+        unlink(file);
+        unlink(link);
+        rmdir(sub);
+        rmdir(dir);
+}
+
 static void test_find_executable(void) {
         char dir[] = "/tmp/scudo-test-XXXXXX";
         TAP_CHECK(mkdtemp(dir) != NULL, "temp dir");
@@ -180,6 +208,7 @@ int main(void) {
         test_startswith();
         test_lexically_clean();
         test_read_regular_file();
+        test_stat_no_symlinks();
         test_find_executable();
         test_env();
         test_strv();
