@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <systemd/sd-journal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "net/net-session.h"
+#include "util/path-util.h"
 #include "util/strv.h"
 
 #define REPLY_TIMEOUT_MS 15000
@@ -26,10 +30,15 @@ struct NetSession {
         int log_fd;
 };
 
-static _Thread_local char session_error[BPFD_REASON_MAX + 64];
+static _Thread_local char session_error[BPFD_REASON_MAX + 64 + PATH_MAX];
+static _Thread_local bool session_error_local;
 
 const char *net_session_error(void) {
         return session_error;
+}
+
+bool net_session_error_is_local(void) {
+        return session_error_local;
 }
 
 _printf_(2, 3)
@@ -241,10 +250,28 @@ static int setup_reporting(NetSession *s, const Plan *plan) {
         else if (streq(target, "journald"))
                 s->target = TARGET_JOURNAL;
         else {
+                struct stat st;
                 s->target = TARGET_FILE;
-                s->log_fd = open(target, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+                /* scudo appends here outside any sandbox, and a command may write the directory
+                 * it is in: a symlink planted in its place (to ~/.bashrc, say) must not make
+                 * scudo append the names a command asked for there, nor a hard link, nor a
+                 * FIFO make it wait. */
+                session_error_local = true;
+                s->log_fd = path_open_no_symlinks(target, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY | O_NONBLOCK,
+                                                  0600);
+                if (s->log_fd == -ELOOP)
+                        return fail(-ELOOP, "log.target '%s': a symlink is in the way; not writing through it",
+                                    target);
+                if (s->log_fd == -ENXIO)        /* a FIFO nobody reads */
+                        return fail(-ENXIO, "log.target '%s' is not a regular file; not writing to it", target);
                 if (s->log_fd < 0)
-                        return fail(negative_errno(), "cannot open log file '%s': %m", target);
+                        return fail(s->log_fd, "log.target '%s' cannot be opened: %s", target, strerror(-s->log_fd));
+                if (fstat(s->log_fd, &st) < 0)
+                        return fail(negative_errno(), "log.target '%s' cannot be opened: %m", target);
+                if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
+                        return fail(-EPERM, "log.target '%s' is not a regular file of yours with a single name; "
+                                    "not writing to it", target);
+                session_error_local = false;
         }
         return 0;
 }
@@ -262,6 +289,7 @@ int net_session_open(const char *cgroup_path, const Plan *plan, NetSession **ret
         int k;
 
         session_error[0] = 0;
+        session_error_local = false;
         if (!cgroup_path || strlen(cgroup_path) >= BPFD_CGROUP_PATH_MAX)
                 return fail(-EINVAL, "bad cgroup path");
 
@@ -383,15 +411,23 @@ static void format_address(const uint8_t addr[16], uint16_t port, char *buf, siz
         }
 }
 
+/* A process name or a DNS name is whatever the command made it: in a report, only letters,
+ * digits and "._-+@:/ " stay as they are, the rest becomes '?'. A report goes to a terminal,
+ * the journal or a file, and must not bring escape sequences to the first, nor quotes, `;`,
+ * `$(...)` to a file that some program might one day read as more than text. */
+static void keep_plain(char *s) {
+        for (char *c = s; *c; c++)
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                      strchr("._-+@:/ ", *c)))
+                        *c = '?';
+}
+
 static void format_who(const BpfdEvent *e, char *buf, size_t size) {
         char comm[sizeof(e->comm) + 1];
 
         memcpy(comm, e->comm, sizeof(e->comm));
         comm[sizeof(e->comm)] = 0;
-        /* comm is whatever the process named itself: keep it printable */
-        for (char *c = comm; *c; c++)
-                if ((unsigned char) *c < 0x20 || (unsigned char) *c >= 0x7f)
-                        *c = '?';
+        keep_plain(comm);
         if (e->pid > 0 && comm[0])
                 (void) snprintf(buf, size, " by pid %u (%s)", e->pid, comm);
         else if (e->pid > 0)
@@ -427,9 +463,7 @@ int net_event_format(const BpfdEvent *e, char *buf, size_t size) {
         case BPFD_EVENT_DNS:
                 memcpy(name, e->name, sizeof(name));
                 name[sizeof(name) - 1] = 0;
-                for (char *c = name; *c; c++)
-                        if ((unsigned char) *c < 0x20 || (unsigned char) *c >= 0x7f)
-                                *c = '?';
+                keep_plain(name);
                 qt = qtype_name(e->qtype);
                 if (qt)
                         return snprintf(buf, size, "dns: refused name '%s' (%s)%s", name, qt, who);

@@ -25,6 +25,10 @@ int net_session_open(const char *cgroup_path, const Plan *plan, NetSession **ret
 /* The reason for the last failure of net_session_open() in this thread, or "". */
 const char *net_session_error(void);
 
+/* Whether that failure was scudo's own, before the helper was asked anything (the report
+ * file, log.target): the reason then says it all. */
+bool net_session_error_is_local(void);
+
 /* Poll this for POLLIN: events from the helper. */
 int net_session_get_fd(NetSession *s);
 

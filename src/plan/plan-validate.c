@@ -521,10 +521,33 @@ int plan_validate(Plan *p, char **ret_error) {
                 if (!env_name_is_valid(*e, strlen(*e)))
                         return fail(ret_error, "environment: '%s' is not a variable name", *e);
 
-        if (p->log_target && !streq(p->log_target, "stderr") && !streq(p->log_target, "journald") &&
-            !path_is_absolute(p->log_target))
-                return fail(ret_error, "log.target: '%s' is not stderr, journald or an absolute path",
-                            p->log_target);
+        if (p->log_target && !streq(p->log_target, "stderr") && !streq(p->log_target, "journald")) {
+                if (!path_is_absolute(p->log_target))
+                        return fail(ret_error, "log.target: '%s' is not stderr, journald or an absolute path",
+                                    p->log_target);
+                /* Its directory canonical, as scudo opens the file refusing any symlink on the
+                 * way (net-session.c); the file's own name is kept: a symlink there is refused,
+                 * not followed. */
+                _cleanup_free_ char *n = NULL, *dir = NULL, *c = NULL;
+                r = path_normalize(p->log_target, &n);
+                if (r < 0)
+                        return r == -ENOMEM ? r : fail(ret_error, "log.target: bad path '%s'", p->log_target);
+                char *slash = strrchr(n, '/');
+                if (!slash[1])
+                        return fail(ret_error, "log.target: '%s' is a directory, not a file", p->log_target);
+                dir = strndup(n, slash == n ? 1 : (size_t) (slash - n));
+                if (!dir)
+                        return -ENOMEM;
+                r = plan_path_canonicalize(dir, &c);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return fail(ret_error, "log.target: cannot resolve '%s': %s", dir, strerror(-r));
+                free(p->log_target);
+                p->log_target = path_join(c, slash + 1);
+                if (!p->log_target)
+                        return -ENOMEM;
+        }
         STRV_FOREACH(k, p->log_report)
                 if (!streq(*k, "file") && !streq(*k, "net") && !streq(*k, "dns"))
                         return fail(ret_error, "log.report: unknown kind '%s'", *k);

@@ -382,6 +382,8 @@ static int start_restricted_slice(RunContext *c, const Plan *plan) {
         r = net_session_open(cgroup, plan, &c->net);
         if (r < 0) {
                 const char *why = net_session_error();
+                if (net_session_error_is_local())
+                        return log_error_errno(r, "%s; the command was not run", why);
                 if (r == -ECONNREFUSED || r == -ENOENT)
                         return log_error_errno(r, "The profile has network rules, but scudo-bpfd is not "
                                                "reachable (%s). Enable it with 'systemctl enable --now "

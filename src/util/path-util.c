@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,7 +142,7 @@ int path_probe_no_symlinks(const char *path) {
         return -1;
 }
 
-int path_stat_no_symlinks(const char *path, struct stat *ret) {
+int path_open_no_symlinks(const char *path, int flags, mode_t mode) {
         int fd = -1;
 
         if (!path_is_lexically_clean(path))
@@ -149,38 +150,46 @@ int path_stat_no_symlinks(const char *path, struct stat *ret) {
 #ifdef HAVE_OPENAT2
         static bool unavailable = false;
         struct open_how how = {
-                .flags = O_PATH | O_CLOEXEC,
+                .flags = (uint64_t) (flags | O_CLOEXEC),
+                .mode = (flags & O_CREAT) ? mode : 0,
                 .resolve = RESOLVE_NO_SYMLINKS,
         };
         if (!unavailable) {
                 fd = (int) syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-                if (fd < 0 && errno != ENOSYS && errno != EPERM)
-                        return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
-                if (fd < 0)
-                        unavailable = true;
+                if (fd >= 0)
+                        return fd;
+                if (errno != ENOSYS && errno != EPERM)
+                        return -errno;
+                unavailable = true;
         }
 #endif
-        if (fd < 0) {
-                /* Without openat2: what the path leads to, not following a trailing symlink,
-                 * and then the kernel's name for it, which differs from the path if a symlink
-                 * was followed on the way. */
-                char link[64], name[PATH_MAX];
-                fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0)
-                        return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
-                (void) snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-                ssize_t n = readlink(link, name, sizeof(name) - 1);
-                if (n < 0 || (size_t) n >= sizeof(name) - 1) {
-                        int r = n < 0 ? -errno : -ENAMETOOLONG;
-                        (void) close(fd);
-                        return r;
-                }
-                name[n] = 0;
-                if (!streq(name, path)) {
-                        (void) close(fd);
-                        return -ELOOP;
-                }
+        /* Without openat2: not following a trailing symlink, and then the kernel's name for
+         * what was opened, which differs from the path if a symlink was followed on the way. */
+        char link[64], name[PATH_MAX];
+        fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd < 0)
+                return -errno;
+        (void) snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, name, sizeof(name) - 1);
+        if (n < 0 || (size_t) n >= sizeof(name) - 1) {
+                int r = n < 0 ? -errno : -ENAMETOOLONG;
+                (void) close(fd);
+                return r;
         }
+        name[n] = 0;
+        if (!streq(name, path)) {
+                (void) close(fd);
+                return -ELOOP;
+        }
+        return fd;
+}
+
+int path_stat_no_symlinks(const char *path, struct stat *ret) {
+        int fd = path_open_no_symlinks(path, O_PATH, 0);
+        if (fd == -ENOENT || fd == -ENOTDIR)
+                return 0;
+        if (fd < 0)
+                return fd;
         int r = fstat(fd, ret) < 0 ? -errno : 1;
         (void) close(fd);
         if (r > 0 && S_ISLNK(ret->st_mode))

@@ -40,6 +40,12 @@ bool path_is_lexically_clean(const char *path);
  *       or what else openat2() said. */
 int path_probe_no_symlinks(const char *path);
 
+/* open() of a lexically clean path, refusing a symlink anywhere in it (openat2() with
+ * RESOLVE_NO_SYMLINKS, or O_NOFOLLOW and the kernel's name read back): for files scudo writes
+ * outside any sandbox in a place a sandbox may have changed. Returns the fd or -errno (-ELOOP
+ * for a symlink, -EINVAL for a path that is not clean). */
+int path_open_no_symlinks(const char *path, int flags, mode_t mode);
+
 /* The identity of what a lexically clean path leads to, reached without following any symlink
  * (openat2() with RESOLVE_NO_SYMLINKS, or O_NOFOLLOW and the kernel's name read back): what a
  * mount of the path binds, if nothing changes it before. Returns 1 with *ret filled, 0 when it

@@ -417,3 +417,41 @@ def test_name_services_on_local_sockets_unreachable_with_network_rules(bpfd):
     finally:
         t.root("pkill -f %s/listen.py; rm -rf %s; rm -f %s; rmdir %s 2>/dev/null"
                % (d, d, " ".join(NAME_SOCKETS), " ".join(reversed(made))))
+
+
+@tn.needs_scudo
+def test_report_file_is_never_written_through_a_symlink(bpfd):
+    """scudo appends reports outside any sandbox. A command that may write the directory of
+    the report file could put a symlink in its place (to ~/.profile, say) and have the next run
+    append there the names it asked for, shell syntax included. The name is reported with
+    only plain characters, and a symlink (or FIFO) in the file's place stops the run."""
+    t = bpfd
+    tag = uuid.uuid4().hex[:8]
+    proj, victim = "/home/dev/rep-" + tag, "/home/dev/.profile-" + tag
+    log = proj + "/net.log"
+    r = t.dev("mkdir -p %s ~/.config/scudo && echo original > %s && printf '[python3]\\nmatch = [\"python3\"]\\n"
+              "network.allow = [\"127.0.0.2:9\"]\\nlog.target = \"%s\"\\n' > ~/.config/scudo/config.toml"
+              % (proj, victim, log))
+    assert r.rc == 0, r
+    evil = "x';touch${IFS}/tmp/pwned-%s;'.test" % tag
+    probe = ["python3", tn.PROBE, "dnsudp:%s:%s" % (tn.RESOLVER, evil)]
+    try:
+        r = t.scudo(probe, cwd=proj)
+        assert r.rc == 0 and "rcode=5" in r.out, r
+        text = t.dev("cat %s" % log).out
+        m = re.search(r"dns: refused name '(.*)' \(A\)", text)
+        assert m and "touch" in m.group(1) and re.fullmatch(r"[A-Za-z0-9._+@:/ ?-]+", m.group(1)), text
+        # a command of the project puts a symlink in its place
+        r = t.scudo(["sh", "-c", "rm -f net.log && ln -s %s net.log && echo planted" % victim], cwd=proj)
+        assert "planted" in r.out, r
+        r = t.scudo(probe, cwd=proj)
+        assert r.rc == 125 and "symlink" in r.err and "rcode" not in r.out, r
+        assert t.dev("cat %s" % victim).out == "original\n"
+        # or a FIFO, on which scudo would wait forever
+        r = t.scudo(["sh", "-c", "rm -f net.log && mkfifo net.log && echo planted"], cwd=proj)
+        assert "planted" in r.out, r
+        r = t.scudo(probe, cwd=proj, timeout=20)
+        assert r.rc == 125 and "not a regular file" in r.err and "rcode" not in r.out, r
+        assert "scudo-bpfd" not in r.err, r     # scudo's own refusal, said as such
+    finally:
+        t.dev("rm -rf %s %s ~/.config/scudo/config.toml" % (proj, victim))
