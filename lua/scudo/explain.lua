@@ -230,7 +230,9 @@ local function text(d)
             add("  deny  %s   <- %s", r.rule, r.origin)
         end
     end
-    add("session bus: %s", d.dbus.session)
+    -- (The proxy that would filter the bus is not in this version: "filtered" gives none.)
+    add("session bus: %s%s", d.dbus.session,
+        d.dbus.session == "filtered" and " (not available in this version of scudo: no session bus at all)" or "")
     if #d.environment.removed > 0 then
         add("environment: removed %s", table.concat(d.environment.removed, " "))
     else
@@ -239,7 +241,8 @@ local function text(d)
     add("delegable: %s%s", d.delegable and "yes" or "no",
         d.not_delegable_because and (" (profile '" .. d.not_delegable_because .. "' says delegable = false)") or "")
     if #d.delegate > 0 then
-        add("delegates: %s", table.concat(d.delegate, ", "))
+        add("delegates: %s (the broker is not in this version of scudo: they run inside this sandbox)",
+            table.concat(d.delegate, ", "))
     end
     if d.confirm then
         add("confirm: asks [y/N] before running")
