@@ -136,10 +136,8 @@ local function evaluate(request, explain)
             config_files[#config_files + 1] = f.path
         end
     end
-    for _, p in ipairs(b.hook_files) do
-        config_files[#config_files + 1] = p
-    end
     plan.config_files = config_files
+    plan.hook_files = b.hook_files
     plan.delegate = b:delegate(index)
     plan.warnings = {}
     for _, w in ipairs(ex.notices) do

@@ -89,6 +89,7 @@ Plan *plan_free(Plan *p) {
         strv_free(p->log_report);
         strv_free(p->profiles);
         strv_free(p->config_files);
+        strv_free(p->hook_files);
         free(p);
         return NULL;
 }

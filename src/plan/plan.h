@@ -99,9 +99,11 @@ typedef struct Plan {
         char **log_report;      /* "file", "net", "dns" */
 
         char **profiles;        /* names of the profiles applied, for messages */
-        /* The project files the plan was made from (trusted or not) and the project hook files
-         * it ran: kept as they are inside (policy.c, protect_config_files). */
+        /* The project files the plan was made from (trusted or not; in directories that are
+         * their own canonical path, discover.lua) and the project hook files it ran (any
+         * path): kept as they are inside (policy.c, protect_config_files). */
         char **config_files;
+        char **hook_files;
 } Plan;
 
 Plan *plan_new(void);

@@ -363,6 +363,7 @@ static int read_plan(lua_State *L) {
                 { "log_report", &p->log_report },
                 { "profiles", &p->profiles },
                 { "config_files", &p->config_files },
+                { "hook_files", &p->hook_files },
                 { "unset_environment", &p->unset_environment },
         };
         for (size_t i = 0; i < ELEMENTSOF(lists) && r >= 0; i++)
@@ -484,18 +485,26 @@ static int protect_config_files(Plan *p, const Request *req) {
                         return r;
         }
 
-        STRV_FOREACH(f, p->config_files) {
-                _cleanup_free_ char *c = NULL;
-                struct stat st;
-                /* (A symlink named .scudo.toml: the file it leads to, which is what was read.) */
-                if (plan_path_canonicalize(*f, &c) < 0 || stat(c, &st) < 0 || !S_ISREG(st.st_mode))
-                        continue;       /* gone: made again inside, it is untrusted */
-                if (!writable_from_above(p, c))
-                        continue;
-                r = plan_add_path(p, PATH_ACCESS_READ, c, "scudo (a project file it read stays as it is)");
-                if (r < 0)
-                        return r;
-        }
+        for (int hooks = 0; hooks <= 1; hooks++)
+                STRV_FOREACH(f, hooks ? p->hook_files : p->config_files) {
+                        _cleanup_free_ char *c = NULL;
+                        struct stat st;
+                        /* A project file's directory is its own canonical path already: unless
+                         * the file is a symlink, its path is too (one lstat, where resolving it
+                         * costs three calls). A symlink named .scudo.toml: the file it leads to,
+                         * which is what was read. */
+                        if (!hooks && lstat(*f, &st) >= 0 && S_ISREG(st.st_mode))
+                                c = strdup(*f);
+                        else if (plan_path_canonicalize(*f, &c) < 0 || stat(c, &st) < 0 || !S_ISREG(st.st_mode))
+                                continue;       /* gone: made again inside, it is untrusted */
+                        if (!c)
+                                return -ENOMEM;
+                        if (!writable_from_above(p, c))
+                                continue;
+                        r = plan_add_path(p, PATH_ACCESS_READ, c, "scudo (a project file it read stays as it is)");
+                        if (r < 0)
+                                return r;
+                }
         return 0;
 }
 

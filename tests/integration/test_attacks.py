@@ -603,21 +603,25 @@ def test_untrusted_or_edited_project_file_grants_nothing(tb, work):
 def test_trusted_project_file_cannot_be_edited_removed_or_renamed_inside(tb, work):
     # A trusted file that takes something away: were the sandbox able to change it, the next
     # run would find it untrusted, ignore it, and give that back.
-    tb.dev("cd %s && echo project-secret > secret.env && printf '[sandbox]\\nfilesystem.deny = [\"secret.env\"]\\n' "
+    # and its hook file, which takes something away too
+    tb.dev("cd %s && echo project-secret > secret.env && echo hook-secret > hook.env && "
+           "echo 'scudo.fs.deny(\"hook.env\")' > deny.lua && "
+           "printf '[sandbox]\\nfilesystem.deny = [\"secret.env\"]\\nhook = \"deny.lua\"\\n' "
            "> .scudo.toml && %s trust %s/.scudo.toml" % (work, Q, work))
-    before = tb.dev("sha256sum %s/.scudo.toml" % work).out.split()[0]
+    before = tb.dev("sha256sum %s/.scudo.toml %s/deny.lua" % (work, work)).out
     try:
-        r = tb.scudo(["sh", "-c", "cat secret.env; echo '[sandbox]' > .scudo.toml; echo a=$?; "
+        r = tb.scudo(["sh", "-c", "cat secret.env hook.env; echo '[sandbox]' > .scudo.toml; echo a=$?; "
                       "rm -f .scudo.toml; echo b=$?; mv .scudo.toml moved; echo c=$?; "
-                      "ln -f .scudo.toml linked; echo d=$?"], cwd=work)
-        assert "project-secret" not in r.out, r
-        for k in "abcd":
+                      "ln -f .scudo.toml linked; echo d=$?; echo '-- x' >> deny.lua; echo e=$?; "
+                      "mv deny.lua moved.lua; echo f=$?"], cwd=work)
+        assert "project-secret" not in r.out and "hook-secret" not in r.out, r
+        for k in "abcdef":
             assert "%s=0" % k not in r.out and "%s=" % k in r.out, r
-        assert tb.dev("sha256sum %s/.scudo.toml" % work).out.split()[0] == before
+        assert tb.dev("sha256sum %s/.scudo.toml %s/deny.lua" % (work, work)).out == before
         assert not host_exists(tb, work + "/moved") and not host_exists(tb, work + "/linked")
         # the next run still applies it, without a word about trust
-        r = tb.scudo(["cat", "secret.env"], cwd=work)
-        assert r.rc != 0 and "project-secret" not in r.out and "not trusted" not in r.err, r
+        r = tb.scudo(["cat", "secret.env", "hook.env"], cwd=work)
+        assert r.rc != 0 and "secret" not in r.out and "not trusted" not in r.err, r
     finally:
         tb.dev("%s untrust %s/.scudo.toml" % (Q, work))
 
