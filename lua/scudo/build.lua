@@ -234,7 +234,8 @@ function Builder:environment()
     -- The caller's names in order (policy.c sorts them), and which of them a glob matches: one
     -- call per list, each glob looked at once.
     local caller, names = req.env, req.env_names or util.sorted_keys(req.env)
-    local denied, allowed = text.matching(deny, names), text.matching(allow, names)
+    -- Without regard to case: tools read npm_config__authToken as well as NPM_TOKEN.
+    local denied, allowed = text.matching(deny, names, true), text.matching(allow, names, true)
     local set = v["env.set"]
     -- Without env values to add, the values are the caller's, and the list is made as the names
     -- go, already in order.
@@ -255,7 +256,7 @@ function Builder:environment()
     for i = 1, #deny do
         local g = deny[i]
         if caller[g] == nil and not copy[g] and not g:find("*", 1, true) and g:match("^[%a_][%w_]*$")
-            and not text.match_any(allow, g) then
+            and not text.match_any(allow, g, true) then
             unset[#unset + 1] = g
         end
     end

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* scudo.text: string primitives the Lua library needs: globs, POSIX regular expressions,
  * SHA-256, and the edit distance behind every "did you mean". Internal. */
+#include <ctype.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <lauxlib.h>
 #include <regex.h>
 #include <stdio.h>
@@ -102,6 +104,16 @@ static bool glob_match(const char *p, const char *s) {
         return glob_matches(&g, s, strlen(s));
 }
 
+/* A copy of the l bytes at s in ASCII lower case, pushed (scudo never leaves the C locale). */
+static const char *push_lower(lua_State *L, const char *s, size_t l) {
+        luaL_Buffer b;
+        char *d = luaL_buffinitsize(L, &b, l);
+        for (size_t i = 0; i < l; i++)
+                d[i] = (char) tolower((unsigned char) s[i]);
+        luaL_pushresultsize(&b, l);
+        return lua_tostring(L, -1);
+}
+
 /* text.fnmatch(glob, s) -> boolean */
 static int l_text_fnmatch(lua_State *L) {
         const char *glob = luaL_checkstring(L, 1);
@@ -110,16 +122,25 @@ static int l_text_fnmatch(lua_State *L) {
         return 1;
 }
 
-/* text.match_any(globs, s) -> boolean: does any glob of the list match s? */
+/* text.match_any(globs, s [, nocase]) -> boolean: does any glob of the list match s (without
+ * regard to ASCII case, with nocase)? */
 static int l_text_match_any(lua_State *L) {
         luaL_checktype(L, 1, LUA_TTABLE);
-        const char *s = luaL_checkstring(L, 2);
+        size_t sl;
+        const char *s = luaL_checklstring(L, 2, &sl);
+        bool nocase = lua_toboolean(L, 3);
+        lua_settop(L, 2);
+        if (nocase)
+                s = push_lower(L, s, sl);                                       /* stack: globs s low */
         lua_Integer n = (lua_Integer) lua_rawlen(L, 1);
         for (lua_Integer i = 1; i <= n; i++) {
                 lua_rawgeti(L, 1, i);
-                const char *g = lua_tostring(L, -1);
+                size_t gl;
+                const char *g = lua_tolstring(L, -1, &gl);
+                if (g && nocase)
+                        g = push_lower(L, g, gl);
                 bool m = g && glob_match(g, s);
-                lua_pop(L, 1);
+                lua_pop(L, nocase && g ? 2 : 1);
                 if (m) {
                         lua_pushboolean(L, true);
                         return 1;
@@ -129,36 +150,56 @@ static int l_text_match_any(lua_State *L) {
         return 1;
 }
 
-/* text.matching(globs, names) -> { [name] = true } for each name of the list that a glob of
- * the list matches (as text.match_any(globs, name) would say, for every name at once: each
- * glob is looked at once, not once per name). Both lists hold strings. */
+/* text.matching(globs, names [, nocase]) -> { [name] = true } for each name of the list that a
+ * glob of the list matches (as text.match_any(globs, name, nocase) would say, for every name
+ * at once: each glob is looked at once, not once per name). Both lists hold strings. */
 static int l_text_matching(lua_State *L) {
         luaL_checktype(L, 1, LUA_TTABLE);
         luaL_checktype(L, 2, LUA_TTABLE);
+        bool nocase = lua_toboolean(L, 3);
         size_t ng = lua_rawlen(L, 1), nn = lua_rawlen(L, 2);
 
+        lua_settop(L, 2);
         if (ng > SIZE_MAX / sizeof(Glob))
                 return luaL_error(L, "too many globs");
         /* Lua memory: nothing to free should a later allocation raise. */
         Glob *globs = lua_newuserdatauv(L, MAX(ng, (size_t) 1) * sizeof(Glob), 0);     /* stack: g n box */
+        lua_createtable(L, nocase ? (int) MIN(ng, (size_t) INT_MAX) : 0, 0);    /* stack: g n box low */
         for (size_t i = 0; i < ng; i++) {
                 if (lua_rawgeti(L, 1, (lua_Integer) i + 1) != LUA_TSTRING)
                         return luaL_error(L, "text.matching: glob %zu is not a string", i + 1);
-                /* The string stays referenced by the list. */
-                globs[i] = glob_compile(lua_tostring(L, -1));
+                /* The string stays referenced: by the list, or its lower-case copy by `low`. */
+                size_t gl;
+                const char *g = lua_tolstring(L, -1, &gl);
+                if (nocase) {
+                        g = push_lower(L, g, gl);
+                        lua_rawseti(L, -3, (lua_Integer) i + 1);
+                }
+                globs[i] = glob_compile(g);
                 lua_pop(L, 1);
         }
-        lua_newtable(L);                                                        /* stack: g n box set */
+        lua_newtable(L);                                                        /* stack: g n box low set */
         for (size_t j = 0; j < nn && ng > 0; j++) {
                 if (lua_rawgeti(L, 2, (lua_Integer) j + 1) != LUA_TSTRING)       /* stack: .. set name */
                         return luaL_error(L, "text.matching: name %zu is not a string", j + 1);
                 size_t sl;
                 const char *s = lua_tolstring(L, -1, &sl);
+                char low[256];
                 bool m = false;
                 if (strlen(s) != sl)
                         return luaL_error(L, "text.matching: name %zu holds a NUL byte", j + 1);
+                if (nocase && sl < sizeof(low)) {
+                        for (size_t k = 0; k <= sl; k++)
+                                low[k] = (char) tolower((unsigned char) s[k]);
+                        s = low;
+                } else if (nocase) {
+                        s = push_lower(L, s, sl);                               /* stack: .. set name low */
+                        lua_insert(L, -2);                                      /* stack: .. set low name */
+                }
                 for (size_t i = 0; i < ng && !m; i++)
                         m = glob_matches(&globs[i], s, sl);
+                if (nocase && sl >= sizeof(low))
+                        lua_remove(L, -2);                                      /* stack: .. set name */
                 if (m) {
                         lua_pushboolean(L, true);
                         lua_rawset(L, -3);                                      /* stack: .. set */

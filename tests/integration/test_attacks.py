@@ -432,11 +432,15 @@ def test_environment_secrets_from_caller_and_manager_removed(tb, work):
            "NPM_TOKEN=mgr-npm-token")
     try:
         r = tb.dev("cd %s && SSH_AUTH_SOCK=/tmp/caller-agent GITHUB_TOKEN=gh-tok AWS_SECRET_ACCESS_KEY=aws "
-                   "DB_PASSWORD=pw MY_API_KEY=k %s env" % (work, Q))
+                   "DB_PASSWORD=pw MY_API_KEY=k npm_config__authToken=npm-tok npm_config__auth=npm-basic "
+                   "github_token=lower-tok PGPASSWORD=pg-pw MYSQL_PWD=my-pw SECRET_KEY=django Api_Key=mixed "
+                   "DEPLOY_PRIVATE_KEY=pem KEEP_THIS=kept %s env" % (work, Q))
     finally:
         tb.dev("systemctl --user unset-environment SSH_AUTH_SOCK GPG_AGENT_INFO NPM_TOKEN")
-    for leaked in ("agent", "gh-tok", "AWS_", "DB_PASSWORD", "MY_API_KEY", "mgr-npm-token", "DBUS_SESSION_BUS_ADDRESS"):
+    for leaked in ("agent", "gh-tok", "AWS_", "DB_PASSWORD", "MY_API_KEY", "mgr-npm-token", "DBUS_SESSION_BUS_ADDRESS",
+                   "npm-tok", "npm-basic", "lower-tok", "pg-pw", "my-pw", "django", "mixed", "pem"):
         assert leaked not in r.out, (leaked, r)
+    assert "KEEP_THIS=kept" in r.out, r     # and the rest is there
 
 
 # ---------------------------------------------------------------------------------------------

@@ -266,7 +266,8 @@ static const Case cases[] = {
                 .config = "[t]\nmatch = [\"tool\"]\ndeny_env = [\"SECRET_*\", \"KEEP*\"]\n"
                           "allow_env = [\"KEEP_ME\"]\nenv = [\"SECRET_B\"]\n",
                 .argv = ARGV("tool"),
-                .env = ARGV("SECRET_A=1", "SECRET_B=2", "KEEP_ME=3", "KEEPNOT=4"),
+                .env = ARGV("SECRET_A=1", "SECRET_B=2", "KEEP_ME=3", "KEEPNOT=4", "secret_lower=5", "keep_me=6",
+                            "PLAIN_VALUE=7"),
                 .delegable = -1,
         },
 };
@@ -327,6 +328,9 @@ static void run_case(const Case *c) {
                         TAP_CHECK(env_has(p->environment, "SECRET_B"), "env copies SECRET_B back");
                         TAP_CHECK(env_has(p->environment, "KEEP_ME"), "allow_env keeps KEEP_ME");
                         TAP_CHECK(!env_has(p->environment, "KEEPNOT"), "deny_env removes KEEPNOT");
+                        TAP_CHECK(!env_has(p->environment, "secret_lower"), "deny_env matches without regard to case");
+                        TAP_CHECK(env_has(p->environment, "keep_me"), "and so does allow_env");
+                        TAP_CHECK(env_has(p->environment, "PLAIN_VALUE"), "what no glob matches stays");
                         TAP_CHECK(strv_contains(p->unset_environment, "SECRET_A"),
                                   "removed names are unset from the manager's environment too");
                 }
