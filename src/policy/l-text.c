@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* scudo.text: string primitives the Lua library needs: globs, POSIX regular expressions,
  * SHA-256, and the edit distance behind every "did you mean". Internal. */
-#include <ctype.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <lauxlib.h>
@@ -104,12 +103,22 @@ static bool glob_match(const char *p, const char *s) {
         return glob_matches(&g, s, strlen(s));
 }
 
-/* A copy of the l bytes at s in ASCII lower case, pushed (scudo never leaves the C locale). */
+static inline char ascii_lower(char c) {
+        return c >= 'A' && c <= 'Z' ? (char) (c - 'A' + 'a') : c;
+}
+
+/* The l bytes at s and their NUL, in ASCII lower case, to d. */
+static void copy_lower(char *d, const char *s, size_t l) {
+        for (size_t i = 0; i < l; i++)
+                d[i] = ascii_lower(s[i]);
+        d[l] = 0;
+}
+
+/* A copy of the l bytes at s in ASCII lower case, pushed. */
 static const char *push_lower(lua_State *L, const char *s, size_t l) {
         luaL_Buffer b;
-        char *d = luaL_buffinitsize(L, &b, l);
-        for (size_t i = 0; i < l; i++)
-                d[i] = (char) tolower((unsigned char) s[i]);
+        char *d = luaL_buffinitsize(L, &b, l + 1);
+        copy_lower(d, s, l);
         luaL_pushresultsize(&b, l);
         return lua_tostring(L, -1);
 }
@@ -160,25 +169,37 @@ static int l_text_matching(lua_State *L) {
         size_t ng = lua_rawlen(L, 1), nn = lua_rawlen(L, 2);
 
         lua_settop(L, 2);
-        if (ng > SIZE_MAX / sizeof(Glob))
+        if (ng > SIZE_MAX / sizeof(Glob) / 2)
                 return luaL_error(L, "too many globs");
-        /* Lua memory: nothing to free should a later allocation raise. */
-        Glob *globs = lua_newuserdatauv(L, MAX(ng, (size_t) 1) * sizeof(Glob), 0);     /* stack: g n box */
-        lua_createtable(L, nocase ? (int) MIN(ng, (size_t) INT_MAX) : 0, 0);    /* stack: g n box low */
+        /* Lua memory: nothing to free should a later allocation raise. With nocase, the
+         * lower-case copies of the globs follow the Globs in the same block. */
+        size_t text = 0;
+        for (size_t i = 0; nocase && i < ng; i++) {
+                if (lua_rawgeti(L, 1, (lua_Integer) i + 1) != LUA_TSTRING)
+                        return luaL_error(L, "text.matching: glob %zu is not a string", i + 1);
+                size_t gl = lua_rawlen(L, -1);
+                lua_pop(L, 1);
+                if (gl >= SIZE_MAX / 2 - text)
+                        return luaL_error(L, "globs too long");
+                text += gl + 1;
+        }
+        Glob *globs = lua_newuserdatauv(L, MAX(ng, (size_t) 1) * sizeof(Glob) + text, 0);      /* stack: g n box */
+        char *copies = (char *) (globs + MAX(ng, (size_t) 1));
         for (size_t i = 0; i < ng; i++) {
                 if (lua_rawgeti(L, 1, (lua_Integer) i + 1) != LUA_TSTRING)
                         return luaL_error(L, "text.matching: glob %zu is not a string", i + 1);
-                /* The string stays referenced: by the list, or its lower-case copy by `low`. */
+                /* The string stays referenced: by the list, or its lower-case copy by the box. */
                 size_t gl;
                 const char *g = lua_tolstring(L, -1, &gl);
                 if (nocase) {
-                        g = push_lower(L, g, gl);
-                        lua_rawseti(L, -3, (lua_Integer) i + 1);
+                        copy_lower(copies, g, gl);
+                        g = copies;
+                        copies += gl + 1;
                 }
                 globs[i] = glob_compile(g);
                 lua_pop(L, 1);
         }
-        lua_newtable(L);                                                        /* stack: g n box low set */
+        lua_newtable(L);                                                        /* stack: g n box set */
         for (size_t j = 0; j < nn && ng > 0; j++) {
                 if (lua_rawgeti(L, 2, (lua_Integer) j + 1) != LUA_TSTRING)       /* stack: .. set name */
                         return luaL_error(L, "text.matching: name %zu is not a string", j + 1);
@@ -189,8 +210,7 @@ static int l_text_matching(lua_State *L) {
                 if (strlen(s) != sl)
                         return luaL_error(L, "text.matching: name %zu holds a NUL byte", j + 1);
                 if (nocase && sl < sizeof(low)) {
-                        for (size_t k = 0; k <= sl; k++)
-                                low[k] = (char) tolower((unsigned char) s[k]);
+                        copy_lower(low, s, sl);
                         s = low;
                 } else if (nocase) {
                         s = push_lower(L, s, sl);                               /* stack: .. set name low */
