@@ -268,8 +268,12 @@ local function text(d)
     return table.concat(o, "\n") .. "\n"
 end
 
-function M.render(request, ex, json, validation_error)
+function M.render(request, ex, json, validation_error, added)
     local d = data(request, ex, validation_error)
+    for _, p in ipairs(added or {}) do
+        d.filesystem[#d.filesystem + 1] = { access = p.access, path = p.path, written = p.path,
+            origin = p.origin, derived = true }
+    end
     if json then
         return M.json(d) .. "\n"
     end

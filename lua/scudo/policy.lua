@@ -167,8 +167,9 @@ function M.explain(request)
     return plan, ex
 end
 
-function M.render(request, ex, json, validation_error)
-    return require("scudo.explain").render(request, ex, json, validation_error)
+-- added: the entries C adds to the checked plan (policy.c, protect_config_files).
+function M.render(request, ex, json, validation_error, added)
+    return require("scudo.explain").render(request, ex, json, validation_error, added)
 end
 
 -- The other verbs (scudo check, profiles, trust) and the fuzzer's entry point live in

@@ -535,6 +535,28 @@ static int check_nested(const Request *req, char **ret_error) {
 
 /* ---- entry points ---------------------------------------------------------------------- */
 
+typedef struct PathList {
+        const PlanPath *paths;
+        size_t n;
+} PathList;
+
+/* The entries as a list of { access, path, origin }. Through lua_engine_cpcall. */
+static int push_paths(lua_State *L) {
+        const PathList *l = lua_touserdata(L, 1);
+        lua_createtable(L, (int) MIN(l->n, (size_t) INT_MAX), 0);
+        for (size_t i = 0; i < l->n; i++) {
+                lua_createtable(L, 0, 3);
+                lua_pushstring(L, path_access_to_string(l->paths[i].access));
+                lua_setfield(L, -2, "access");
+                lua_pushstring(L, l->paths[i].path);
+                lua_setfield(L, -2, "path");
+                lua_pushstring(L, strempty(l->paths[i].origin));
+                lua_setfield(L, -2, "origin");
+                lua_rawseti(L, -2, (lua_Integer) i + 1);
+        }
+        return 1;
+}
+
 /* The string s (a light userdata), or nil for NULL. Through lua_engine_cpcall. */
 static int push_message(lua_State *L) {
         const char *s = lua_touserdata(L, 1);
@@ -678,17 +700,25 @@ int policy_explain(const Request *req, bool json, char **ret_text, char **ret_er
                 return r;
         if (r >= 0)
                 r = check_nested(req, &invalid);
-        if (r >= 0 && plan_validate(p, &invalid) >= 0)
+        /* What protect_config_files adds is shown too: the entries past `checked`. */
+        size_t checked = p ? p->n_paths : 0;
+        if (r >= 0 && plan_validate(p, &invalid) >= 0) {
+                checked = p->n_paths;
                 r = protect_config_files(p, req);
+        }
         if (r < 0 && !invalid)
                 invalid = strdup(strerror(-r));
+        PathList added = { p ? p->paths + checked : NULL, p && p->n_paths > checked ? p->n_paths - checked : 0 };
 
         lua_remove(L, -2);                                                      /* stack: req ex */
         lua_pushboolean(L, json);                                               /* stack: req ex json */
         r = lua_engine_cpcall(e, push_message, invalid, 0, 1, ret_error);        /* stack: req ex json err */
         if (r < 0)
                 return r;
-        r = lua_engine_call(e, "scudo.policy", "render", 4, 1, ret_error);      /* stack: text */
+        r = lua_engine_cpcall(e, push_paths, &added, 0, 1, ret_error);          /* stack: .. err added */
+        if (r < 0)
+                return r;
+        r = lua_engine_call(e, "scudo.policy", "render", 5, 1, ret_error);      /* stack: text */
         if (r < 0)
                 return r;
         return take_string(e, ret_text);

@@ -7,6 +7,7 @@ fails AND the world outside is as it was. Passing tests document a defence and s
 regression tests."""
 import json
 import os
+import re
 import shlex
 import time
 
@@ -614,6 +615,9 @@ def test_trusted_project_file_cannot_be_edited_removed_or_renamed_inside(tb, wor
            "> .scudo.toml && %s trust %s/.scudo.toml" % (work, Q, work))
     before = tb.dev("sha256sum %s/.scudo.toml %s/deny.lua" % (work, work)).out
     try:
+        r = tb.scudo(["explain", "cat"], cwd=work)
+        for f in (".scudo.toml", "deny.lua"):
+            assert re.search(r"read +%s/%s +<- scudo \(a project file it read stays as it is\)" % (work, f), r.out), r
         r = tb.scudo(["sh", "-c", "cat secret.env hook.env; echo '[sandbox]' > .scudo.toml; echo a=$?; "
                       "rm -f .scudo.toml; echo b=$?; mv .scudo.toml moved; echo c=$?; "
                       "ln -f .scudo.toml linked; echo d=$?; echo '-- x' >> deny.lua; echo e=$?; "
