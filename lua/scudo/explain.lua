@@ -230,9 +230,14 @@ local function text(d)
             add("  deny  %s   <- %s", r.rule, r.origin)
         end
     end
-    -- (The proxy that would filter the bus is not in this version: "filtered" gives none.)
-    add("session bus: %s%s", d.dbus.session,
-        d.dbus.session == "filtered" and " (not available in this version of scudo: no session bus at all)" or "")
+    add("session bus: %s", d.dbus.session)
+    if d.dbus.session == "filtered" then
+        for _, k in ipairs({ "see", "talk", "own" }) do
+            if #d.dbus[k] > 0 then
+                add("  %s: %s", k, table.concat(d.dbus[k], ", "))
+            end
+        end
+    end
     if #d.environment.removed > 0 then
         add("environment: removed %s", table.concat(d.environment.removed, " "))
     else

@@ -11,6 +11,7 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include "bus-proxy.h"
 #include "net/net-session.h"
 #include "pty-relay.h"
 #include "run.h"
@@ -53,13 +54,16 @@ typedef struct RunContext {
         unsigned n_signals;
         PtyRelay *pty;
         int watcher_fd;
+        BusProxy bus_proxy;     /* unit[0] == 0: none */
 } RunContext;
 
 static void stop_slice(RunContext *c);
 
 static void run_context_done(RunContext *c) {
-        /* Whatever way the run ended, its slice goes (and with its cgroup, the BPF programs). */
+        /* Whatever way the run ended, its slice goes (and with its cgroup, the BPF programs),
+         * and the session bus proxy with its socket. */
         stop_slice(c);
+        bus_proxy_stop(c->bus, &c->bus_proxy);
         sd_event_source_disable_unref(c->net_source);
         net_session_free(c->net);
         free(c->slice_job_result);
@@ -484,6 +488,33 @@ static int open_stdio(RunContext *c, const RunOptions *opts, UnitStdio *stdio) {
         return 0;
 }
 
+/* The filtered session bus, before the service that is to use it. The watcher knows of it
+ * first: should scudo die now, it goes too. */
+static int start_bus_proxy(RunContext *c, const Plan *plan, const RunOptions *opts) {
+        _cleanup_free_ char *upstream = NULL;
+        char id[sizeof(c->unit_name)];
+        int r;
+
+        (void) snprintf(id, sizeof(id), "%.*s", (int) (strlen(c->unit_name) - strlen(".service")), c->unit_name);
+        r = bus_proxy_name(&c->bus_proxy, id, opts->runtime_dir);
+        if (r < 0) {
+                c->bus_proxy.unit[0] = 0;
+                return log_error_errno(r, "Cannot place the session bus proxy's socket in '%s': %m",
+                                       strempty(opts->runtime_dir));
+        }
+        r = watcher_add_unit(c->watcher_fd, c->bus_proxy.unit);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm the unit watcher: %m");
+        const char *address = getenv("DBUS_SESSION_BUS_ADDRESS");
+        if (address && *address)
+                upstream = strdup(address);
+        else if (asprintf(&upstream, "unix:path=%s/bus", opts->runtime_dir) < 0)
+                upstream = NULL;
+        if (!upstream)
+                return log_oom();
+        return bus_proxy_start(c->bus, &c->bus_proxy, plan, upstream);
+}
+
 int run_plan(const Plan *plan, const RunOptions *opts) {
         _cleanup_(run_context_done) RunContext c = { .watcher_fd = -EBADF };
         UnitStdio stdio;
@@ -556,6 +587,12 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                         return EXIT_SCUDO_SETUP;
         }
 
+        if (plan->dbus == DBUS_FILTERED) {
+                r = start_bus_proxy(&c, plan, opts);
+                if (r < 0)
+                        return EXIT_SCUDO_SETUP;
+        }
+
         /* What the manager would add to the unit's environment on its own. */
         _cleanup_strv_free_ char **manager_env = NULL;
         {
@@ -574,6 +611,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 .confine_path = opts->confine_path,
                 .bpfd_socket = opts->bpfd_socket,
                 .slice = plan->network_filtered ? c.slice_name : NULL,
+                .bus_proxy_socket = c.bus_proxy.unit[0] ? c.bus_proxy.socket : NULL,
         };
         r = start_unit(&c, plan, &uctx, &stdio);
         if (r == -ELOOP)

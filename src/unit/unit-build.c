@@ -276,14 +276,27 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                 r = add_inaccessible(l, private);
                 if (r < 0)
                         return r;
-                if (plan->dbus != DBUS_ALLOW) {
-                        _cleanup_free_ char *bus = path_join(ctx->runtime_dir, "bus");
-                        if (!bus)
-                                return -ENOMEM;
+                _cleanup_free_ char *bus = path_join(ctx->runtime_dir, "bus");
+                if (!bus)
+                        return -ENOMEM;
+                if (plan->dbus == DBUS_FILTERED && ctx->bus_proxy_socket) {
+                        /* The proxy's socket where the bus is. Bound read-only: connecting
+                         * to a socket needs no write access to the mount. */
+                        struct stat st;
+                        r = identify(ctx->bus_proxy_socket, &st);
+                        if (r == 0)
+                                r = log_error_errno(SYNTHETIC_ERRNO(ENOENT), "The session bus proxy's socket "
+                                                    "%s is gone", ctx->bus_proxy_socket);
+                        if (r >= 0)
+                                r = strv_extend(&l->bind_ro_src, ctx->bus_proxy_socket);
+                        if (r >= 0)
+                                r = strv_extend(&l->bind_ro_dst, bus);
+                        if (r >= 0)
+                                r = add_check(l, '=', &st, bus);
+                } else if (plan->dbus != DBUS_ALLOW)
                         r = add_inaccessible(l, bus);
-                        if (r < 0)
-                                return r;
-                }
+                if (r < 0)
+                        return r;
         }
         /* Root's container and VM managers: a member of their group (docker, libvirt, lxd, ...)
          * reaches them from inside as from outside, and they start a container that mounts the
@@ -569,10 +582,31 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
         r = sd_bus_message_append(m, "(sv)", "Environment", "as", 1, sandbox_var);
         if (r < 0)
                 return r;
+        /* The filtered bus is where the bus always is (the profiles deny the caller's
+         * address, which may name another place). */
+        _cleanup_free_ char *bus_var = NULL;
+        bool proxied = plan->dbus == DBUS_FILTERED && ctx->bus_proxy_socket && ctx->runtime_dir;
+        if (proxied) {
+                if (asprintf(&bus_var, "DBUS_SESSION_BUS_ADDRESS=unix:path=%s/bus", ctx->runtime_dir) < 0)
+                        return -ENOMEM;
+                r = sd_bus_message_append(m, "(sv)", "Environment", "as", 1, bus_var);
+                if (r < 0)
+                        return r;
+        }
         _cleanup_strv_free_ char **unset = NULL;
         r = unit_unset_environment(plan, ctx->manager_environment, &unset);
         if (r < 0)
                 return r;
+        /* UnsetEnvironment= applies to Environment= too. */
+        if (proxied && unset) {
+                size_t k = 0;
+                for (size_t i = 0; unset[i]; i++)
+                        if (streq(unset[i], "DBUS_SESSION_BUS_ADDRESS"))
+                                free(unset[i]);
+                        else
+                                unset[k++] = unset[i];
+                unset[k] = NULL;
+        }
         if (unset) {
                 r = open_property(m, "UnsetEnvironment", "as");
                 if (r >= 0)

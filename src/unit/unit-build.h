@@ -22,6 +22,7 @@ typedef struct UnitContext {
         const char *unit_name;
         const char *confine_path;       /* scudo-confine, run before the command */
         const char *bpfd_socket;        /* a helper socket other than the default, or NULL */
+        const char *bus_proxy_socket;   /* the filtered session bus (bus-proxy.h), or NULL */
         char **manager_environment;     /* the service manager's own environment block */
 } UnitContext;
 

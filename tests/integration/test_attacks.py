@@ -336,6 +336,59 @@ def test_user_manager_unreachable_by_any_path(tb, work):
     assert tb.user_units("evil-%s-*" % tag) == [], r
 
 
+BUS_PROFILES = ('[bus-names]\ndbus.session = "filtered"\ndbus.talk = ["org.freedesktop.systemd1"]\n'
+                '[bus-none]\ndbus.session = "filtered"\n')
+
+
+def test_filtered_session_bus_passes_only_the_names_listed(tb, work):
+    # dbus.session = "filtered": xdg-dbus-proxy beside the sandbox, at $XDG_RUNTIME_DIR/bus
+    # inside. The witness is a user unit that leaves a file when started: through the filtered
+    # bus without org.freedesktop.systemd1 the command cannot start it; naming the manager in
+    # dbus.talk (which no profile should do) lets it, which shows the witness works.
+    tag = work[-8:]
+    unit = "witness-%s.service" % tag
+    tb.dev("mkdir -p ~/.config/systemd/user && printf '[Service]\\nType=oneshot\\nExecStart=/bin/touch %s/STARTED\\n' "
+           "> ~/.config/systemd/user/%s && systemctl --user daemon-reload" % (work, unit))
+    tb.dev("cd %s && printf '%s' > .scudo.toml && %s trust .scudo.toml" % (work, BUS_PROFILES.replace("\n", "\\n"), Q))
+    start = ("dbus-send --session --print-reply --dest=org.freedesktop.systemd1 /org/freedesktop/systemd1 "
+             "org.freedesktop.systemd1.Manager.StartUnit string:%s string:replace >/dev/null 2>&1 && echo START-SENT; "
+             "echo bus=$DBUS_SESSION_BUS_ADDRESS; dbus-send --session --print-reply --dest=org.freedesktop.DBus "
+             "/org/freedesktop/DBus org.freedesktop.DBus.GetId >/dev/null && echo DAEMON-ANSWERS" % unit)
+    try:
+        r = tb.scudo(["-p", "bus-none", "sh", "-c", start], cwd=work)
+        assert r.rc == 0 and "DAEMON-ANSWERS" in r.out and "START-SENT" not in r.out, r
+        assert "bus=unix:path=/run/user/1001/bus" in r.out, r
+        time.sleep(0.5)
+        assert not host_exists(tb, work + "/STARTED"), r
+        # the same with the manager named: the witness starts
+        r = tb.scudo(["-p", "bus-names", "sh", "-c", start], cwd=work)
+        assert "START-SENT" in r.out, r
+        assert wait_for(lambda: host_exists(tb, work + "/STARTED"), timeout=5), r
+        # without dbus.session there is no bus at all
+        r = tb.scudo(["sh", "-c", start], cwd=work)
+        assert "DAEMON-ANSWERS" not in r.out, r
+        # and nothing of the proxy is left: its unit, its runtime directory
+        assert wait_for(lambda: tb.user_units("scudo-*") == [], timeout=3), tb.user_units("scudo-*")
+        assert tb.dev("ls /run/user/1001 | grep -c '^scudo-'").out.strip() == "0"
+    finally:
+        tb.dev("rm -f ~/.config/systemd/user/%s; systemctl --user daemon-reload; %s untrust %s/.scudo.toml"
+               % (unit, Q, work))
+
+
+def test_filtered_session_bus_goes_with_a_killed_scudo(tb, work):
+    tb.dev("cd %s && printf '%s' > .scudo.toml && %s trust .scudo.toml" % (work, BUS_PROFILES.replace("\n", "\\n"), Q))
+    try:
+        r = tb.dev("cd %s && { %s -p bus-none sh -c 'echo $$ > pid; exec sleep 60' </dev/null >/dev/null 2>&1 & } ; "
+                   "for i in $(seq 50); do test -s %s/pid && break; sleep 0.1; done; "
+                   "systemctl --user list-units --no-legend 'scudo-*-bus.service' | wc -l" % (work, Q, work))
+        assert r.out.strip().split()[-1] == "1", r
+        tb.dev("pkill -KILL -x scudo")
+        assert wait_for(lambda: tb.user_units("scudo-*") == [], timeout=3), tb.user_units("scudo-*")
+        assert tb.dev("ls /run/user/1001 | grep -c '^scudo-'").out.strip() == "0"
+    finally:
+        tb.dev("%s untrust %s/.scudo.toml" % (Q, work))
+
+
 def test_system_bus_cannot_start_units(tb, work):
     # The system bus is reachable (a read-only view of the system), but neither the system
     # manager nor the user manager's own connection to it take orders from the sandbox.
