@@ -762,6 +762,18 @@ def test_confine_refuses_mounts_other_than_checked(tb, work):
         assert r.rc == 125 and "RAN-" not in r.out and "not what scudo checked" in r.err, (check, r)
     r = run("=:12:%s/bind" % d)
     assert r.rc == 125 and "RAN-" not in r.out and "malformed" in r.err, r
+    # and scudo's own units carry the checks of their mounts: the start directory's identity
+    ident_work = tb.dev("stat -c %%d:%%i %s" % work).out.strip()
+    tb.dev("cd %s && { %s sh -c 'echo $$ > pid; exec sleep 30' </dev/null >/dev/null 2>&1 & }; "
+           "for i in $(seq 50); do test -s %s/pid && break; sleep 0.1; done" % (work, Q, work))
+    try:
+        units = tb.user_units("scudo-*")
+        assert len(units) == 1, units
+        r = tb.dev("systemctl --user show -p ExecStart --value %s" % units[0])
+        assert "--check==:%s:%s " % (ident_work, work) in r.out and "--check=t:" in r.out, r
+    finally:
+        tb.root("kill $(cat %s/pid)" % work)
+        assert wait_for(lambda: tb.user_units("scudo-*") == [], timeout=5)
 
 
 def test_nested_scudo_cannot_widen_by_clearing_its_marker(tb, work):
