@@ -378,6 +378,16 @@ def test_filtered_session_bus_passes_only_the_names_listed(tb, work):
 def test_filtered_session_bus_goes_with_a_killed_scudo(tb, work):
     tb.dev("cd %s && printf '%s' > .scudo.toml && %s trust .scudo.toml" % (work, BUS_PROFILES.replace("\n", "\\n"), Q))
     try:
+        # Ctrl-C
+        r = tb.dev("cd %s && { %s -p bus-none sh -c 'echo $$ > pid; exec sleep 60' </dev/null >/dev/null 2>&1 & P=$!; }; "
+                   "for i in $(seq 50); do test -s %s/pid && break; sleep 0.1; done; "
+                   "systemctl --user list-units --no-legend 'scudo-*-bus.service' | wc -l; kill -INT $P; wait $P; "
+                   "echo rc=$?" % (work, Q, work))
+        assert r.out.split()[0] == "1" and "rc=130" in r.out, r
+        assert wait_for(lambda: tb.user_units("scudo-*") == [], timeout=3), tb.user_units("scudo-*")
+        assert tb.dev("ls /run/user/1001 | grep -c '^scudo-'").out.strip() == "0"
+        tb.dev("rm -f %s/pid" % work)
+        # SIGKILL
         r = tb.dev("cd %s && { %s -p bus-none sh -c 'echo $$ > pid; exec sleep 60' </dev/null >/dev/null 2>&1 & } ; "
                    "for i in $(seq 50); do test -s %s/pid && break; sleep 0.1; done; "
                    "systemctl --user list-units --no-legend 'scudo-*-bus.service' | wc -l" % (work, Q, work))
