@@ -18,6 +18,7 @@
 #include "unit-build.h"
 #include "util/log.h"
 #include "util/macro.h"
+#include "util/path-util.h"
 #include "util/strv.h"
 #include "watcher.h"
 
@@ -490,17 +491,25 @@ static int open_stdio(RunContext *c, const RunOptions *opts, UnitStdio *stdio) {
 
 /* The filtered session bus, before the service that is to use it. The watcher knows of it
  * first: should scudo die now, it goes too. */
-static int start_bus_proxy(RunContext *c, const Plan *plan, const RunOptions *opts) {
+static int start_bus_proxy(RunContext *c, const Plan *plan, const RunOptions *opts, char **manager_env) {
         _cleanup_free_ char *upstream = NULL;
         char id[sizeof(c->unit_name)];
         int r;
 
+        /* RuntimeDirectory= is below the manager's own $XDG_RUNTIME_DIR, which is the
+         * caller's unless the caller set another. */
+        const char *manager_rt = NULL;
+        STRV_FOREACH(e, manager_env)
+                if (startswith(*e, "XDG_RUNTIME_DIR="))
+                        manager_rt = *e + strlen("XDG_RUNTIME_DIR=");
+        if (!manager_rt || !path_is_absolute(manager_rt))
+                manager_rt = opts->runtime_dir;
         (void) snprintf(id, sizeof(id), "%.*s", (int) (strlen(c->unit_name) - strlen(".service")), c->unit_name);
-        r = bus_proxy_name(&c->bus_proxy, id, opts->runtime_dir);
+        r = bus_proxy_name(&c->bus_proxy, id, manager_rt);
         if (r < 0) {
                 c->bus_proxy.unit[0] = 0;
                 return log_error_errno(r, "Cannot place the session bus proxy's socket in '%s': %m",
-                                       strempty(opts->runtime_dir));
+                                       strempty(manager_rt));
         }
         r = watcher_add_unit(c->watcher_fd, c->bus_proxy.unit);
         if (r < 0)
@@ -587,12 +596,6 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                         return EXIT_SCUDO_SETUP;
         }
 
-        if (plan->dbus == DBUS_FILTERED) {
-                r = start_bus_proxy(&c, plan, opts);
-                if (r < 0)
-                        return EXIT_SCUDO_SETUP;
-        }
-
         /* What the manager would add to the unit's environment on its own. */
         _cleanup_strv_free_ char **manager_env = NULL;
         {
@@ -603,6 +606,13 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                         return log_error_errno(r, "Failed to read the service manager's environment: %s",
                                                e.message ?: "unknown error"), EXIT_SCUDO_SETUP;
         }
+
+        if (plan->dbus == DBUS_FILTERED) {
+                r = start_bus_proxy(&c, plan, opts, manager_env);
+                if (r < 0)
+                        return EXIT_SCUDO_SETUP;
+        }
+
 
         UnitContext uctx = {
                 .manager_environment = manager_env,

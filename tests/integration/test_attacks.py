@@ -367,6 +367,10 @@ def test_filtered_session_bus_passes_only_the_names_listed(tb, work):
         # without dbus.session there is no bus at all
         r = tb.scudo(["sh", "-c", start], cwd=work)
         assert "DAEMON-ANSWERS" not in r.out, r
+        # a caller whose $XDG_RUNTIME_DIR is not the manager's: the proxy is found all the same
+        tb.dev("mkdir -p -m 700 %s/rt" % work)
+        r = tb.scudo(["-p", "bus-none", "sh", "-c", start], cwd=work, extra_env="XDG_RUNTIME_DIR=%s/rt" % work)
+        assert "DAEMON-ANSWERS" in r.out and "bus=unix:path=%s/rt/bus" % work in r.out, r
         # and nothing of the proxy is left: its unit, its runtime directory
         assert wait_for(lambda: tb.user_units("scudo-*") == [], timeout=3), tb.user_units("scudo-*")
         assert tb.dev("ls /run/user/1001 | grep -c '^scudo-'").out.strip() == "0"
