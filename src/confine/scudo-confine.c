@@ -145,8 +145,6 @@ static int seccomp_prlimit(void) {
         return 0;
 }
 
-#define streq(a, b) (strcmp((a), (b)) == 0)
-
 /* "DEV:INO:" at *s: the two numbers, and s moved past them; false when malformed. */
 static int parse_identity(const char **s, unsigned long long *dev, unsigned long long *ino) {
         char *end;
@@ -162,7 +160,10 @@ static int parse_identity(const char **s, unsigned long long *dev, unsigned long
         return 1;
 }
 
-/* NULL when the path shows what the check says, or what is wrong. */
+static const char MALFORMED[] = "malformed check";
+
+/* NULL when the path shows what the check says, or what is wrong (MALFORMED itself for a
+ * check that does not parse). */
 static const char *check_one(const char *spec, const char **ret_path) {
         unsigned long long dev = 0, ino = 0;
         const char *s = spec + 2;
@@ -172,10 +173,10 @@ static const char *check_one(const char *spec, const char **ret_path) {
 
         *ret_path = spec;
         if (spec[0] == 0 || spec[1] != ':' || ((kind == '=' || kind == 't') && !parse_identity(&s, &dev, &ino)))
-                return "malformed check";
+                return MALFORMED;
         *ret_path = s;
         if (s[0] != '/')
-                return "malformed check";
+                return MALFORMED;
         if (lstat(s, &st) < 0) {
                 if (errno == EACCES)
                         return NULL;    /* out of the command's reach altogether */
@@ -199,7 +200,7 @@ static const char *check_one(const char *spec, const char **ret_path) {
         case 'x':
                 return (st.st_mode & 07777) == 0 ? NULL : "not inaccessible";
         default:
-                return "malformed check";
+                return MALFORMED;
         }
 }
 
@@ -207,7 +208,7 @@ int main(int argc, char **argv) {
         int i = 1;
         for (; i < argc && strncmp(argv[i], "--check=", 8) == 0; i++) {
                 const char *path, *wrong = check_one(argv[i] + 8, &path);
-                if (wrong && streq(wrong, "malformed check")) {
+                if (wrong == MALFORMED) {
                         fprintf(stderr, "scudo-confine: malformed %s\n", argv[i]);
                         return 125;
                 }

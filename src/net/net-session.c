@@ -256,7 +256,6 @@ static int setup_reporting(NetSession *s, const Plan *plan) {
                  * it is in: a symlink planted in its place (to ~/.bashrc, say) must not make
                  * scudo append the names a command asked for there, nor a hard link, nor a
                  * FIFO make it wait. */
-                session_error_local = true;
                 s->log_fd = path_open_no_symlinks(target, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY | O_NONBLOCK,
                                                   0600);
                 if (s->log_fd == -ELOOP)
@@ -271,7 +270,6 @@ static int setup_reporting(NetSession *s, const Plan *plan) {
                 if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
                         return fail(-EPERM, "log.target '%s' is not a regular file of yours with a single name; "
                                     "not writing to it", target);
-                session_error_local = false;
         }
         return 0;
 }
@@ -303,8 +301,10 @@ int net_session_open(const char *cgroup_path, const Plan *plan, NetSession **ret
         s->fd = s->log_fd = -EBADF;
 
         k = setup_reporting(s, plan);
-        if (k < 0)
+        if (k < 0) {
+                session_error_local = true;     /* before the helper was asked anything */
                 return k;
+        }
 
         socket_path = secure_getenv("SCUDO_BPFD_SOCKET") ?: SCUDO_BPFD_SOCKET;
         if (strlen(socket_path) >= sizeof(sa.sun_path))

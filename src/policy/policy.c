@@ -448,6 +448,25 @@ static bool writable_from_above(const Plan *p, const char *path) {
         return g && g->access == PATH_ACCESS_WRITE && !streq(g->path, path);
 }
 
+/* The project file at `path` read-only inside, when a writable directory holds it.
+ * canonical_dir: its directory is its own canonical path already (a discovered file): unless
+ * the file is a symlink, its path is too, one lstat where resolving it costs three calls. A
+ * symlink named .scudo.toml: the file it leads to, which is what was read. */
+static int keep_project_file(Plan *p, const char *path, bool canonical_dir) {
+        _cleanup_free_ char *c = NULL;
+        struct stat st;
+
+        if (canonical_dir && lstat(path, &st) >= 0 && S_ISREG(st.st_mode)) {
+                c = strdup(path);
+                if (!c)
+                        return -ENOMEM;
+        } else if (plan_path_canonicalize(path, &c) < 0 || stat(c, &st) < 0 || !S_ISREG(st.st_mode))
+                return 0;       /* gone: made again inside, it is untrusted */
+        if (!writable_from_above(p, c))
+                return 0;
+        return plan_add_path(p, PATH_ACCESS_READ, c, "scudo (a project file it read stays as it is)");
+}
+
 /* A sandboxed command that can write the directory holding scudo's user configuration or
  * its trust store could add profiles, or trust its own .scudo.toml, for the next run outside
  * the sandbox. When a writable entry covers either directory, it is made read-only inside
@@ -485,26 +504,16 @@ static int protect_config_files(Plan *p, const Request *req) {
                         return r;
         }
 
-        for (int hooks = 0; hooks <= 1; hooks++)
-                STRV_FOREACH(f, hooks ? p->hook_files : p->config_files) {
-                        _cleanup_free_ char *c = NULL;
-                        struct stat st;
-                        /* A project file's directory is its own canonical path already: unless
-                         * the file is a symlink, its path is too (one lstat, where resolving it
-                         * costs three calls). A symlink named .scudo.toml: the file it leads to,
-                         * which is what was read. */
-                        if (!hooks && lstat(*f, &st) >= 0 && S_ISREG(st.st_mode))
-                                c = strdup(*f);
-                        else if (plan_path_canonicalize(*f, &c) < 0 || stat(c, &st) < 0 || !S_ISREG(st.st_mode))
-                                continue;       /* gone: made again inside, it is untrusted */
-                        if (!c)
-                                return -ENOMEM;
-                        if (!writable_from_above(p, c))
-                                continue;
-                        r = plan_add_path(p, PATH_ACCESS_READ, c, "scudo (a project file it read stays as it is)");
-                        if (r < 0)
-                                return r;
-                }
+        STRV_FOREACH(f, p->config_files) {
+                r = keep_project_file(p, *f, true);
+                if (r < 0)
+                        return r;
+        }
+        STRV_FOREACH(f, p->hook_files) {
+                r = keep_project_file(p, *f, false);
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 

@@ -9,13 +9,11 @@
 #include <unistd.h>
 
 #include "bus-proxy.h"
+#include "manager-bus.h"
 #include "util/log.h"
 #include "util/path-util.h"
 #include "util/strv.h"
 
-#define SD_DEST "org.freedesktop.systemd1"
-#define SD_PATH "/org/freedesktop/systemd1"
-#define SD_MANAGER "org.freedesktop.systemd1.Manager"
 
 /* How long the proxy may take to listen before the run is given up. */
 #define BUS_PROXY_TIMEOUT_MS 5000

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bus-proxy.h"
+#include "manager-bus.h"
 #include "net/net-session.h"
 #include "pty-relay.h"
 #include "run.h"
@@ -22,9 +23,6 @@
 #include "util/strv.h"
 #include "watcher.h"
 
-#define SD_DEST "org.freedesktop.systemd1"
-#define SD_PATH "/org/freedesktop/systemd1"
-#define SD_MANAGER "org.freedesktop.systemd1.Manager"
 
 /* systemd's exit codes for a failed exec setup (systemd.exec(5), "Process exit codes"). */
 #define EXIT_CHDIR 200

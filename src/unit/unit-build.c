@@ -454,11 +454,14 @@ static bool env_has_name(char **env, const char *name, size_t len) {
         return false;
 }
 
-int unit_unset_environment(const Plan *plan, char **manager_environment, char ***ret) {
+int unit_unset_environment(const Plan *plan, char **manager_environment, char **own, char ***ret) {
         _cleanup_strv_free_ char **l = NULL;
         int r;
 
+        /* (UnsetEnvironment= applies to Environment= too: what scudo sets itself stays.) */
         STRV_FOREACH(n, plan->unset_environment) {
+                if (env_has_name(own, *n, strlen(*n)))
+                        continue;
                 r = strv_extend(&l, *n);
                 if (r < 0)
                         return r;
@@ -469,7 +472,8 @@ int unit_unset_environment(const Plan *plan, char **manager_environment, char **
          * deny, so every variable of the manager's that the plan does not set goes. */
         STRV_FOREACH(e, manager_environment) {
                 size_t len = strcspn(*e, "=");
-                if (len == 0 || (*e)[len] != '=' || env_has_name(plan->environment, *e, len))
+                if (len == 0 || (*e)[len] != '=' || env_has_name(plan->environment, *e, len) ||
+                    env_has_name(own, *e, len))
                         continue;
                 _cleanup_free_ char *name = strndup(*e, len);
                 if (!name)
@@ -594,19 +598,10 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
                         return r;
         }
         _cleanup_strv_free_ char **unset = NULL;
-        r = unit_unset_environment(plan, ctx->manager_environment, &unset);
+        r = unit_unset_environment(plan, ctx->manager_environment,
+                                   (char *[]) { sandbox_var, bus_var, NULL }, &unset);
         if (r < 0)
                 return r;
-        /* UnsetEnvironment= applies to Environment= too. */
-        if (proxied && unset) {
-                size_t k = 0;
-                for (size_t i = 0; unset[i]; i++)
-                        if (streq(unset[i], "DBUS_SESSION_BUS_ADDRESS"))
-                                free(unset[i]);
-                        else
-                                unset[k++] = unset[i];
-                unset[k] = NULL;
-        }
         if (unset) {
                 r = open_property(m, "UnsetEnvironment", "as");
                 if (r >= 0)

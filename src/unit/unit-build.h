@@ -34,5 +34,6 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
 int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ctx);
 
 /* The names for UnsetEnvironment=: the plan's, and every variable of the manager's own
- * environment that the plan does not set. Exposed for tests. */
-int unit_unset_environment(const Plan *plan, char **manager_environment, char ***ret);
+ * environment that the plan does not set; never one of `own`, the assignments scudo adds
+ * itself (NULL for none). Exposed for tests. */
+int unit_unset_environment(const Plan *plan, char **manager_environment, char **own, char ***ret);

@@ -7,6 +7,7 @@
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
+#include "manager-bus.h"
 #include "util/macro.h"
 #include "util/strv.h"
 #include "watcher.h"
@@ -20,11 +21,9 @@ static void stop_units(char units[][256], int n) {
         /* Newest first: the service before the slice that holds it. A frozen unit (scudo was
          * killed while suspended) is thawed first so that it can be stopped. */
         for (int i = n - 1; i >= 0; i--) {
-                (void) sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                          "org.freedesktop.systemd1.Manager", "ThawUnit", NULL, NULL,
+                (void) sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "ThawUnit", NULL, NULL,
                                           "s", units[i]);
-                (void) sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                          "org.freedesktop.systemd1.Manager", "StopUnit", NULL, NULL,
+                (void) sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", NULL, NULL,
                                           "ss", units[i], "replace");
         }
         /* The stop sends SIGTERM, and SIGKILL only after TimeoutStopSec=: a command that ignores
@@ -33,16 +32,14 @@ static void stop_units(char units[][256], int n) {
         for (int tries = 0; tries < 10; tries++) {
                 bool left = false;
                 for (int i = 0; i < n && !left; i++)
-                        left = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                                  "org.freedesktop.systemd1.Manager", "GetUnit", NULL, NULL,
+                        left = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", NULL, NULL,
                                                   "s", units[i]) >= 0;
                 if (!left)
                         break;
                 (void) usleep(100 * 1000);
         }
         for (int i = n - 1; i >= 0; i--)
-                (void) sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                          "org.freedesktop.systemd1.Manager", "KillUnit", NULL, NULL,
+                (void) sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "KillUnit", NULL, NULL,
                                           "ssi", units[i], "all", (int32_t) SIGKILL);
         sd_bus_flush_close_unref(bus);
 }

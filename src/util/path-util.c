@@ -106,63 +106,61 @@ bool path_is_lexically_clean(const char *path) {
         }
 }
 
-int path_probe_no_symlinks(const char *path) {
+/* openat2() of a lexically clean path with RESOLVE_NO_SYMLINKS: the fd, or -errno, -ENOSYS
+ * where the call is not there. No O_NOFOLLOW is needed: with O_PATH it would open a trailing
+ * symlink itself, where the resolve flag refuses it (ELOOP), as it refuses one anywhere else. */
+static int openat2_no_symlinks(const char *path, int flags, mode_t mode) {
 #ifdef HAVE_OPENAT2
         /* An old kernel (ENOSYS), or a seccomp filter that refuses the call (ENOSYS, EPERM):
          * it will say the same the next time, so do not ask again. */
-        static bool unavailable = false;
-        /* No O_NOFOLLOW: with O_PATH it would open a trailing symlink itself, where the
-         * resolve flag refuses it (ELOOP), as it refuses one anywhere else in the path. */
-        struct open_how how = {
-                .flags = O_PATH | O_CLOEXEC,
-                .resolve = RESOLVE_NO_SYMLINKS,
-        };
-
-        if (unavailable) {
-                errno = ENOSYS;
-                return -1;
-        }
-        if (!path_is_lexically_clean(path)) {
-                errno = EINVAL;
-                return -1;
-        }
-        int fd = (int) syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-        if (fd >= 0) {
-                (void) close(fd);
-                return 1;
-        }
-        if (errno == ENOENT || errno == ENOTDIR)
-                return 0;
-        if (errno == ENOSYS || errno == EPERM)
-                unavailable = true;
-#else
-        (void) path;
-        errno = ENOSYS;
-#endif
-        return -1;
-}
-
-int path_open_no_symlinks(const char *path, int flags, mode_t mode) {
-        int fd = -1;
-
-        if (!path_is_lexically_clean(path))
-                return -EINVAL;
-#ifdef HAVE_OPENAT2
         static bool unavailable = false;
         struct open_how how = {
                 .flags = (uint64_t) (flags | O_CLOEXEC),
                 .mode = (flags & O_CREAT) ? mode : 0,
                 .resolve = RESOLVE_NO_SYMLINKS,
         };
-        if (!unavailable) {
-                fd = (int) syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-                if (fd >= 0)
-                        return fd;
-                if (errno != ENOSYS && errno != EPERM)
-                        return -errno;
+
+        if (unavailable)
+                return -ENOSYS;
+        int fd = (int) syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+        if (fd >= 0)
+                return fd;
+        if (errno == ENOSYS || errno == EPERM) {
                 unavailable = true;
+                return -ENOSYS;
         }
+        return -errno;
+#else
+        (void) path;
+        (void) flags;
+        (void) mode;
+        return -ENOSYS;
 #endif
+}
+
+int path_probe_no_symlinks(const char *path) {
+        if (!path_is_lexically_clean(path)) {
+                errno = EINVAL;
+                return -1;
+        }
+        int fd = openat2_no_symlinks(path, O_PATH, 0);
+        if (fd >= 0) {
+                (void) close(fd);
+                return 1;
+        }
+        if (fd == -ENOENT || fd == -ENOTDIR)
+                return 0;
+        errno = -fd;
+        return -1;
+}
+
+int path_open_no_symlinks(const char *path, int flags, mode_t mode) {
+        if (!path_is_lexically_clean(path))
+                return -EINVAL;
+        int fd = openat2_no_symlinks(path, flags, mode);
+        if (fd != -ENOSYS)
+                return fd;
+
         /* Without openat2: not following a trailing symlink, and then the kernel's name for
          * what was opened, which differs from the path if a symlink was followed on the way. */
         char link[64], name[PATH_MAX];

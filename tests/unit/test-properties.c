@@ -191,7 +191,7 @@ static void test_unset_environment(void) {
         plan_setenv(p, "PATH", "/bin");
         plan_setenv(p, "LANG", "C.UTF-8");
         strv_extend(&p->unset_environment, "DBUS_SESSION_BUS_ADDRESS");
-        TAP_CHECK(unit_unset_environment(p, manager, &unset) == 0, "unset list built");
+        TAP_CHECK(unit_unset_environment(p, manager, NULL, &unset) == 0, "unset list built");
         TAP_CHECK(strv_contains(unset, "DBUS_SESSION_BUS_ADDRESS"), "the plan's own unset names stay");
         TAP_CHECK(strv_contains(unset, "GITHUB_TOKEN") && strv_contains(unset, "SSH_AUTH_SOCK"),
                   "manager variables the plan does not set are unset");
