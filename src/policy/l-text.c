@@ -592,12 +592,14 @@ static int l_text_regex_matches(lua_State *L) {
         return 1;
 }
 
-/* text.sha256(data) -> lower-case hex */
+/* text.sha256(data) -> lower-case hex; raises when there is no hash (then nothing is trusted:
+ * the evaluation fails) */
 static int l_text_sha256(lua_State *L) {
         size_t len;
         const char *data = luaL_checklstring(L, 1, &len);
         char hex[SHA256_HEX_SIZE];
-        sha256_hex(data, len, hex);
+        if (sha256_hex(data, len, hex) < 0)
+                return luaL_error(L, "cannot hash a configuration file: libgcrypt did not start");
         lua_pushstring(L, hex);
         return 1;
 }

@@ -46,7 +46,9 @@ int trust_hash_file(const char *path, size_t max, char **ret_sha256) {
         int r = read_regular_file(path, max, &data, &size);
         if (r < 0)
                 return r;
-        sha256_hex(data, size, hex);
+        r = sha256_hex(data, size, hex);
+        if (r < 0)
+                return r;
         char *s = strdup(hex);
         if (!s)
                 return -ENOMEM;
