@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* scudo-confine: the first program run inside every sandbox, before the command.
  *
- *   scudo-confine [--check=WHAT...] EXECUTABLE ARGV0 [ARG...]
+ *   scudo-confine [--check=WHAT...] [--private-ptys] EXECUTABLE ARGV0 [ARG...]
  *
  * systemd has set up the namespaces, mounts and filters of the unit. First, each --check says
  * what one of those mounts must show (unit-build.c, add_check): systemd follows symlinks when
@@ -13,8 +13,10 @@
  *   n:PATH         a hidden file: /dev/null in its place
  *   x:PATH         a denied path: nothing, or an inaccessible node (mode 0), not a symlink
  * A path the command cannot reach at all (EACCES) passes. Any other difference: exit 125,
- * nothing run. Then, what systemd cannot do in version 252 is keep the command away from the
- * rest of the user's session through the two channels that mounts do not cover:
+ * nothing run. With --private-ptys (the unit has PrivateDevices=, unit-build.c), the command
+ * gets terminals of its own (private_ptys, below). Then, what systemd cannot do in version
+ * 252 is keep the command away from the rest of the user's session through the two channels
+ * that mounts do not cover:
  *   - abstract unix sockets (an X server's @/tmp/.X11-unix/X0, some D-Bus daemons): they live
  *     in the network namespace, which the sandbox shares with the session;
  *   - signals: there is no PID namespace, so the command could kill or stop any process of
@@ -29,6 +31,7 @@
  * this one file is bound into the sandbox. Exit 127 when the command cannot be executed, 125
  * when the domain cannot be set up on a kernel that supports it (fail closed). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +41,9 @@
 #include <linux/seccomp.h>
 #include <linux/magic.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -145,6 +151,74 @@ static int seccomp_prlimit(void) {
         return 0;
 }
 
+/* PrivateDevices= gives the unit a /dev of its own, but systemd 252 binds the session's
+ * /dev/pts into it: every terminal of the user is there, and the user may open each of them.
+ * From inside, a command could read what is typed into another terminal (a password at a sudo
+ * prompt) before the shell there does, and write into it (escape sequences to the terminal
+ * emulator). So the command gets a devpts instance of its own over /dev/pts, mounted in a
+ * user namespace of its own that maps only the user's uid and gid: /dev/pts shows the ptys it
+ * opens itself (/dev/ptmx allocates them there), and nothing else. The terminal
+ * it was given (its standard streams, /dev/tty) stays, open already; ttyname() of it fails
+ * inside, as under bubblewrap's --dev. The mount cannot be undone from inside: the command
+ * runs with no capability in this namespace (its uid is not 0 there, and it has no other), and
+ * in any namespace it makes itself, the mounts it inherits are locked together. */
+static int write_proc_self(const char *name, const char *text) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/self/%s", name);
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        size_t n = strlen(text);
+        ssize_t w = write(fd, text, n);
+        int r = w < 0 ? -errno : (size_t) w == n ? 0 : -EIO;
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
+        return r;
+}
+
+static int private_ptys(const char **ret_step) {
+        char map[64];
+        uid_t uid = geteuid();
+        gid_t gid = getegid();
+        int r;
+
+        *ret_step = "a user namespace";
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+                return -errno;
+        *ret_step = "its id maps";
+        r = write_proc_self("setgroups", "deny");
+        if (r < 0)
+                return r;
+        snprintf(map, sizeof(map), "%u %u 1\n", (unsigned) uid, (unsigned) uid);
+        r = write_proc_self("uid_map", map);
+        if (r < 0)
+                return r;
+        snprintf(map, sizeof(map), "%u %u 1\n", (unsigned) gid, (unsigned) gid);
+        r = write_proc_self("gid_map", map);
+        if (r < 0)
+                return r;
+        *ret_step = "a devpts instance";
+        if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "mode=0600,ptmxmode=0666") < 0)
+                return -errno;
+        /* systemd binds the session's /dev/ptmx node into the unit's /dev (it may not make
+         * device nodes in a user manager), and that node finds no devpts beside it there:
+         * opening it failed (ENOENT), so no command could make a pty. This instance's own
+         * ptmx in its place allocates from this instance. */
+        *ret_step = "/dev/ptmx";
+        if (mount("/dev/pts/ptmx", "/dev/ptmx", NULL, MS_BIND, NULL) < 0)
+                return -errno;
+        /* A new user namespace comes with every capability in it, the bounding set full again.
+         * The command loses them at exec (its uid is not 0 here), but nothing should be left to
+         * regain: the bounding set goes back to empty, as systemd left it, and no ambient set. */
+        *ret_step = "dropping capabilities";
+        for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+                        return -errno;
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+                return -errno;
+        return 0;
+}
+
 /* "DEV:INO:" at *s: the two numbers, and s moved past them; false when malformed. */
 static int parse_identity(const char **s, unsigned long long *dev, unsigned long long *ino) {
         char *end;
@@ -218,11 +292,25 @@ int main(int argc, char **argv) {
                         return 125;
                 }
         }
+        bool ptys = i < argc && strcmp(argv[i], "--private-ptys") == 0;
+        if (ptys)
+                i++;
         argc -= i - 1;
         argv += i - 1;
         if (argc < 3) {
-                fprintf(stderr, "usage: scudo-confine [--check=WHAT...] EXECUTABLE ARGV0 [ARG...]\n");
+                fprintf(stderr, "usage: scudo-confine [--check=WHAT...] [--private-ptys] EXECUTABLE ARGV0 [ARG...]\n");
                 return 125;
+        }
+        if (ptys) {
+                const char *step;
+                int p = private_ptys(&step);
+                if (p < 0) {
+                        fprintf(stderr, "scudo: cannot give the command terminals of its own (%s: %s); the command "
+                                "was not run. Where unprivileged user namespaces are restricted, "
+                                "--property PrivateDevices=false runs it with the session's /dev, every "
+                                "terminal of the user included\n", step, strerror(-p));
+                        return 125;
+                }
         }
         int r = landlock_scope();
         if (r < 0) {

@@ -37,6 +37,15 @@ static int close_property(sd_bus_message *m) {
         return sd_bus_message_close_container(m);
 }
 
+/* Whether the unit gets PrivateDevices=: its last assignment wins, as in systemd. */
+static bool plan_private_devices(const Plan *plan) {
+        bool on = false;
+        for (size_t i = 0; i < plan->n_properties; i++)
+                if (streq(plan->properties[i].name, "PrivateDevices"))
+                        on = parse_boolean(plan->properties[i].value) == 1;
+        return on;
+}
+
 /* ExecStartEx with the "no-env-expand" flag: systemd would otherwise expand $VAR and $$ in
  * the arguments, and they must reach the command byte for byte. */
 static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *ctx, char **checks) {
@@ -44,14 +53,18 @@ static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *c
         _cleanup_free_ char **argv = NULL;
         size_t n = 0;
 
-        /* scudo-confine [--check=WHAT...] EXECUTABLE ARGV...: it checks the mounts are what
-         * was checked here, adds what systemd cannot, then execs. */
-        argv = calloc(strv_length(checks) + strv_length(plan->argv) + 3, sizeof(char *));
+        /* scudo-confine [--check=WHAT...] [--private-ptys] EXECUTABLE ARGV...: it checks the
+         * mounts are what was checked here, adds what systemd cannot, then execs. With
+         * PrivateDevices=, systemd still binds the session's /dev/pts, every terminal of the
+         * user: scudo-confine puts a devpts of the command's own over it. */
+        argv = calloc(strv_length(checks) + strv_length(plan->argv) + 4, sizeof(char *));
         if (!argv)
                 return -ENOMEM;
         argv[n++] = (char *) "scudo-confine";
         STRV_FOREACH(c, checks)
                 argv[n++] = *c;
+        if (plan_private_devices(plan))
+                argv[n++] = (char *) "--private-ptys";
         argv[n++] = plan->exec_path;
         STRV_FOREACH(a, plan->argv)
                 argv[n++] = *a;

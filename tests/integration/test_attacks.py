@@ -539,6 +539,78 @@ def test_devices_the_session_may_open_are_not_there(tb, work):
     assert not host_exists(tb, node)
 
 
+# Outside: another terminal of dev's (a pty held by a process of the session), with keystrokes
+# typed into it and not read yet. It reports what is left to read and what was written to it.
+TERMINAL_HOLDER = r"""
+import json, os, sys, time
+base = sys.argv[1]
+m, s = os.openpty()
+os.write(m, b"SECRET-KEYSTROKES\n")
+with open(base + ".path.tmp", "w") as f:
+    f.write(os.ttyname(s))
+os.rename(base + ".path.tmp", base + ".path")
+while not os.path.exists(base + ".done"):
+    time.sleep(0.05)
+os.set_blocking(m, False)
+os.set_blocking(s, False)
+def drain(fd):
+    try:
+        return os.read(fd, 4096).decode(errors="replace")
+    except BlockingIOError:
+        return ""
+with open(base + ".result", "w") as f:
+    json.dump({"written": drain(m), "pending": drain(s)}, f)
+"""
+
+# Inside: open that terminal by its name, read what waits there and write into it; then make a
+# pty of its own, which must work.
+TERMINAL_PROBE = r"""
+import os, sys
+target = open(sys.argv[1]).read().strip()
+print("LISTED", sorted(os.listdir("/dev/pts")))
+try:
+    fd = os.open(target, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+except OSError as e:
+    print("CANNOT-OPEN", e.strerror)
+else:
+    try:
+        print("STOLEN", os.read(fd, 100))
+    except BlockingIOError:
+        print("NOTHING-PENDING")
+    os.write(fd, b"INJECTED")
+m, s = os.openpty()
+os.write(m, b"own\n")
+print("OWN-PTY", os.read(s, 10))
+"""
+
+
+def test_other_terminals_of_the_session_unreachable(tb, work):
+    # systemd's PrivateDevices= binds the session's /dev/pts into the unit: every terminal of
+    # the user, each of which the user may open. From there a command read what is typed into
+    # another terminal (a sudo password) before its shell did, and wrote into it. scudo-confine
+    # gives the command a devpts of its own instead; its own ptys work.
+    put(tb, work + "/holder.py", TERMINAL_HOLDER)
+    put(tb, work + "/probe.py", TERMINAL_PROBE)
+
+    def terminal(name, *scudo_args):
+        base = "%s/%s" % (work, name)
+        start_outside(tb, work, "python3 holder.py %s" % base, name)
+        assert wait_for(lambda: host_exists(tb, base + ".path")), name
+        r = tb.scudo(list(scudo_args) + ["python3", "probe.py", base + ".path"], cwd=work)
+        tb.dev("touch %s.done" % base)
+        assert wait_for(lambda: host_exists(tb, base + ".result")), name
+        return r, json.loads(tb.dev("cat %s.result" % base).out)
+
+    r, seen = terminal("t1")
+    assert r.rc == 0 and "CANNOT-OPEN" in r.out and "STOLEN" not in r.out, r
+    assert "LISTED ['ptmx']" in r.out and "OWN-PTY b'own\\n'" in r.out, r
+    assert "SECRET-KEYSTROKES" in seen["pending"] and "INJECTED" not in seen["written"], (r, seen)
+    # Control: with the session's /dev (which a profile may ask for), the probe does reach it.
+    r, seen = terminal("t2", "--property", "PrivateDevices=false")
+    assert "STOLEN b'SECRET-KEYSTROKES\\n'" in r.out, r
+    assert "INJECTED" in seen["written"] and "SECRET" not in seen["pending"], (r, seen)
+
+
 # ---------------------------------------------------------------------------------------------
 # Privileges and the cgroup
 
