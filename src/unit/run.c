@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bus-proxy.h"
+#include "git-guard.h"
 #include "manager-bus.h"
 #include "net/net-session.h"
 #include "pty-relay.h"
@@ -54,11 +55,22 @@ typedef struct RunContext {
         PtyRelay *pty;
         int watcher_fd;
         BusProxy bus_proxy;     /* unit[0] == 0: none */
+        GitGuard git_guard;
+        bool started;           /* the unit may be running */
 } RunContext;
 
 static void stop_slice(RunContext *c);
 
 static void run_context_done(RunContext *c) {
+        /* The .git placeholders go when the sandbox is gone; while it may still run (scudo lost
+         * the bus), the watcher removes them once it has stopped the unit. */
+        if (c->finished || !c->started)
+                git_guard_release(&c->git_guard);
+        else
+                for (size_t i = 0; i < c->git_guard.n; i++) {
+                        c->git_guard.fd[i] = safe_close(c->git_guard.fd[i]);
+                        free(c->git_guard.path[i]);
+                }
         /* Whatever way the run ended, its slice goes (and with its cgroup, the BPF programs),
          * and the session bus proxy with its socket. */
         stop_slice(c);
@@ -612,6 +624,21 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         }
 
 
+        /* An empty .git where the command starts and none is: see git-guard.h. */
+        r = git_guard_acquire(plan, &c.git_guard);
+        if (r == -ELOOP)
+                return log_error_errno(r, "%s, or a directory above it, changed into a symlink after it was "
+                                       "checked; not running the command", plan->working_directory),
+                       EXIT_SCUDO_SETUP;
+        if (r < 0)
+                return log_error_errno(r, "Cannot keep a git repository from being planted in %s: %m",
+                                       plan->working_directory), EXIT_SCUDO_SETUP;
+        for (size_t i = 0; i < c.git_guard.n; i++) {
+                r = watcher_add_placeholder(c.watcher_fd, c.git_guard.path[i]);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to arm the unit watcher: %m"), EXIT_SCUDO_SETUP;
+        }
+
         UnitContext uctx = {
                 .manager_environment = manager_env,
                 .runtime_dir = opts->runtime_dir,
@@ -621,6 +648,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 .slice = plan->network_filtered ? c.slice_name : NULL,
                 .bus_proxy_socket = c.bus_proxy.unit[0] ? c.bus_proxy.socket : NULL,
         };
+        c.started = true;       /* from the call on, as far as scudo can tell */
         r = start_unit(&c, plan, &uctx, &stdio);
         if (r == -ELOOP)
                 return EXIT_SCUDO_SETUP;        /* a path that turned into a symlink: named already */

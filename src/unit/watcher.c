@@ -3,10 +3,13 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
+#include "git-guard.h"
 #include "manager-bus.h"
 #include "util/macro.h"
 #include "util/strv.h"
@@ -46,9 +49,10 @@ static void stop_units(char units[][256], int n) {
 
 _noreturn_ static void watcher_main(int fd) {
         char units[WATCHER_MAX_UNITS][256];
-        char line[256];
+        char placeholders[GIT_GUARD_MAX][PATH_MAX];
+        char line[PATH_MAX];
         size_t len = 0;
-        int n = 0;
+        int n = 0, np = 0;
 
         for (;;) {
                 char c;
@@ -65,11 +69,18 @@ _noreturn_ static void watcher_main(int fd) {
                 if (len == 0)
                         _exit(0);       /* the run ended normally */
                 line[len] = 0;
-                if (n < WATCHER_MAX_UNITS)
+                if (line[0] == '/') {
+                        if (np < GIT_GUARD_MAX)
+                                memcpy(placeholders[np++], line, len + 1);
+                } else if (n < WATCHER_MAX_UNITS && len < sizeof(units[0]))
                         memcpy(units[n++], line, len + 1);
                 len = 0;
         }
         stop_units(units, n);
+        /* Only once the sandbox is gone: until then, the placeholders keep it from planting a
+         * repository. */
+        for (int i = 0; i < np; i++)
+                git_guard_remove(placeholders[i]);
         _exit(0);
 }
 
@@ -114,6 +125,16 @@ int watcher_add_unit(int fd, const char *unit) {
         if (l < 0 || (size_t) l >= sizeof(buf) || strchr(unit, '\n'))
                 return -EINVAL;
         if (write(fd, buf, (size_t) l) != l)
+                return -EIO;
+        return 0;
+}
+
+int watcher_add_placeholder(int fd, const char *path) {
+        size_t l = strlen(path);
+        if (path[0] != '/' || l + 1 >= PATH_MAX || strchr(path, '\n'))
+                return -EINVAL;
+        struct iovec v[2] = { { (void *) path, l }, { (void *) "\n", 1 } };
+        if (writev(fd, v, 2) != (ssize_t) (l + 1))
                 return -EIO;
         return 0;
 }

@@ -4,6 +4,8 @@ sandbox. Each attack is tried from inside, and its failure checked from outside:
 fails AND the host file is as it was (or still absent)."""
 import shlex
 
+from conftest import SCUDO, wait_for
+
 HOOK = "#!/bin/sh\necho PWNED\n"
 
 
@@ -67,9 +69,12 @@ def test_git_directory_cannot_be_renamed_and_replaced(tb, work):
 
 def test_planted_git_symlink_does_not_expose_the_home_directory(tb, work):
     tb.dev("echo secret-content > ~/secret-%s" % work[-8:])
-    # First run (start directory writable, no .git): plant .git -> the home directory.
+    # A run (start directory writable, no .git) cannot plant .git -> the home directory: the
+    # empty .git of the run is in the way.
     r = tb.scudo(["sh", "-c", "ln -s /home/dev .git"], cwd=work)
-    assert r.rc == 0, r
+    assert r.rc != 0 and not host_exists(tb, work + "/.git"), r
+    # Planted all the same (a run whose profile granted that .git, an older scudo):
+    tb.dev("ln -s /home/dev %s/.git" % work)
     assert tb.root("readlink %s/.git" % work).out.strip() == "/home/dev"
     # Next run under a profile that makes ${project}/.git read-only: the link must not bind
     # the home directory into the sandbox.
@@ -121,3 +126,58 @@ def test_starting_in_config_or_a_path_directory_does_not_make_it_writable(tb, wo
     assert r.rc == 0, r
     assert host_cat(tb, "/home/dev/.config/%s/f" % marker).strip() == "ok"
     tb.dev("rm -rf ~/.config/%s" % marker)
+
+
+# Inside, where the command starts and there is no repository: make one whose config runs code
+# at the next `git status` (a shell prompt runs one after every command), in every way there is.
+PLANT = r"""
+git init -q . 2>/dev/null && echo INIT
+git config core.fsmonitor "touch %(w)s/PWNED" 2>/dev/null && echo CONFIG
+rmdir .git 2>/dev/null && echo RMDIR
+mkdir -p x && git init -q x && printf '[core]\n\tfsmonitor = touch %(w)s/PWNED\n' >> x/.git/config &&
+  mv x/.git .git 2>/dev/null && echo MOVED
+printf 'gitdir: x/.git\n' > .git 2>/dev/null && echo GITFILE
+ln -s x/.git .git 2>/dev/null && echo SYMLINK
+echo ok > file
+"""
+
+
+def outside_git_status(tb, work):
+    return tb.dev("cd %s && git status 2>&1; ls -a" % work)
+
+
+def test_repository_cannot_be_planted_where_the_command_starts(tb, work):
+    r = tb.scudo(["sh", "-c", PLANT % {"w": work}], cwd=work)
+    assert r.rc == 0, r
+    assert not any(w in r.out for w in ("INIT", "CONFIG", "RMDIR", "MOVED", "GITFILE", "SYMLINK")), r
+    # Outside: no .git (the empty one of the run is gone), so git finds no repository, and runs
+    # nothing of what the command left in x/.
+    assert not host_exists(tb, work + "/.git"), r
+    assert host_cat(tb, work + "/file").strip() == "ok"
+    o = outside_git_status(tb, work)
+    assert "not a git repository" in o.out and "\n.git\n" not in o.out, o
+    assert not host_exists(tb, work + "/PWNED"), o
+    # Control: a plan that names the .git (to let git init) lets it, and git outside then runs
+    # what the config says.
+    r = tb.scudo(["--fs-write", work + "/.git", "sh", "-c",
+                  "git init -q . && git config core.fsmonitor 'touch %s/PWNED' && echo INIT" % work], cwd=work)
+    assert "INIT" in r.out, r
+    outside_git_status(tb, work)
+    assert host_exists(tb, work + "/PWNED")
+
+
+def test_repository_guard_outlives_a_shorter_run_and_a_killed_scudo(tb, work):
+    # Two runs in the same directory share the empty .git: the one that ends first leaves it
+    # to the other. A killed scudo's watcher removes it after stopping the unit.
+    first = "%s sleep 1" % shlex.quote(SCUDO)
+    second = "%s sh -c 'sleep 3; git init -q . 2>&1; echo second-rc=$?'" % shlex.quote(SCUDO)
+    r = tb.dev("cd %s && { %s & } && %s; wait" % (work, first, second), timeout=60)
+    assert "second-rc=0" not in r.out and "second-rc=" in r.out, r
+    assert not host_exists(tb, work + "/.git"), r
+    # scudo killed while the command runs
+    tb.dev("cd %s && { setsid %s sleep 60 </dev/null >/dev/null 2>&1 & echo $! > scudo.pid; }" % (work, shlex.quote(SCUDO)))
+    assert wait_for(lambda: host_exists(tb, work + "/.git"), timeout=10)
+    assert tb.root("cat %s/.git/../scudo.pid" % work).rc == 0
+    tb.root("kill -KILL $(cat %s/scudo.pid)" % work)
+    assert wait_for(lambda: not host_exists(tb, work + "/.git"), timeout=15)
+    assert wait_for(lambda: tb.user_units() == [], timeout=15), tb.user_units()

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "git-guard.h"
+#include "util/log.h"
+#include "util/macro.h"
+#include "util/path-util.h"
+
+static bool is_empty_dir(int fd) {
+        int d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (d < 0)
+                return false;
+        DIR *dir = fdopendir(d);
+        if (!dir) {
+                (void) close(d);
+                return false;
+        }
+        bool empty = true;
+        struct dirent *e;
+        while (empty && (e = readdir(dir)))
+                empty = streq(e->d_name, ".") || streq(e->d_name, "..");
+        (void) closedir(dir);
+        return empty;
+}
+
+/* Whether dfd's ".git" is still the directory open at fd. */
+static bool same_entry(int dfd, int fd) {
+        struct stat a, b;
+        return fstat(fd, &a) >= 0 && fstatat(dfd, ".git", &b, AT_SYMLINK_NOFOLLOW) >= 0 &&
+               a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static int guard_dir(GitGuard *g, const char *dir) {
+        _cleanup_free_ char *git = path_join(dir, ".git");
+        if (!git)
+                return -ENOMEM;
+        _cleanup_close_ int dfd = path_open_no_symlinks(dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+        if (dfd == -ENOENT || dfd == -ENOTDIR)
+                return 0;       /* nothing there to plant in */
+        if (dfd < 0)
+                return dfd;
+
+        /* A few tries: another run may remove its placeholder just as this one joins it. */
+        for (int tries = 0; tries < 3; tries++) {
+                bool made = mkdirat(dfd, ".git", 0700) >= 0;
+                if (!made && errno != EEXIST)
+                        /* Not even the user may make one here (a read-only filesystem, a
+                         * directory of someone else's): neither may the command. */
+                        return errno == EACCES || errno == EPERM || errno == EROFS ? 0 : -errno;
+                int fd = openat(dfd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0) {
+                        if (errno == ENOENT)
+                                continue;
+                        /* A file (a worktree's "gitdir:"), a symlink, or a directory the user
+                         * cannot read: a .git of the user's own, which unit-build.c handles. */
+                        return 0;
+                }
+                /* An empty .git (another run's placeholder, or one left by a run that could not
+                 * remove it) is no repository: this run shares it. Anything else is the user's. */
+                if (!made && !is_empty_dir(fd)) {
+                        (void) close(fd);
+                        return 0;
+                }
+                if (flock(fd, LOCK_SH) < 0) {
+                        int r = -errno;
+                        (void) close(fd);
+                        return r;
+                }
+                if (!same_entry(dfd, fd)) {
+                        (void) close(fd);
+                        continue;
+                }
+                g->path[g->n] = TAKE_PTR(git);
+                g->fd[g->n] = fd;
+                g->n++;
+                return 0;
+        }
+        return -EBUSY;
+}
+
+int git_guard_acquire(const Plan *plan, GitGuard *g) {
+        *g = (GitGuard) {};
+        if (!plan->working_directory)
+                return 0;
+        for (size_t i = 0; i < plan->n_paths && g->n < GIT_GUARD_MAX; i++) {
+                const PlanPath *p = &plan->paths[i];
+                if (p->access != PATH_ACCESS_WRITE || !path_startswith(plan->working_directory, p->path))
+                        continue;
+                /* A plan that names the .git itself (to let git init or commit) decides. */
+                _cleanup_free_ char *git = path_join(p->path, ".git");
+                if (!git)
+                        return -ENOMEM;
+                bool named = false;
+                for (size_t j = 0; j < plan->n_paths && !named; j++)
+                        named = streq(plan->paths[j].path, git);
+                bool held = false;
+                for (size_t j = 0; j < g->n && !held; j++)
+                        held = streq(g->path[j], git);
+                if (named || held)
+                        continue;
+                int r = guard_dir(g, p->path);
+                if (r < 0) {
+                        git_guard_release(g);
+                        return r;
+                }
+        }
+        return 0;
+}
+
+/* Removes the placeholder at path if no run holds it (an exclusive lock, which a shared one
+ * of another run keeps from being taken) and it is still an empty directory (this run's own,
+ * when held is its fd of it; else what the watcher was told of). */
+static void remove_placeholder(const char *path, int held) {
+        const char *slash = strrchr(path, '/');
+        if (!slash || !streq(slash, "/.git"))
+                return;
+        _cleanup_free_ char *dir = slash == path ? strdup("/") : strndup(path, (size_t) (slash - path));
+        if (!dir)
+                return;
+        _cleanup_close_ int dfd = path_open_no_symlinks(dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+        if (dfd < 0)
+                return;
+        _cleanup_close_ int own = held < 0 ? openat(dfd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -EBADF;
+        int fd = held >= 0 ? held : own;
+        if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+                return;         /* another run holds it: the last one removes it */
+        if (same_entry(dfd, fd) && is_empty_dir(fd) && unlinkat(dfd, ".git", AT_REMOVEDIR) < 0)
+                log_debug_errno(errno, "Cannot remove the placeholder %s: %m", path);
+}
+
+void git_guard_release(GitGuard *g) {
+        for (size_t i = 0; i < g->n; i++) {
+                remove_placeholder(g->path[i], g->fd[i]);
+                safe_close(g->fd[i]);
+                free(g->path[i]);
+        }
+        *g = (GitGuard) {};
+}
+
+void git_guard_remove(const char *path) {
+        remove_placeholder(path, -1);
+}
