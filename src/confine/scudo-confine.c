@@ -155,13 +155,11 @@ static int seccomp_prlimit(void) {
  * /dev/pts into it: every terminal of the user is there, and the user may open each of them.
  * From inside, a command could read what is typed into another terminal (a password at a sudo
  * prompt) before the shell there does, and write into it (escape sequences to the terminal
- * emulator). So the command gets a devpts instance of its own over /dev/pts, mounted in a
- * user namespace of its own that maps only the user's uid and gid: /dev/pts shows the ptys it
- * opens itself (/dev/ptmx allocates them there), and nothing else. The terminal
- * it was given (its standard streams, /dev/tty) stays, open already; ttyname() of it fails
- * inside, as under bubblewrap's --dev. The mount cannot be undone from inside: the command
- * runs with no capability in this namespace (its uid is not 0 there, and it has no other), and
- * in any namespace it makes itself, the mounts it inherits are locked together. */
+ * emulator). So, in a user namespace of its own that maps only the user's uid and gid, the
+ * command gets a /dev/pts of its own (private_ptys, below) holding only the terminals it was
+ * given and the ptys it makes itself. The mounts cannot be undone from inside: the command runs
+ * with no capability in this namespace (its uid is not 0 there, and it has no other), and in
+ * any namespace it makes itself, the mounts it inherits are locked together. */
 static int write_proc_self(const char *name, const char *text) {
         char path[64];
         snprintf(path, sizeof(path), "/proc/self/%s", name);
@@ -176,7 +174,9 @@ static int write_proc_self(const char *name, const char *text) {
         return r;
 }
 
-static int private_ptys(const char **ret_step) {
+/* A user namespace of the command's own, mapping only the user's uid and gid, with a mount
+ * namespace of its own. */
+static int enter_user_namespace(const char **ret_step) {
         char map[64];
         uid_t uid = geteuid();
         gid_t gid = getegid();
@@ -194,22 +194,13 @@ static int private_ptys(const char **ret_step) {
         if (r < 0)
                 return r;
         snprintf(map, sizeof(map), "%u %u 1\n", (unsigned) gid, (unsigned) gid);
-        r = write_proc_self("gid_map", map);
-        if (r < 0)
-                return r;
-        *ret_step = "a devpts instance";
-        if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "mode=0600,ptmxmode=0666") < 0)
-                return -errno;
-        /* systemd binds the session's /dev/ptmx node into the unit's /dev (it may not make
-         * device nodes in a user manager), and that node finds no devpts beside it there:
-         * opening it failed (ENOENT), so no command could make a pty. This instance's own
-         * ptmx in its place allocates from this instance. */
-        *ret_step = "/dev/ptmx";
-        if (mount("/dev/pts/ptmx", "/dev/ptmx", NULL, MS_BIND, NULL) < 0)
-                return -errno;
-        /* A new user namespace comes with every capability in it, the bounding set full again.
-         * The command loses them at exec (its uid is not 0 here), but nothing should be left to
-         * regain: the bounding set goes back to empty, as systemd left it, and no ambient set. */
+        return write_proc_self("gid_map", map);
+}
+
+/* A new user namespace comes with every capability in it, the bounding set full again. The
+ * command loses them at exec (its uid is not 0 here), but nothing should be left to regain:
+ * the bounding set goes back to empty, as systemd left it, and no ambient set. */
+static int drop_capabilities(const char **ret_step) {
         *ret_step = "dropping capabilities";
         for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
                 if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
@@ -217,6 +208,118 @@ static int private_ptys(const char **ret_step) {
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
                 return -errno;
         return 0;
+}
+
+/* Numbers below this get a name in /dev/pts for a pty the command makes (PTY_LINKS). */
+#define PTY_LINKS 64U
+#define PTY_SLAVE_MAJOR 136U            /* UNIX98_PTY_SLAVE_MAJOR, 8 majors of 256 */
+#define PTY_GIVEN_MAX 3
+
+/* The pty number of a standard stream that is a pty slave of the session's, or -1. */
+static long given_pty(int fd) {
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) < PTY_SLAVE_MAJOR ||
+            major(st.st_rdev) >= PTY_SLAVE_MAJOR + 8)
+                return -1;
+        return (long) (major(st.st_rdev) - PTY_SLAVE_MAJOR) * 256 + (long) minor(st.st_rdev);
+}
+
+static int make_file(const char *path) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return -errno;
+        (void) close(fd);
+        return 0;
+}
+
+/* /dev/pts becomes a tmpfs of the command's own, read-only once made, holding:
+ *   - the ptys of the session it was given as standard streams (scudo's relay, or the caller's
+ *     terminal), bound at the very names they have outside: ttyname() of them, and `tty`, say
+ *     what they say outside;
+ *   - .own, a devpts instance of its own, and its ptmx as /dev/pts/ptmx and over /dev/ptmx
+ *     (systemd's bind of the session's ptmx there finds no devpts beside it: no pty could be
+ *     made before);
+ *   - for every other number below PTY_LINKS, a symlink into .own, where ptsname() of a pty the
+ *     command makes leads (openpty() does not need the name).
+ * Nothing else of the session's ptys is reachable. A pty the command makes whose number is one
+ * of a given terminal's has no name of its own in /dev/pts (openpty() and forkpty() do not
+ * care; opening ptsname() gets the given terminal). */
+static int private_ptys(const char **ret_step) {
+        long given[PTY_GIVEN_MAX];
+        int trees[PTY_GIVEN_MAX];
+        size_t n = 0;
+        char path[64];
+        int r = 0;
+
+        /* The given terminals, taken from the session's /dev/pts while it is still in view
+         * (as mounts: a file opened in another mount namespace cannot be bound here). */
+        *ret_step = "the terminal it was given";
+        for (int fd = 0; fd < 3 && r == 0; fd++) {
+                long k = given_pty(fd);
+                bool seen = k < 0;
+                for (size_t i = 0; i < n && !seen; i++)
+                        seen = given[i] == k;
+                if (seen)
+                        continue;
+                struct stat a, b;
+                snprintf(path, sizeof(path), "/dev/pts/%ld", k);
+                int t = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+                if (t < 0 && errno != ENOENT)
+                        r = -errno;
+                else if (t < 0 || fstat(t, &a) < 0 || fstat(fd, &b) < 0 || a.st_ino != b.st_ino ||
+                         a.st_dev != b.st_dev) {
+                        /* A pty of another devpts (the caller's, in a container): it has no
+                         * name here; ttyname() of it fails inside, nothing else changes. */
+                        if (t >= 0)
+                                (void) close(t);
+                } else {
+                        given[n] = k;
+                        trees[n++] = t;
+                }
+        }
+
+        if (r == 0) {
+                *ret_step = "a /dev/pts of its own";
+                if (mount("tmpfs", "/dev/pts", "tmpfs", MS_NOSUID | MS_NOEXEC | MS_NODEV, "mode=0755,size=64k") < 0 ||
+                    mkdir("/dev/pts/.own", 0755) < 0)
+                        r = -errno;
+        }
+        if (r == 0) {
+                *ret_step = "a devpts instance";
+                if (mount("devpts", "/dev/pts/.own", "devpts", MS_NOSUID | MS_NOEXEC, "mode=0600,ptmxmode=0666") < 0)
+                        r = -errno;
+        }
+        if (r == 0) {
+                *ret_step = "ptmx";
+                r = make_file("/dev/pts/ptmx");
+                if (r == 0 && (mount("/dev/pts/.own/ptmx", "/dev/pts/ptmx", NULL, MS_BIND, NULL) < 0 ||
+                               mount("/dev/pts/.own/ptmx", "/dev/ptmx", NULL, MS_BIND, NULL) < 0))
+                        r = -errno;
+        }
+        for (size_t i = 0; i < n && r == 0; i++) {
+                snprintf(path, sizeof(path), "/dev/pts/%ld", given[i]);
+                r = make_file(path);
+                if (r == 0 && move_mount(trees[i], "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                        r = -errno;
+        }
+        for (unsigned m = 0; m < PTY_LINKS && r == 0; m++) {
+                bool taken = false;
+                for (size_t i = 0; i < n && !taken; i++)
+                        taken = given[i] == (long) m;
+                if (taken)
+                        continue;
+                char target[32];
+                snprintf(path, sizeof(path), "/dev/pts/%u", m);
+                snprintf(target, sizeof(target), ".own/%u", m);
+                if (symlink(target, path) < 0)
+                        r = -errno;
+        }
+        if (r == 0 && mount(NULL, "/dev/pts", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC | MS_NODEV,
+                            NULL) < 0)
+                r = -errno;
+        for (size_t i = 0; i < n; i++)
+                (void) close(trees[i]);
+        return r;
 }
 
 /* "DEV:INO:" at *s: the two numbers, and s moved past them; false when malformed. */
@@ -303,7 +406,11 @@ int main(int argc, char **argv) {
         }
         if (ptys) {
                 const char *step;
-                int p = private_ptys(&step);
+                int p = enter_user_namespace(&step);
+                if (p >= 0)
+                        p = private_ptys(&step);
+                if (p >= 0)
+                        p = drop_capabilities(&step);
                 if (p < 0) {
                         fprintf(stderr, "scudo: cannot give the command terminals of its own (%s: %s); the command "
                                 "was not run. Where unprivileged user namespaces are restricted, "

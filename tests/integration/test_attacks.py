@@ -567,7 +567,11 @@ with open(base + ".result", "w") as f:
 TERMINAL_PROBE = r"""
 import os, sys
 target = open(sys.argv[1]).read().strip()
-print("LISTED", sorted(os.listdir("/dev/pts")))
+# /dev/pts inside: ptmx, the devpts of its own (.own), and names that lead into it
+for n in sorted(os.listdir("/dev/pts")):
+    p = "/dev/pts/" + n
+    if n not in ("ptmx", ".own") and not (os.path.islink(p) and os.readlink(p).startswith(".own/")):
+        print("FOREIGN", n)
 try:
     fd = os.open(target, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
 except OSError as e:
@@ -581,6 +585,11 @@ else:
 m, s = os.openpty()
 os.write(m, b"own\n")
 print("OWN-PTY", os.read(s, 10))
+try:
+    os.symlink(target, "/dev/pts/planted")
+    print("PTS-WRITABLE")
+except OSError:
+    pass
 """
 
 
@@ -603,7 +612,7 @@ def test_other_terminals_of_the_session_unreachable(tb, work):
 
     r, seen = terminal("t1")
     assert r.rc == 0 and "CANNOT-OPEN" in r.out and "STOLEN" not in r.out, r
-    assert "LISTED ['ptmx']" in r.out and "OWN-PTY b'own\\n'" in r.out, r
+    assert "FOREIGN" not in r.out and "PTS-WRITABLE" not in r.out and "OWN-PTY b'own\\n'" in r.out, r
     assert "SECRET-KEYSTROKES" in seen["pending"] and "INJECTED" not in seen["written"], (r, seen)
     # Control: with the session's /dev (which a profile may ask for), the probe does reach it.
     r, seen = terminal("t2", "--property", "PrivateDevices=false")

@@ -3,6 +3,7 @@
 caller's streams, working directory, environment and exit status. Every check that something
 is hidden or kept is made from outside the sandbox too."""
 import json
+import re
 import os
 import shlex
 import time
@@ -183,10 +184,12 @@ def test_unknown_option_is_125(tb, work):
 
 def test_pty_isatty_and_dev_tty(tb, work):
     r = tb.dev("cd %s && python3 %s -- %s sh -c 'test -t 0 && test -t 1 && echo TTY-OK; echo via-dev-tty > /dev/tty;"
-               "ps -o tpgid= -p $$'" % (work, PTYRUN, shlex.quote(SCUDO)))
+               "echo name=$(tty); ps -o tpgid= -p $$'" % (work, PTYRUN, shlex.quote(SCUDO)))
     res = json.loads(r.out)
     assert res["rc"] == 0, res
     assert "TTY-OK" in res["out"] and "via-dev-tty" in res["out"], res
+    # ttyname() of the terminal it was given works inside, with the name it has outside
+    assert re.search(r"name=/dev/pts/[0-9]+\b", res["out"]), res
 
 
 def test_pty_ctrl_c_reaches_command(tb, work):
