@@ -136,8 +136,13 @@ static void remove_placeholder(const char *path, int held) {
 }
 
 void git_guard_release(GitGuard *g) {
-        for (size_t i = 0; i < g->n; i++) {
+        for (size_t i = 0; i < g->n; i++)
                 remove_placeholder(g->path[i], g->fd[i]);
+        git_guard_drop(g);
+}
+
+void git_guard_drop(GitGuard *g) {
+        for (size_t i = 0; i < g->n; i++) {
                 safe_close(g->fd[i]);
                 free(g->path[i]);
         }

@@ -32,6 +32,10 @@ int git_guard_acquire(const Plan *plan, GitGuard *g);
 /* Removes the placeholders no other run holds; frees g. */
 void git_guard_release(GitGuard *g);
 
+/* Lets go of them without removing any (the unit may still run: the watcher removes them once
+ * it has stopped it); frees g. */
+void git_guard_drop(GitGuard *g);
+
 /* The placeholder at path, when no run holds it and it is still an empty directory: removed.
  * For the watcher, once scudo is gone. */
 void git_guard_remove(const char *path);

@@ -67,10 +67,7 @@ static void run_context_done(RunContext *c) {
         if (c->finished || !c->started)
                 git_guard_release(&c->git_guard);
         else
-                for (size_t i = 0; i < c->git_guard.n; i++) {
-                        c->git_guard.fd[i] = safe_close(c->git_guard.fd[i]);
-                        free(c->git_guard.path[i]);
-                }
+                git_guard_drop(&c->git_guard);
         /* Whatever way the run ended, its slice goes (and with its cgroup, the BPF programs),
          * and the session bus proxy with its socket. */
         stop_slice(c);
@@ -622,7 +619,6 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 if (r < 0)
                         return EXIT_SCUDO_SETUP;
         }
-
 
         /* An empty .git where the command starts and none is: see git-guard.h. */
         r = git_guard_acquire(plan, &c.git_guard);

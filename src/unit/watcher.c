@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <limits.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
 #include <systemd/sd-bus.h>
