@@ -94,6 +94,21 @@ Plan *plan_free(Plan *p) {
         return NULL;
 }
 
+bool plan_names_path(const Plan *p, const char *path) {
+        for (size_t i = 0; i < p->n_paths; i++)
+                if (streq(p->paths[i].path, path))
+                        return true;
+        return false;
+}
+
+const char *plan_property(const Plan *p, const char *name) {
+        const char *v = NULL;
+        for (size_t i = 0; i < p->n_properties; i++)
+                if (streq(p->properties[i].name, name))
+                        v = p->properties[i].value;
+        return v;
+}
+
 int plan_add_path(Plan *p, PathAccess access, const char *path, const char *origin) {
         _cleanup_free_ char *a = strdup(path), *b = strdup(strempty(origin));
         if (!a || !b)

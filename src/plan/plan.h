@@ -116,3 +116,9 @@ int plan_add_property(Plan *p, const char *name, const char *value, const char *
 
 /* Sets `name=value` in the environment list, replacing an earlier value. */
 int plan_setenv(Plan *p, const char *name, const char *value);
+
+/* Whether an entry of the plan names exactly this path. */
+bool plan_names_path(const Plan *p, const char *path);
+
+/* The value of the last assignment of unit property `name` (the one systemd applies), or NULL. */
+const char *plan_property(const Plan *p, const char *name);

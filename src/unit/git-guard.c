@@ -37,10 +37,8 @@ static bool same_entry(int dfd, int fd) {
                a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-static int guard_dir(GitGuard *g, const char *dir) {
-        _cleanup_free_ char *git = path_join(dir, ".git");
-        if (!git)
-                return -ENOMEM;
+/* dir's placeholder, at *git (dir/.git), which g takes when it holds one. */
+static int guard_dir(GitGuard *g, const char *dir, char **git) {
         _cleanup_close_ int dfd = path_open_no_symlinks(dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
         if (dfd == -ENOENT || dfd == -ENOTDIR)
                 return 0;       /* nothing there to plant in */
@@ -77,7 +75,7 @@ static int guard_dir(GitGuard *g, const char *dir) {
                         (void) close(fd);
                         continue;
                 }
-                g->path[g->n] = TAKE_PTR(git);
+                g->path[g->n] = TAKE_PTR(*git);
                 g->fd[g->n] = fd;
                 g->n++;
                 return 0;
@@ -97,15 +95,13 @@ int git_guard_acquire(const Plan *plan, GitGuard *g) {
                 _cleanup_free_ char *git = path_join(p->path, ".git");
                 if (!git)
                         return -ENOMEM;
-                bool named = false;
-                for (size_t j = 0; j < plan->n_paths && !named; j++)
-                        named = streq(plan->paths[j].path, git);
+                bool named = plan_names_path(plan, git);
                 bool held = false;
                 for (size_t j = 0; j < g->n && !held; j++)
                         held = streq(g->path[j], git);
                 if (named || held)
                         continue;
-                int r = guard_dir(g, p->path);
+                int r = guard_dir(g, p->path, &git);
                 if (r < 0) {
                         git_guard_release(g);
                         return r;

@@ -37,13 +37,9 @@ static int close_property(sd_bus_message *m) {
         return sd_bus_message_close_container(m);
 }
 
-/* Whether the unit gets PrivateDevices=: its last assignment wins, as in systemd. */
 static bool plan_private_devices(const Plan *plan) {
-        bool on = false;
-        for (size_t i = 0; i < plan->n_properties; i++)
-                if (streq(plan->properties[i].name, "PrivateDevices"))
-                        on = parse_boolean(plan->properties[i].value) == 1;
-        return on;
+        const char *v = plan_property(plan, "PrivateDevices");
+        return v && parse_boolean(v) == 1;
 }
 
 /* ExecStartEx with the "no-env-expand" flag: systemd would otherwise expand $VAR and $$ in
@@ -171,13 +167,6 @@ static int identify(const char *path, struct stat *st) {
         if (r == -EINVAL)
                 return log_error_errno(r, "%s is not a canonical path; not running the command", path);
         return r > 0 ? 1 : 0;   /* unreadable (EACCES): systemd, as the same user, cannot bind it */
-}
-
-static bool plan_names_path(const Plan *plan, const char *path) {
-        for (size_t i = 0; i < plan->n_paths; i++)
-                if (streq(plan->paths[i].path, path))
-                        return true;
-        return false;
 }
 
 /* A .git at the top of a writable directory is bound read-only onto itself: code planted in
@@ -381,12 +370,8 @@ static int append_binds(sd_bus_message *m, const char *name, char **src, char **
         return close_property(m);
 }
 
-/* The last ProtectSystem= of the plan is the one systemd applies. */
 static bool plan_protect_system_strict(const Plan *plan) {
-        const char *v = NULL;
-        for (size_t i = 0; i < plan->n_properties; i++)
-                if (streq(plan->properties[i].name, "ProtectSystem"))
-                        v = plan->properties[i].value;
+        const char *v = plan_property(plan, "ProtectSystem");
         return v && streq(v, "strict");
 }
 
