@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <systemd/sd-daemon.h>
 
+#include "bpfd/dns-proxy.h"
 #include "bpfd/manager.h"
 #include "config.h"
 #include "util/log.h"

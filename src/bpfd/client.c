@@ -3,6 +3,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "bpfd/dns-proxy.h"
 #include "bpfd/manager.h"
 #include "util/log.h"
 #include "util/macro.h"

@@ -116,14 +116,6 @@ void sandbox_report(Sandbox *s, const BpfdEvent *e);
 /* pid 0 and comm NULL (or empty) when the sender is not known (queries to the proxy). */
 void sandbox_report_dns(Sandbox *s, const char *name, uint16_t qtype, uint32_t pid, const char *comm);
 int manager_sweep(Manager *m);
-void manager_check_idle(Manager *m);
 
-/* dns-proxy.c */
-int dns_proxy_new(Sandbox *s, DnsProxy **ret);
-DnsProxy *dns_proxy_free(DnsProxy *p);
-uint32_t dns_proxy_address(DnsProxy *p);
-uint16_t dns_proxy_port6(DnsProxy *p);
-/* The resolvers of the fast path: those on IPv4 loopback, when this proxy can answer for
- * them. Returns how many (0: no fast path). */
-unsigned dns_proxy_direct_servers(DnsProxy *p, uint32_t ret[NET_DNS_DIRECT_MAX]);
-void dns_proxy_handle_dropped(DnsProxy *p, const struct net_dns_event *e);
+/* bpfd.c */
+void manager_check_idle(Manager *m);

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "bpfd/cgroup.h"
+#include "bpfd/dns-proxy.h"
 #include "bpfd/manager.h"
 #include "net/net-rule.h"
 #include "util/log.h"
