@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/frozen-format.h"
 #include "policy/lua-engine.h"
 #include "util/macro.h"
 
@@ -62,7 +63,9 @@ static int write_chunk(lua_State *L, const void *p, size_t size, void *ud) {
 }
 
 static int write_u32(FILE *f, uint32_t v) {
-        unsigned char b[4] = { v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, (v >> 24) & 0xff };
+        unsigned char b[4];
+
+        frozen_put_u32(b, v);
         return fwrite(b, 1, 4, f) == 4 ? 0 : -EIO;
 }
 
@@ -89,8 +92,8 @@ static int compile_chunk(const char *source, size_t size, FILE *f) {
         return ferror(tmp) ? -EIO : 0;
 }
 
-/* The sources in the list on top of the stack -> `path`: "scudo-frozen-2\n", their number, then
- * each chunk's size and bytecode (l_frozen in src/policy/lua-engine.c reads it). */
+/* The sources in the list on top of the stack -> `path`, in the frozen form (frozen-format.h;
+ * src/policy/frozen.c reads it). */
 static int write_frozen(lua_State *L, const char *path) {
         if (!lua_istable(L, -1))
                 return -EINVAL;
@@ -98,7 +101,7 @@ static int write_frozen(lua_State *L, const char *path) {
         if (!out)
                 return -errno;
         lua_Integer n = (lua_Integer) lua_rawlen(L, -1);
-        if (fputs("scudo-frozen-2\n", out) < 0 || write_u32(out, (uint32_t) n) < 0)
+        if (fputs(FROZEN_MAGIC, out) < 0 || write_u32(out, (uint32_t) n) < 0)
                 return -EIO;
         for (lua_Integer i = 1; i <= n; i++) {
                 size_t size;

@@ -17,5 +17,3 @@ typedef struct EmbeddedFile {
 
 extern const EmbeddedFile embedded_lua_modules[];
 extern const EmbeddedFile embedded_policies[];
-
-const EmbeddedFile *embedded_find(const EmbeddedFile *table, const char *name);

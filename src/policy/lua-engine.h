@@ -9,7 +9,7 @@
  * Lua is protected, with a traceback for anything that is not a configuration error.
  *
  * Budgets, for the whole evaluation and tighter for each piece of user code (a `.lua`
- * profile file being loaded, a hook being run; see engine.sandbox in lua-engine.c):
+ * profile file being loaded, a hook being run; see engine.sandbox in l-engine.c):
  *   - memory: the state's own allocator refuses growth past the limit (a Lua memory error);
  *   - instructions: a count hook, installed while user code runs, that once tripped fires on
  *     every instruction and raises again, so the user code's own pcall cannot swallow the
@@ -89,7 +89,7 @@ void lua_engine_push_where(lua_State *L);
 /* Raises a configuration error (reported without a traceback). Never returns. */
 _noreturn_ int lua_engine_raise(lua_State *L, const char *fmt, ...) _printf_(2, 3);
 
-/* The luaopen_ functions of our C modules, one file each. */
+/* The luaopen_ functions of our C modules, one file each (scudo.engine: l-engine.c). */
 int luaopen_scudo_engine(lua_State *L);
 int luaopen_scudo_sys(lua_State *L);
 int luaopen_scudo_text(lua_State *L);
