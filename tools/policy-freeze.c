@@ -8,12 +8,13 @@
  * Every run of scudo reads the built-in policies; parsing and checking them each time cost a
  * quarter of a resolve. Here the engine reads INPUT exactly as a run would (named
  * "<built-in>/NAME" so that origins are the same), checks every profile in it, and
- * scudo.admin.freeze returns Lua sources that rebuild the definitions: what every run needs of
- * every profile, then the rest of each profile's values, which a run loads only for the
- * profiles it uses. Each is compiled and dumped without debug information (the origins are
- * data), one after the other in OUTPUT (see write_frozen). An error in the file fails the
- * build, with the file and line. This tool links the engine without any frozen policies: the
- * ones it is given are the only ones it reads. */
+ * scudo.freeze (lua/scudo/freeze.lua, embedded in this tool alone) returns Lua sources that
+ * rebuild the definitions: what every run needs of every profile, then the rest of each
+ * profile's values, which a run loads only for the profiles it uses. Each is compiled and
+ * dumped without debug information (the origins are data), one after the other in OUTPUT
+ * (see write_frozen). An error in the file fails the build, with the file and line. This tool
+ * links the engine without any frozen policies: the ones it is given are the only ones it
+ * reads. */
 
 #include <errno.h>
 #include <lauxlib.h>
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/embedded.h"
 #include "policy/frozen-format.h"
 #include "policy/lua-engine.h"
 #include "util/macro.h"
@@ -135,10 +137,15 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "policy-freeze: cannot create the Lua engine: %s\n", strerror(-r));
                 return 1;
         }
+        r = lua_engine_preload(e, embedded_freeze_modules, &error);
+        if (r < 0) {
+                fprintf(stderr, "policy-freeze: %s\n", error ?: strerror(-r));
+                return 1;
+        }
         lua_State *L = lua_engine_state(e);
         lua_pushstring(L, argv[1]);
         lua_pushlstring(L, text, size);
-        r = lua_engine_call(e, "scudo.admin", "freeze", 2, 1, &error);
+        r = lua_engine_call(e, "scudo.freeze", "freeze", 2, 1, &error);
         if (r < 0) {
                 fprintf(stderr, "policy-freeze: %s\n", error ?: strerror(-r));
                 return 1;

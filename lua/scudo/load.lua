@@ -175,7 +175,7 @@ function M.parse(f, request)
     return true
 end
 
--- A built-in policy file checked and read at build time (scudo.admin.freeze): its
+-- A built-in policy file checked and read at build time (scudo.freeze): its
 -- definitions t come ready, checked, and without parsing; each with only its match and
 -- replace until schema.ensure asks frozen(i) for the rest of its values.
 function M.thaw(f, t, frozen)

@@ -17,3 +17,5 @@ typedef struct EmbeddedFile {
 
 extern const EmbeddedFile embedded_lua_modules[];
 extern const EmbeddedFile embedded_policies[];
+/* The build-time Lua modules (lua/scudo/freeze.lua), linked into tools/policy-freeze alone. */
+extern const EmbeddedFile embedded_freeze_modules[];

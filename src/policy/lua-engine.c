@@ -284,6 +284,20 @@ lua_State *lua_engine_state(LuaEngine *e) {
         return e->L;
 }
 
+/* Runs inside a protected call: preload_embedded() of the table given as light userdata. */
+static int engine_preload(lua_State *L) {
+        const EmbeddedFile *modules = lua_touserdata(L, 1);
+
+        lua_getglobal(L, LUA_LOADLIBNAME);                                      /* stack: m pkg */
+        lua_getfield(L, -1, "preload");                                         /* stack: m pkg pre */
+        preload_embedded(L, modules);
+        return 0;
+}
+
+int lua_engine_preload(LuaEngine *e, const EmbeddedFile *modules, char **ret_error) {
+        return lua_engine_cpcall(e, engine_preload, (void *) modules, 0, 0, ret_error);
+}
+
 /* Trampoline: require(module)[function](...), inside the protected call. */
 static int engine_trampoline(lua_State *L) {
         const char *module = lua_touserdata(L, 1);

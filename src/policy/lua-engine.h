@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "policy/embedded.h"
 #include "util/macro.h"
 
 typedef struct LuaLimits {
@@ -69,6 +70,10 @@ int lua_engine_call(LuaEngine *e, const char *module, const char *function, int 
  * leaves `nresults` results. For C code that reads or builds Lua values: anything that may
  * allocate (and so raise) happens inside. */
 int lua_engine_cpcall(LuaEngine *e, lua_CFunction f, void *ud, int nargs, int nresults, char **ret_error);
+
+/* Adds embedded Lua modules to those require() finds, beside our library (for a tool that
+ * needs a module of its own: tools/policy-freeze.c). Same returns as lua_engine_call(). */
+int lua_engine_preload(LuaEngine *e, const EmbeddedFile *modules, char **ret_error);
 
 /* Memory in use by the state, in bytes. */
 size_t lua_engine_memory(LuaEngine *e);
