@@ -41,7 +41,8 @@ function M.patterns(defs)
 end
 
 -- Does the pattern select the command? name: basename of argv[0]; argv: the full argv. Returns
--- that, and the pattern's kind ("regex", "name", "line", as said at the top), from one C call.
+-- that, and the pattern's kind ("regex", "name", "line", as said at the top), from one C call;
+-- nil, "regex" and why, when a regex would need more than its budgets to match this name.
 function M.test(pattern, name, argv)
     return text.command_matches(pattern, name, argv)
 end
@@ -57,7 +58,10 @@ function M.find(index, request, file_position)
         local patterns = M.patterns(defs)
         for j = 1, #patterns do
             local m = patterns[j]
-            local ok, kind = M.test(m.value, request.command_name, request.argv)
+            local ok, kind, err = M.test(m.value, request.command_name, request.argv)
+            if ok == nil then
+                util.fail("%s: match: '%s': %s", m.origin, m.value, err)
+            end
             if ok and (not best or M.RANK[kind] > best.rank) then
                 best = { name = name, pattern = m.value, origin = m.origin, kind = kind, rank = M.RANK[kind] }
             end

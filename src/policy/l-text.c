@@ -4,18 +4,15 @@
 #include <fnmatch.h>
 #include <limits.h>
 #include <lauxlib.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "policy/lua-engine.h"
+#include "policy/regex.h"
 #include "policy/sha256.h"
 #include "util/edit-distance.h"
-
-/* Longer regular expressions are refused; they are one-line match patterns. */
-#define REGEX_MAX 1024
 
 /* A glob ready to be matched many times: fnmatch() for the common case of globs made of
  * literal characters and '*' (environment patterns such as "*_TOKEN", "AWS_*"), in the usual
@@ -492,103 +489,22 @@ static int l_text_first_related(lua_State *L) {
         return 1;
 }
 
-/* Whether the whole of s matches the POSIX extended regex re: 1 or 0, or -1 with msg set
- * when re does not compile. */
-static int regex_match(const char *re, const char *s, char msg[static 256]) {
-        char anchored[REGEX_MAX + 8];
-        regex_t rx;
-
-        (void) snprintf(anchored, REGEX_MAX + 8, "^(%s)$", re);
-        int r = regcomp(&rx, anchored, REG_EXTENDED | REG_NOSUB);
-        if (r != 0) {
-                (void) regerror(r, &rx, msg, 256);
-                regfree(&rx);
-                return -1;
-        }
-        bool m = regexec(&rx, s, 0, NULL, 0) == 0;
-        regfree(&rx);
-        return m;
-}
-
 /* text.regex(re, s) -> boolean | nil, message
- * POSIX extended syntax; the whole of s must match. */
+ * POSIX extended syntax; the whole of s must match (regex.h). */
 static int l_text_regex(lua_State *L) {
-        size_t len;
+        size_t len, slen;
         const char *re = luaL_checklstring(L, 1, &len);
-        size_t slen;
         const char *s = luaL_checklstring(L, 2, &slen);
-        char msg[256];
+        char msg[REGEX_MSG_SIZE];
 
-        if (len > REGEX_MAX || strlen(re) != len) {
-                lua_pushnil(L);
-                lua_pushfstring(L, "regular expression longer than %d bytes or holding NUL", REGEX_MAX);
-                return 2;
-        }
-        /* No Lua call between regcomp and regfree. */
-        int r = regex_match(re, s, msg);
+        /* No Lua call while PCRE2 holds memory. */
+        int r = regex_match(re, len, s, slen, msg);
         if (r < 0) {
                 lua_pushnil(L);
                 lua_pushfstring(L, "bad regular expression '%s': %s", re, msg);
                 return 2;
         }
-        lua_pushboolean(L, strlen(s) == slen && r > 0);
-        return 1;
-}
-
-/* False when s lacks the literal start of re, which every string re matches (whole, as in
- * regex_match) starts with: the characters before the first special one, less one that a
- * quantifier follows, an escaped special character standing for itself. Known only of
- * a regex without '(', ')' or '|', which the "^(...)$" around it leaves one concatenation;
- * true for any other. */
-static bool regex_prefix_allows(const char *re, const char *s) {
-        static const char special[] = ".[]()*+?{}|^$\\";
-
-        if (strpbrk(re, "()|"))
-                return true;
-        for (const char *p = re; *p;) {
-                char c = *p;
-                const char *next = p + 1;
-                if (c == '\\') {
-                        if (!p[1] || !strchr(special, p[1]))
-                                break;
-                        c = p[1];
-                        next = p + 2;
-                } else if (strchr(special, c))
-                        break;
-                /* A quantifier after c, even '+' (glibc takes "a+*" as "(a+)*"), may leave it
-                 * out. */
-                if (*next && strchr("*+?{", *next))
-                        break;
-                if (*s != c)
-                        return false;
-                s++;
-                p = next;
-        }
-        return true;
-}
-
-/* Whether the regex re matches the whole of s, as text.regex_matches says (the length of re is
- * checked by the caller). */
-static bool regex_matches(const char *re, const char *s) {
-        char msg[256];
-
-        if (streq(re, ".*"))
-                return true;
-        if (!regex_prefix_allows(re, s))
-                return false;
-        return regex_match(re, s, msg) > 0;
-}
-
-/* text.regex_matches(re, s) -> boolean: text.regex(re, s) == true, for the match patterns
- * of profiles (checked when they were read): a regex that does not compile matches nothing.
- * Without compiling anything when the answer is known: ".*" matches every string, and one
- * that lacks the literal start of re does not match. */
-static int l_text_regex_matches(lua_State *L) {
-        size_t len, slen;
-        const char *re = luaL_checklstring(L, 1, &len);
-        const char *s = luaL_checklstring(L, 2, &slen);
-
-        lua_pushboolean(L, len <= REGEX_MAX && strlen(re) == len && strlen(s) == slen && regex_matches(re, s));
+        lua_pushboolean(L, r);
         return 1;
 }
 
@@ -619,11 +535,12 @@ static bool is_space(char c) {
         return c == ' ' || (c >= '\t' && c <= '\r');   /* Lua's %s in the "C" locale */
 }
 
-/* text.command_matches(pattern, name, argv) -> boolean, kind
+/* text.command_matches(pattern, name, argv) -> boolean, kind | nil, "regex", message
  * match.lua's test of one match pattern against the command (see there): kind "regex"
- * ("re:REGEX", POSIX ERE on name, whole), "line" (a pattern holding a space: its first word is
- * name, then each further word in order among argv[2..], arguments starting with "-" allowed in
- * between, "-" and "--" not) or "name" (the pattern is name). */
+ * ("re:REGEX", POSIX ERE on name, whole; nil and why when the regex is over its budgets for
+ * this name), "line" (a pattern holding a space: its first word is name, then each further
+ * word in order among argv[2..], arguments starting with "-" allowed in between, "-" and "--"
+ * not) or "name" (the pattern is name). */
 static int l_text_command_matches(lua_State *L) {
         size_t pl, nl;
         const char *pattern = luaL_checklstring(L, 1, &pl);
@@ -631,9 +548,15 @@ static int l_text_command_matches(lua_State *L) {
         luaL_checktype(L, 3, LUA_TTABLE);
 
         if (pl >= 3 && memcmp(pattern, "re:", 3) == 0) {
-                bool m = pl - 3 <= REGEX_MAX && strlen(pattern + 3) == pl - 3 && strlen(name) == nl &&
-                        regex_matches(pattern + 3, name);
-                lua_pushboolean(L, m);
+                char msg[REGEX_MSG_SIZE];
+                int r = regex_matches(pattern + 3, pl - 3, name, nl, msg);
+                if (r < 0) {
+                        lua_pushnil(L);
+                        lua_pushliteral(L, "regex");
+                        lua_pushstring(L, msg);
+                        return 3;
+                }
+                lua_pushboolean(L, r);
                 lua_pushliteral(L, "regex");
                 return 2;
         }
@@ -693,7 +616,6 @@ static const luaL_Reg text_functions[] = {
         { "expand_path", l_text_expand_path },
         { "first_related", l_text_first_related },
         { "regex", l_text_regex },
-        { "regex_matches", l_text_regex_matches },
         { "command_matches", l_text_command_matches },
         { "sha256", l_text_sha256 },
         { "distance", l_text_distance },
