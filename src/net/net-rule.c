@@ -84,6 +84,30 @@ static int parse_prefixlen(const char *s, unsigned max, unsigned *ret, const cha
         return 0;
 }
 
+/* A spelling of an IPv4 address that inet_aton() takes and inet_pton() does not: hexadecimal
+ * or octal parts, or fewer than four ("0x7f.1", "0177.0.0.1", "127.1", "2130706433").
+ * getaddrinfo() reads those as addresses without asking DNS, so as a host name such a rule
+ * would never match what the command reaches; and reading them as addresses here would make
+ * "010.0.0.1" mean 8.0.0.1 to a reader who sees 10.0.0.1. So they are refused, with the
+ * address the C library sees: the reason is written to a buffer of this thread's, valid until
+ * its next call. Returns true (with *reason set) for such a spelling. */
+static bool numeric_spelling(const char *s, size_t n, const char *what, const char **reason) {
+        static _Thread_local char message[160];
+        char buf[64], canonical[INET_ADDRSTRLEN];
+        struct in_addr a;
+
+        if (n == 0 || n >= sizeof(buf))
+                return false;
+        memcpy(buf, s, n);
+        buf[n] = 0;
+        if (inet_aton(buf, &a) == 0 || !inet_ntop(AF_INET, &a, canonical, sizeof(canonical)))
+                return false;
+        (void) snprintf(message, sizeof(message), "%s '%s' is the IPv4 address %s to the C library: "
+                        "write %s", what, buf, canonical, canonical);
+        *reason = message;
+        return true;
+}
+
 static bool host_bits_clear(const uint8_t addr[16], unsigned prefixlen) {
         for (unsigned bit = prefixlen; bit < 128; bit++)
                 if (addr[bit / 8] & (0x80 >> (bit % 8)))
@@ -110,7 +134,8 @@ static int parse_address(const char *s, int family, NetRule *r, const char **rea
                 struct in_addr a;
 
                 if (inet_pton(AF_INET, buf, &a) != 1) {
-                        *reason = "bad IPv4 address";
+                        if (!numeric_spelling(buf, n, "address", reason))
+                                *reason = "bad IPv4 address";
                         return -EINVAL;
                 }
                 memcpy(r->addr, v4_mapped_prefix, sizeof(v4_mapped_prefix));
@@ -276,6 +301,8 @@ int net_rule_parse_reason(const char *text, NetRule *ret, const char **ret_reaso
                 n = strlen(name);
                 if (n > 0 && name[n - 1] == '.')
                         n--;
+                if (r.kind == NET_RULE_HOST && numeric_spelling(name, n, "host", &reason))
+                        goto fail_inval;
                 if (n == 0 || n > BPFD_NAME_MAX) {
                         reason = "bad host name";
                         goto fail_inval;

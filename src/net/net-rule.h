@@ -37,7 +37,10 @@ typedef struct NetRule {
         char name[BPFD_NAME_MAX + 1];   /* HOST/DOMAIN: without "*." */
 } NetRule;
 
-/* Parses one rule. Returns 0, or -EINVAL; net_rule_parse_reason() also says why. */
+/* Parses one rule. Returns 0, or -EINVAL; net_rule_parse_reason() also says why (a static
+ * string, or this thread's buffer until its next call). A spelling of an IPv4 address other
+ * than the dotted quad ("0x7f.1", "127.1", "2130706433": inet_aton()'s, which getaddrinfo()
+ * reads as addresses without asking DNS) is refused, naming the address it means. */
 int net_rule_parse(const char *text, NetRule *ret);
 int net_rule_parse_reason(const char *text, NetRule *ret, const char **ret_reason);
 

@@ -95,6 +95,59 @@ static void test_invalid(void) {
         TAP_CHECK(net_rule_parse(NULL, &r) == -EINVAL, "NULL refused");
 }
 
+/* What inet_aton() reads as an IPv4 address (and getaddrinfo() with it, without asking DNS)
+ * is refused, with the address it means; never taken as a host name that nothing would ever
+ * look up. */
+static void test_numeric_spellings(void) {
+        static const struct {
+                const char *in, *means;
+        } cases[] = {
+                { "0x7f.1:80", "127.0.0.1" },
+                { "0x7f.1", "127.0.0.1" },
+                { "0x7F.0.0.1.", "127.0.0.1" },
+                { "0x7f000001", "127.0.0.1" },
+                { "2130706433", "127.0.0.1" },
+                { "2130706433:443", "127.0.0.1" },
+                { "127.1", "127.0.0.1" },
+                { "127.1:22", "127.0.0.1" },
+                { "10.1/8", "10.0.0.1" },
+                { "0177.0.0.1", "127.0.0.1" },
+                { "010.0.0.1", "8.0.0.1" },
+                { "1.2.3", "1.2.0.3" },
+                { "0", "0.0.0.0" },
+                { "1:80", "0.0.0.1" },
+                { "*.0x7f.1", NULL },           /* a domain: no address spells "*." */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const char *reason = NULL;
+                NetRule r;
+                int k = net_rule_parse_reason(cases[i].in, &r, &reason);
+                if (!cases[i].means) {
+                        TAP_CHECK(k == 0 && r.kind == NET_RULE_DOMAIN, "'%s' is a domain", cases[i].in);
+                        continue;
+                }
+                TAP_CHECK(k == -EINVAL && reason && strstr(reason, cases[i].means) && strstr(reason, "write"),
+                          "'%s' refused, naming %s (%s)", cases[i].in, cases[i].means, reason ?: "accepted");
+        }
+        /* names that only look numeric stay names */
+        static const char *const names[] = { "0x7g.1", "1.2.3.4.example", "123.example", "x1", "0x" };
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                NetRule r;
+                TAP_CHECK(net_rule_parse(names[i], &r) == 0 && r.kind == NET_RULE_HOST, "'%s' is a host name",
+                          names[i]);
+        }
+        /* IPv6: inet_pton() is the only reader, and what it refuses is refused */
+        static const char *const v6[] = { "[::ffff:0x7f.1]", "[fe80::1%eth0]", "fe80::1%1", "[::1.2.3]" };
+        for (size_t i = 0; i < ELEMENTSOF(v6); i++) {
+                NetRule r;
+                TAP_CHECK(net_rule_parse(v6[i], &r) == -EINVAL, "'%s' refused", v6[i]);
+        }
+        NetRule r;
+        TAP_CHECK(net_rule_parse("[0:0:0:0:0:FFFF:7F00:1]:80", &r) == 0 && r.kind == NET_RULE_ADDRESS &&
+                          r.prefixlen == 128 && r.addr[12] == 127 && r.addr[15] == 1,
+                  "an IPv6 spelling of 127.0.0.1 is that address");
+}
+
 static void test_match(void) {
         NetRule host, dom;
 
@@ -137,6 +190,7 @@ int main(void) {
         test_valid();
         test_ipv4_mapped();
         test_invalid();
+        test_numeric_spellings();
         test_match();
         test_names();
         test_describe();
