@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #include <fcntl.h>
 #include <limits.h>
+#include <search.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +58,51 @@ struct PathMemoEntry {
         bool as_written;        /* missing, yet its own canonical form: so are clean paths below */
 };
 
+/* The memo's entries are looked up by path, and by prefix, in trees (tsearch(3)): each key is
+ * a path or a prefix of one at a '/', pointing into an entry's path (which stays where it is),
+ * with the lowest index of an entry it stands for. A lookup asks for the path and each of its
+ * prefixes, so it costs a few tree searches, not a pass over every entry; the answer is the
+ * one of the lowest index, as a pass in order would find it:
+ *   - by_path: every entry, by its path;
+ *   - missing: the entries for paths that do not exist, by path;
+ *   - canonical_prefixes: the entries for canonical paths, by each prefix (of more than "/");
+ *   - links: the entries for paths that resolve to another name, by path. */
+typedef struct MemoKey {
+        const char *s;          /* not NUL-terminated at len */
+        size_t len;
+        size_t index;
+} MemoKey;
+
+static int compare_memo_keys(const void *a, const void *b) {
+        const MemoKey *x = a, *y = b;
+        int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+        return c != 0 ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* Adds the key unless there is one (with a lower index) already. Forgetting is always
+ * correct (see memo_add), so a failure only costs system calls. */
+static void memo_index(void **root, const char *s, size_t len, size_t index) {
+        MemoKey *k = malloc(sizeof(MemoKey));
+        if (!k)
+                return;
+        *k = (MemoKey) { s, len, index };
+        MemoKey **found = tsearch(k, root, compare_memo_keys);
+        if (!found || *found != k)
+                free(k);
+}
+
+/* The lowest index under the key, or SIZE_MAX. */
+static size_t memo_find(void *const *root, const char *s, size_t len) {
+        MemoKey k = { s, len, 0 };
+        MemoKey **found = tfind(&k, root, compare_memo_keys);
+        return found ? (*found)->index : SIZE_MAX;
+}
+
 void path_memo_done(PathMemo *m) {
+        tdestroy(m->by_path, free);
+        tdestroy(m->missing, free);
+        tdestroy(m->canonical_prefixes, free);
+        tdestroy(m->links, free);
         for (size_t i = 0; i < m->n; i++)
                 free(m->entries[i].path);
         free(m->entries);
@@ -84,7 +129,9 @@ static void memo_add(PathMemo *m, const char *path, const char *resolved, int er
         memcpy(b, path, lp + 1);
         if (resolved)
                 memcpy(b + lp + 1, resolved, lr + 1);
-        m->entries[m->n++] = (PathMemoEntry) {
+        size_t i = m->n++;
+        PathMemoEntry *e = &m->entries[i];
+        *e = (PathMemoEntry) {
                 .path = b,
                 .resolved = resolved ? b + lp + 1 : NULL,
                 .len = lp,
@@ -92,6 +139,15 @@ static void memo_add(PathMemo *m, const char *path, const char *resolved, int er
                 .canonical = resolved && lp == lr && memcmp(path, resolved, lp) == 0,
                 .as_written = !resolved && as_written,
         };
+        memo_index(&m->by_path, b, lp, i);
+        if (!resolved)
+                memo_index(&m->missing, b, lp, i);
+        else if (!e->canonical)
+                memo_index(&m->links, b, lp, i);
+        else
+                for (size_t l = 2; l < lp; l++)
+                        if (b[l] == '/')
+                                memo_index(&m->canonical_prefixes, b, l, i);
 }
 
 /* The memo's answer for `path`: 1 with resolved filled in, 0 with errno set (ENOENT or
@@ -102,27 +158,37 @@ static int memo_lookup(const PathMemo *m, const char *path, char resolved[static
         size_t l = strlen(path);
 
         *ret_as_written = false;
-        for (size_t i = 0; i < m->n; i++) {
-                const PathMemoEntry *e = &m->entries[i];
-                if (e->len == l && memcmp(e->path, path, l) == 0) {
-                        if (!e->resolved) {
-                                *ret_as_written = e->as_written;
-                                errno = e->error;
-                                return 0;
-                        }
-                        memcpy(resolved, e->resolved, strlen(e->resolved) + 1);
-                        return 1;
+        /* The entry for the path itself; one for a prefix of it that does not exist (then
+         * neither does the path); one for a canonical path it is a prefix of (then it is
+         * canonical). The lowest index wins. */
+        size_t same = memo_find(&m->by_path, path, l), missing = SIZE_MAX;
+        for (size_t k = 1; k < l; k++)
+                if (path[k] == '/') {
+                        size_t i = memo_find(&m->missing, path, k);
+                        if (i < missing)
+                                missing = i;
                 }
-                if (!e->resolved && e->len < l && path[e->len] == '/' && memcmp(e->path, path, e->len) == 0) {
-                        *ret_as_written = e->as_written && path_is_lexically_clean(path);
+        size_t prefix = l > 1 ? memo_find(&m->canonical_prefixes, path, l) : SIZE_MAX;
+
+        if (same < missing && same < prefix) {
+                const PathMemoEntry *e = &m->entries[same];
+                if (!e->resolved) {
+                        *ret_as_written = e->as_written;
                         errno = e->error;
                         return 0;
                 }
-                if (e->canonical && e->len > l && e->path[l] == '/' && l > 1 &&
-                    memcmp(e->path, path, l) == 0) {
-                        memcpy(resolved, path, l + 1);
-                        return 1;
-                }
+                memcpy(resolved, e->resolved, strlen(e->resolved) + 1);
+                return 1;
+        }
+        if (missing < prefix) {
+                const PathMemoEntry *e = &m->entries[missing];
+                *ret_as_written = e->as_written && path_is_lexically_clean(path);
+                errno = e->error;
+                return 0;
+        }
+        if (prefix != SIZE_MAX) {
+                memcpy(resolved, path, l + 1);
+                return 1;
         }
         return -1;
 }
@@ -159,14 +225,9 @@ static int resolve_below_canonical(PathMemo *m, const char *path) {
 /* Whether the memo knows a prefix of path (at a '/') that resolves to another name: a symlink
  * in it, for a lexically clean path (see resolve_prefix). */
 static bool memo_below_link(const PathMemo *m, const char *path) {
-        size_t l = strlen(path);
-
-        for (size_t i = 0; i < m->n; i++) {
-                const PathMemoEntry *e = &m->entries[i];
-                if (e->resolved && !e->canonical && e->len < l && path[e->len] == '/' &&
-                    memcmp(e->path, path, e->len) == 0)
+        for (size_t k = 1; path[k]; k++)
+                if (path[k] == '/' && memo_find(&m->links, path, k) != SIZE_MAX)
                         return true;
-        }
         return false;
 }
 
@@ -374,40 +435,164 @@ int plan_path_leads_out(const char *raw, const char *canonical, const char *dir_
         return leads_out(walked, canonical, dir_walked, dir_canonical);
 }
 
+/* ---- Entries that lead out of a writable directory, and repeated paths ----
+ *
+ * Both are found in O(n log n) rather than by comparing every pair of entries. */
+
+/* A directory the command may write (entry `first`, and `second` when another entry names it
+ * the same way; SIZE_MAX if none), under one of the names resolving an entry can walk through
+ * it by: as written up to its first ".." (leads_out's dir_walked), or canonical. */
+typedef struct WriteDir {
+        const char *key;        /* walked or canonical name */
+        const char *canonical;  /* the directory's canonical path */
+        size_t first, second;   /* the two lowest entry indices with this key and canonical path */
+} WriteDir;
+
+static int compare_write_dirs(const void *a, const void *b) {
+        const WriteDir *x = a, *y = b;
+        int c = strcmp(x->key, y->key);
+        if (c == 0)
+                c = strcmp(x->canonical, y->canonical);
+        if (c == 0)
+                c = (x->first > y->first) - (x->first < y->first);
+        return c;
+}
+
+/* By key, then by the lowest entry index: what drop_escapes() walks through. */
+static int compare_write_dirs_by_first(const void *a, const void *b) {
+        const WriteDir *x = a, *y = b;
+        int c = strcmp(x->key, y->key);
+        return c != 0 ? c : (x->first > y->first) - (x->first < y->first);
+}
+
+/* The lowest index j (other than i) of a directory named `key`, among dirs[0..n), that entry i
+ * leads out of: one whose canonical path does not hold canonical (leads_out's first test;
+ * strictly_below(walked, key) is the caller's); below `best`, else best. Only directories that
+ * hold canonical are passed over, and there are no more of them than canonical has components,
+ * so this takes a few steps whatever n is. */
+static size_t first_left(const WriteDir *dirs, size_t n, const char *key, const char *canonical, size_t i,
+                         size_t best) {
+        size_t lo = 0, hi = n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (strcmp(dirs[mid].key, key) < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        for (size_t k = lo; k < n && streq(dirs[k].key, key) && dirs[k].first < best; k++) {
+                if (path_startswith(canonical, dirs[k].canonical))
+                        continue;
+                size_t j = dirs[k].first != i ? dirs[k].first : dirs[k].second;
+                if (j < best)
+                        best = j;
+        }
+        return best;
+}
+
 /* A read or write entry that leads out of a directory the command may write is dropped, with
  * a warning: what the link leads to stays as visible as it is without the entry. (Explain
  * shows canonical paths and checks the same in Lua, through sys.leads_out.) raw[i] is entry
- * i's path as the plan gave it, p->paths[i].path its canonical form. */
+ * i's path as the plan gave it, p->paths[i].path its canonical form.
+ *
+ * Entry i leads out of directory j when leads_out(walked[i], path[i], walked[j], path[j]):
+ * walked[i] is strictly below walked[j] or path[j], which are therefore among the prefixes of
+ * walked[i] (at a '/', or "/"). So the writable directories are sorted by those two names, and
+ * each prefix of walked[i] is looked up among them; the warning names the first directory in
+ * the plan's order, as one that compared every pair would. */
 static int drop_escapes(Plan *p, char **raw, bool *drop) {
         _cleanup_strv_free_ char **walked = calloc(p->n_paths + 1, sizeof(char *));
+        _cleanup_free_ WriteDir *dirs = calloc(2 * p->n_paths + 1, sizeof(WriteDir));
+        size_t n = 0;
 
-        if (!walked)
+        if (!walked || !dirs)
                 return -ENOMEM;
         for (size_t i = 0; i < p->n_paths; i++) {
                 int r = walked_prefix(raw[i], &walked[i]);
                 if (r < 0)
                         return r;
+                if (p->paths[i].access != PATH_ACCESS_WRITE)
+                        continue;
+                dirs[n++] = (WriteDir) { walked[i], p->paths[i].path, i, SIZE_MAX };
+                if (!streq(walked[i], p->paths[i].path))
+                        dirs[n++] = (WriteDir) { p->paths[i].path, p->paths[i].path, i, SIZE_MAX };
         }
+        /* One per key and canonical path, with its two lowest entries. */
+        qsort(dirs, n, sizeof(WriteDir), compare_write_dirs);
+        size_t m = 0;
+        for (size_t k = 0; k < n; k++) {
+                if (m > 0 && streq(dirs[m - 1].key, dirs[k].key) && streq(dirs[m - 1].canonical, dirs[k].canonical)) {
+                        if (dirs[m - 1].second == SIZE_MAX && dirs[k].first != dirs[m - 1].first)
+                                dirs[m - 1].second = dirs[k].first;
+                        continue;
+                }
+                dirs[m++] = dirs[k];
+        }
+        qsort(dirs, m, sizeof(WriteDir), compare_write_dirs_by_first);
+
         for (size_t i = 0; i < p->n_paths; i++) {
                 PlanPath *e = &p->paths[i];
+                const char *w = walked[i];
 
                 if (e->access != PATH_ACCESS_READ && e->access != PATH_ACCESS_WRITE)
                         continue;
-                for (size_t j = 0; j < p->n_paths && !drop[i]; j++) {
-                        const PlanPath *w = &p->paths[j];
-                        if (j == i || w->access != PATH_ACCESS_WRITE ||
-                            !leads_out(walked[i], e->path, walked[j], w->path))
+                size_t best = SIZE_MAX;
+                if (w[0] == '/' && w[1])
+                        best = first_left(dirs, m, "/", e->path, i, best);
+                _cleanup_free_ char *prefix = strdup(w);
+                if (!prefix)
+                        return -ENOMEM;
+                for (size_t l = 1; w[l]; l++) {
+                        if (w[l] != '/' || !w[l + 1])
                                 continue;
-                        log_warning("%s: filesystem.%s: '%s' leads out of '%s', which the command may write "
-                                    "(through a symlink it could have planted there): ignored",
-                                    strempty(e->origin), path_access_to_string(e->access), raw[i], w->path);
-                        drop[i] = true;
+                        prefix[l] = 0;
+                        best = first_left(dirs, m, prefix, e->path, i, best);
+                        prefix[l] = '/';
                 }
+                if (best == SIZE_MAX)
+                        continue;
+                log_warning("%s: filesystem.%s: '%s' leads out of '%s', which the command may write "
+                            "(through a symlink it could have planted there): ignored",
+                            strempty(e->origin), path_access_to_string(e->access), raw[i], p->paths[best].path);
+                drop[i] = true;
         }
         return 0;
 }
 
+static int compare_indexed_paths(const void *a, const void *b, void *userdata) {
+        const PlanPath *paths = userdata;
+        size_t x = *(const size_t *) a, y = *(const size_t *) b;
+        int c = strcmp(paths[x].path, paths[y].path);
+        return c != 0 ? c : (x > y) - (x < y);
+}
+
+/* One entry per path: the later one wins, as it did in the profiles. Among the entries not
+ * dropped, sorted by path then position, each but the last of a path goes. */
+static int drop_repeated(Plan *p, bool *drop) {
+        _cleanup_free_ size_t *order = calloc(p->n_paths + 1, sizeof(size_t));
+
+        if (!order)
+                return -ENOMEM;
+        size_t n = 0;
+        for (size_t i = 0; i < p->n_paths; i++)
+                if (!drop[i])
+                        order[n++] = i;
+        qsort_r(order, n, sizeof(size_t), compare_indexed_paths, p->paths);
+        for (size_t k = 0; k + 1 < n; k++)
+                if (streq(p->paths[order[k]].path, p->paths[order[k + 1]].path))
+                        drop[order[k]] = true;
+        return 0;
+}
+
 static int validate_paths(Plan *p, char **ret_error) {
+        if (p->n_paths > PLAN_PATHS_MAX) {
+                const PlanPath *e = &p->paths[PLAN_PATHS_MAX];
+                return fail(ret_error, "%s: filesystem.%s: more than %d filesystem paths in one plan; "
+                            "that is the most scudo takes (each one is a mount in the sandbox)",
+                            strempty(e->origin), path_access_to_string(e->access), PLAN_PATHS_MAX);
+        }
+
         _cleanup_(path_memo_done) PathMemo memo = {};
         _cleanup_strv_free_ char **raw = calloc(p->n_paths + 1, sizeof(char *));
         _cleanup_free_ bool *drop = calloc(p->n_paths + 1, sizeof(bool));
@@ -441,13 +626,12 @@ static int validate_paths(Plan *p, char **ret_error) {
         if (r < 0)
                 return r;
 
-        /* One entry per path: the later one wins, as it did in the profiles. */
+        r = drop_repeated(p, drop);
+        if (r < 0)
+                return r;
         size_t k = 0;
         for (size_t i = 0; i < p->n_paths; i++) {
-                bool later = drop[i];
-                for (size_t j = i + 1; j < p->n_paths && !later; j++)
-                        later = !drop[j] && streq(p->paths[i].path, p->paths[j].path);
-                if (later) {
+                if (drop[i]) {
                         free(p->paths[i].path);
                         free(p->paths[i].origin);
                         continue;

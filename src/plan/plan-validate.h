@@ -5,6 +5,10 @@
 
 #include "plan/plan.h"
 
+/* The most filesystem paths one plan may hold: some hundred times what the built-in policies
+ * and a project's file make, and few enough that checking them stays well under a second. */
+#define PLAN_PATHS_MAX 10000
+
 /* The canonical form of an absolute path: realpath() of the longest prefix that exists, then
  * the components that do not exist (yet) with "." and ".." applied. Symlinks are therefore
  * resolved exactly where the kernel would resolve them. -EINVAL for a relative path or one
@@ -18,6 +22,8 @@ typedef struct PathMemoEntry PathMemoEntry;
 typedef struct PathMemo {
         PathMemoEntry *entries;
         size_t n, allocated;
+        /* tsearch(3) trees of the entries by path and by prefix (see plan-validate.c) */
+        void *by_path, *missing, *canonical_prefixes, *links;
 } PathMemo;
 
 void path_memo_done(PathMemo *m);
@@ -27,8 +33,9 @@ void path_memo_done(PathMemo *m);
 int plan_path_canonicalize_memo(PathMemo *memo, const char *path, char **ret);
 
 /* Checks and normalizes the plan in place:
- *   - exec_path, working directory and every path absolute; paths canonical (see above), and
- *     one entry per path (the later wins, as in the profiles);
+ *   - at most PLAN_PATHS_MAX paths; exec_path, working directory and every path absolute;
+ *     paths canonical (see above), and one entry per path (the later wins, as in the
+ *     profiles);
  *   - no hide or deny of "/";
  *   - unit properties known, with values of the right form (unit/properties.c);
  *   - network rules that parse (net/net-rule.c); dns and dbus modes in range;

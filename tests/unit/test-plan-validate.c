@@ -3,8 +3,10 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "plan/plan-validate.h"
+#include "util/log.h"
 #include "policy-test.h"
 #include "tap.h"
 
@@ -122,6 +124,41 @@ static void test_validate(void) {
         free(p->exec_path);
         p->exec_path = strdup("true");
         expect_invalid(p, "not an absolute path", "a relative executable is refused");
+}
+
+/* PLAN_PATHS_MAX paths are checked, one more is refused naming where it came from. Most of
+ * them below writable directories, so that each is compared with many: the time is shown,
+ * not checked (it depends on the machine), and was 1.7 s of CPU for 10,000 paths when every
+ * pair was compared. */
+static void test_many_paths(void) {
+        char path[256], origin[32], *err = NULL;
+        struct timespec t0, t1;
+
+        for (int extra = 0; extra < 2; extra++) {
+                Plan *p = base_plan();
+                for (int i = 0; i < PLAN_PATHS_MAX + extra; i++) {
+                        (void) snprintf(path, sizeof(path), "%s/d%d/f%d", pt_path("many"), i % 100, i);
+                        (void) snprintf(origin, sizeof(origin), "many.toml:%d", i + 1);
+                        (void) plan_add_path(p, i % 4 == 0 ? PATH_ACCESS_WRITE : PATH_ACCESS_READ, path, origin);
+                }
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+                int r = plan_validate(p, &err);
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                double s = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
+                if (extra == 0)
+                        TAP_CHECK(r == 0 && p->n_paths == PLAN_PATHS_MAX, "%d paths validate (in %.3f s)",
+                                  PLAN_PATHS_MAX, s);
+                else {
+                        char want[128];
+                        (void) snprintf(want, sizeof(want), "many.toml:%d: filesystem.write: more than %d filesystem "
+                                        "paths in one plan", PLAN_PATHS_MAX + 1, PLAN_PATHS_MAX);
+                        TAP_CHECK(r == -EINVAL && err && strstr(err, want), "%d are refused, naming the file (%s)",
+                                  PLAN_PATHS_MAX + 1, err ?: "accepted");
+                }
+                free(err);
+                err = NULL;
+                plan_free(p);
+        }
 }
 
 /* The memo plan_validate() canonicalizes through: the same answers as without it, whatever
@@ -778,6 +815,71 @@ static void rt_compare(RtKind *k, const RtTree *t, const char *path, int want_r,
 #define RT_PATHS 3000
 #define RT_BATCH 50     /* as in the names of the kinds below */
 
+/* plan_validate() against the rule it implements, written the slow way: entry i (read or
+ * write) is dropped when it leads out of any write entry j != i (plan_path_leads_out), and of
+ * the entries left, one per canonical path stays, the last. Random plans of the random paths,
+ * many of them writable directories, with repeated paths; the entries left, in order, with
+ * their access and origin, must be the rule's. */
+static void rt_validate_plans(char **in, const int *want_r) {
+        size_t same = 0, plans = 0, dropped = 0, repeated = 0;
+
+        LogLevel level = log_get_max_level();
+
+        log_set_max_level(LOG_LEVEL_ERROR);     /* the warnings for each dropped entry */
+        for (size_t round = 0; round < 100; round++) {
+                size_t n = 2 + rt_below(60), pick[64];
+                PathAccess access[64];
+                char origin[64][16], raw[64][PATH_MAX], *canon[64] = {};
+                bool drop[64] = {};
+                Plan *p = base_plan();
+
+                for (size_t k = 0; k < n; k++) {
+                        do
+                                pick[k] = k > 0 && rt_chance(10) ? pick[rt_below(k)] : rt_below(RT_PATHS);
+                        while (want_r[pick[k]] < 0);
+                        /* now and then through "/": then every path is below what it walks */
+                        rt_fmt(raw[k], sizeof(raw[k]), "%s%s", rt_chance(3) ? "/.." : "", in[pick[k]]);
+                        access[k] = rt_chance(40) ? PATH_ACCESS_WRITE :
+                                rt_chance(70) ? PATH_ACCESS_READ : rt_chance(50) ? PATH_ACCESS_HIDE : PATH_ACCESS_DENY;
+                        if (plan_path_canonicalize(raw[k], &canon[k]) < 0 || streq(canon[k], "/"))
+                                access[k] = access[k] == PATH_ACCESS_WRITE ? PATH_ACCESS_WRITE : PATH_ACCESS_READ;
+                        rt_fmt(origin[k], sizeof(origin[k]), "t:%zu", k);
+                        (void) plan_add_path(p, access[k], raw[k], origin[k]);
+                }
+                for (size_t i = 0; i < n; i++)
+                        for (size_t j = 0; j < n && !drop[i]; j++)
+                                drop[i] = j != i && access[j] == PATH_ACCESS_WRITE &&
+                                        (access[i] == PATH_ACCESS_READ || access[i] == PATH_ACCESS_WRITE) &&
+                                        plan_path_leads_out(raw[i], canon[i], raw[j], canon[j]) == 1;
+                size_t kept = 0;
+                bool ok = plan_validate(p, NULL) == 0;
+                for (size_t i = 0; i < n && ok; i++) {
+                        bool later = drop[i];
+                        for (size_t j = i + 1; j < n && !later; j++)
+                                later = !drop[j] && streq(canon[i], canon[j]);
+                        dropped += drop[i];
+                        repeated += later && !drop[i];
+                        if (later)
+                                continue;
+                        ok = kept < p->n_paths && streq(p->paths[kept].path, canon[i]) &&
+                                p->paths[kept].access == access[i] && streq(p->paths[kept].origin, origin[i]);
+                        kept++;
+                }
+                ok = ok && kept == p->n_paths;
+                same += ok;
+                plans++;
+                if (!ok && plans - same <= 3)
+                        printf("#   plan %zu of %zu entries: %zu left, not the rule's\n", round, n, p->n_paths);
+                for (size_t k = 0; k < n; k++)
+                        free(canon[k]);
+                plan_free(p);
+        }
+        log_set_max_level(level);
+        TAP_CHECK(same == plans && dropped > 100 && repeated > 50,
+                  "random plans: %zu of %zu validate as the pairwise rule says (%zu entries dropped as "
+                  "leading out, %zu as repeated)", same, plans, dropped, repeated);
+}
+
 static void test_canonicalize_random(void) {
         static RtTree t;
         static char *in[RT_PATHS], *want[RT_PATHS];
@@ -841,6 +943,8 @@ static void test_canonicalize_random(void) {
                           kinds[ki].name, kinds[ki].same, laps * RT_PATHS);
         }
 
+        rt_validate_plans(in, want_r);
+
         for (size_t i = 0; i < RT_PATHS; i++) {
                 free(in[i]);
                 free(want[i]);
@@ -852,6 +956,7 @@ int main(void) {
         test_leads_out();
         test_canonicalize();
         test_validate();
+        test_many_paths();
         test_canonicalize_memo();
         test_probe();
         test_canonicalize_random();
