@@ -335,21 +335,30 @@ end
 
 -- For explain, which shows canonical paths: an entry that leads out of a directory the command
 -- may write (through a symlink it could have planted there) is dropped, as plan_validate()
--- drops it in a run (there, from the paths as written, which it canonicalizes itself).
+-- drops it in a run (there, from the paths as written, which it canonicalizes itself), by the
+-- same rule in C: sys.leading_out.
 function Builder:drop_escapes()
-    for _, c in ipairs(self.order) do
-        local e = self.paths[c]
-        if e and (e.access == "read" or e.access == "write") then
-            for _, wc in ipairs(self.order) do
-                local w = self.paths[wc]
-                if w and w ~= e and w.access == "write" and sys.leads_out(e.expanded, c, w.expanded, wc) then
-                    self:drop("filesystem." .. e.access, e.written, e.origin,
-                        ("leads out of %s, which the command may write (through a symlink it could have "
-                            .. "planted there)"):format(wc))
-                    self.paths[c] = nil
-                    break
-                end
-            end
+    local list, keys, order = {}, {}, self.order
+    for i = 1, #order do
+        local e = self.paths[order[i]]
+        if e then
+            list[#list + 1] = { e.expanded, order[i], e.access }
+            keys[#keys + 1] = order[i]
+        end
+    end
+    local out = sys.leading_out(list)
+    for i = 1, #keys do
+        local j = out[i]
+        if j then
+            local e = self.paths[keys[i]]
+            self:drop("filesystem." .. e.access, e.written, e.origin,
+                ("leads out of %s, which the command may write (through a symlink it could have "
+                    .. "planted there)"):format(keys[j]))
+        end
+    end
+    for i = 1, #keys do
+        if out[i] then
+            self.paths[keys[i]] = nil
         end
     end
 end

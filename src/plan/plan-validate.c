@@ -491,32 +491,28 @@ static size_t first_left(const WriteDir *dirs, size_t n, const char *key, const 
         return best;
 }
 
-/* A read or write entry that leads out of a directory the command may write is dropped, with
- * a warning: what the link leads to stays as visible as it is without the entry. (Explain
- * shows canonical paths and checks the same in Lua, through sys.leads_out.) raw[i] is entry
- * i's path as the plan gave it, p->paths[i].path its canonical form.
- *
- * Entry i leads out of directory j when leads_out(walked[i], path[i], walked[j], path[j]):
- * walked[i] is strictly below walked[j] or path[j], which are therefore among the prefixes of
- * walked[i] (at a '/', or "/"). So the writable directories are sorted by those two names, and
- * each prefix of walked[i] is looked up among them; the warning names the first directory in
- * the plan's order, as one that compared every pair would. */
-static int drop_escapes(Plan *p, char **raw, bool *drop) {
-        _cleanup_strv_free_ char **walked = calloc(p->n_paths + 1, sizeof(char *));
-        _cleanup_free_ WriteDir *dirs = calloc(2 * p->n_paths + 1, sizeof(WriteDir));
+/* Entry i leads out of write entry j when leads_out(walked[i], canonical[i], walked[j],
+ * canonical[j]): walked[i] is strictly below walked[j] or canonical[j], which are therefore
+ * among the prefixes of walked[i] (at a '/', or "/"). So the writable directories are sorted
+ * by those two names, and each prefix of walked[i] is looked up among them; the answer is the
+ * first directory in the plan's order, as comparing every pair would find it. */
+int plan_paths_leading_out(size_t n_paths, char *const *raw, char *const *canonical, const PathAccess *access,
+                           size_t *ret) {
+        _cleanup_strv_free_ char **walked = calloc(n_paths + 1, sizeof(char *));
+        _cleanup_free_ WriteDir *dirs = calloc(2 * n_paths + 1, sizeof(WriteDir));
         size_t n = 0;
 
         if (!walked || !dirs)
                 return -ENOMEM;
-        for (size_t i = 0; i < p->n_paths; i++) {
+        for (size_t i = 0; i < n_paths; i++) {
                 int r = walked_prefix(raw[i], &walked[i]);
                 if (r < 0)
                         return r;
-                if (p->paths[i].access != PATH_ACCESS_WRITE)
+                if (access[i] != PATH_ACCESS_WRITE)
                         continue;
-                dirs[n++] = (WriteDir) { walked[i], p->paths[i].path, i, SIZE_MAX };
-                if (!streq(walked[i], p->paths[i].path))
-                        dirs[n++] = (WriteDir) { p->paths[i].path, p->paths[i].path, i, SIZE_MAX };
+                dirs[n++] = (WriteDir) { walked[i], canonical[i], i, SIZE_MAX };
+                if (!streq(walked[i], canonical[i]))
+                        dirs[n++] = (WriteDir) { canonical[i], canonical[i], i, SIZE_MAX };
         }
         /* One per key and canonical path, with its two lowest entries. */
         qsort(dirs, n, sizeof(WriteDir), compare_write_dirs);
@@ -531,15 +527,15 @@ static int drop_escapes(Plan *p, char **raw, bool *drop) {
         }
         qsort(dirs, m, sizeof(WriteDir), compare_write_dirs_by_first);
 
-        for (size_t i = 0; i < p->n_paths; i++) {
-                PlanPath *e = &p->paths[i];
+        for (size_t i = 0; i < n_paths; i++) {
                 const char *w = walked[i];
 
-                if (e->access != PATH_ACCESS_READ && e->access != PATH_ACCESS_WRITE)
+                ret[i] = SIZE_MAX;
+                if (access[i] != PATH_ACCESS_READ && access[i] != PATH_ACCESS_WRITE)
                         continue;
                 size_t best = SIZE_MAX;
                 if (w[0] == '/' && w[1])
-                        best = first_left(dirs, m, "/", e->path, i, best);
+                        best = first_left(dirs, m, "/", canonical[i], i, best);
                 _cleanup_free_ char *prefix = strdup(w);
                 if (!prefix)
                         return -ENOMEM;
@@ -547,14 +543,39 @@ static int drop_escapes(Plan *p, char **raw, bool *drop) {
                         if (w[l] != '/' || !w[l + 1])
                                 continue;
                         prefix[l] = 0;
-                        best = first_left(dirs, m, prefix, e->path, i, best);
+                        best = first_left(dirs, m, prefix, canonical[i], i, best);
                         prefix[l] = '/';
                 }
-                if (best == SIZE_MAX)
+                ret[i] = best;
+        }
+        return 0;
+}
+
+/* A read or write entry that leads out of a directory the command may write is dropped, with
+ * a warning: what the link leads to stays as visible as it is without the entry. (Explain
+ * shows the same through sys.leading_out.) raw[i] is entry i's path as the plan gave it,
+ * p->paths[i].path its canonical form. */
+static int drop_escapes(Plan *p, char **raw, bool *drop) {
+        _cleanup_free_ char **canonical = calloc(p->n_paths + 1, sizeof(char *));
+        _cleanup_free_ PathAccess *access = calloc(p->n_paths + 1, sizeof(PathAccess));
+        _cleanup_free_ size_t *out = calloc(p->n_paths + 1, sizeof(size_t));
+
+        if (!canonical || !access || !out)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->n_paths; i++) {
+                canonical[i] = p->paths[i].path;
+                access[i] = p->paths[i].access;
+        }
+        int r = plan_paths_leading_out(p->n_paths, raw, canonical, access, out);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < p->n_paths; i++) {
+                if (out[i] == SIZE_MAX)
                         continue;
+                const PlanPath *e = &p->paths[i];
                 log_warning("%s: filesystem.%s: '%s' leads out of '%s', which the command may write "
                             "(through a symlink it could have planted there): ignored",
-                            strempty(e->origin), path_access_to_string(e->access), raw[i], p->paths[best].path);
+                            strempty(e->origin), path_access_to_string(e->access), raw[i], p->paths[out[i]].path);
                 drop[i] = true;
         }
         return 0;
