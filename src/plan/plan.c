@@ -113,10 +113,17 @@ int plan_add_path(Plan *p, PathAccess access, const char *path, const char *orig
         _cleanup_free_ char *a = strdup(path), *b = strdup(strempty(origin));
         if (!a || !b)
                 return -ENOMEM;
-        PlanPath *n = realloc(p->paths, sizeof(PlanPath) * (p->n_paths + 1));
-        if (!n)
-                return -ENOMEM;
-        p->paths = n;
+        /* Room for 8, then doubled at each power of two: one entry more at a time copied the
+         * whole array each time where realloc() could not grow it in place (always under
+         * AddressSanitizer), quadratic in the paths. Dropping entries (plan_validate) leaves
+         * the block larger than that, never smaller. */
+        size_t k = p->n_paths;
+        if (k == 0 || (k >= 8 && (k & (k - 1)) == 0)) {
+                PlanPath *n = reallocarray(p->paths, k == 0 ? 8 : 2 * k, sizeof(PlanPath));
+                if (!n)
+                        return -ENOMEM;
+                p->paths = n;
+        }
         p->paths[p->n_paths++] = (PlanPath) {
                 .access = access,
                 .path = TAKE_PTR(a),
