@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #include <getopt.h>
 #include <libgen.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,31 +302,5 @@ int request_complete(Request *req) {
         if (env_copy_valid(&req->environ) < 0)
                 return log_error_errno(ENOMEM, "Out of memory"), EXIT_SCUDO_SETUP;
 
-        /* Set by scudo on every unit it starts. Removing it inside gains nothing: the bus an
-         * outer scudo would need is not there. */
-        const char *sandbox = getenv("SCUDO_SANDBOX");
-        req->nested = sandbox && *sandbox;
-
-        req->uid = getuid();
-        const char *home = getenv("HOME");
-        if (!home || home[0] != '/') {
-                struct passwd *pw = getpwuid(req->uid);
-                home = pw ? pw->pw_dir : NULL;
-        }
-        if (!home || home[0] != '/') {
-                log_error("cannot determine the home directory to hide ($HOME is not set)");
-                return EXIT_SCUDO_SETUP;
-        }
-        r = path_normalize(home, &req->home);
-        if (r < 0)
-                return log_error_errno(r, "Bad home directory '%s': %m", home), EXIT_SCUDO_SETUP;
-
-        const char *rt = getenv("XDG_RUNTIME_DIR");
-        if (rt && rt[0] == '/')
-                r = path_normalize(rt, &req->runtime_dir);
-        else
-                r = asprintf(&req->runtime_dir, "/run/user/%u", (unsigned) req->uid) < 0 ? -ENOMEM : 0;
-        if (r < 0)
-                return log_error_errno(r, "Out of memory"), EXIT_SCUDO_SETUP;
-        return 0;
+        return request_describe_caller(req);
 }

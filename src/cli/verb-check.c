@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* scudo check [FILE...]: validate configuration files; non-zero on any error. */
 #include <getopt.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -17,8 +16,7 @@
 extern char **environ;
 
 int config_request(Request *ret) {
-        Request r = {};
-        int k;
+        _cleanup_(request_done) Request r = {};
 
         r.start_dir = getcwd(NULL, 0);
         if (!r.start_dir)
@@ -26,31 +24,13 @@ int config_request(Request *ret) {
                        EXIT_SCUDO_SETUP;
         r.environ = strv_copy(environ);
         r.argv = strv_copy((char *[]) { (char *) "scudo", NULL });
-        r.uid = getuid();
-        const char *sandbox = getenv("SCUDO_SANDBOX");
-        r.nested = sandbox && *sandbox;
-        const char *home = getenv("HOME");
-        if (!home || home[0] != '/') {
-                struct passwd *pw = getpwuid(r.uid);
-                home = pw ? pw->pw_dir : NULL;
-        }
-        if (!home || home[0] != '/') {
-                request_done(&r);
-                log_error("cannot determine the home directory ($HOME is not set)");
-                return EXIT_SCUDO_SETUP;
-        }
-        k = path_normalize(home, &r.home);
-        const char *rt = getenv("XDG_RUNTIME_DIR");
-        if (k >= 0 && rt && rt[0] == '/')
-                k = path_normalize(rt, &r.runtime_dir);
-        else if (k >= 0)
-                k = asprintf(&r.runtime_dir, "/run/user/%u", (unsigned) r.uid) < 0 ? -ENOMEM : 0;
-        if (k < 0 || !r.environ || !r.argv) {
-                request_done(&r);
-                return log_error_errno(k < 0 ? k : -ENOMEM, "Cannot describe the caller: %m"),
-                       EXIT_SCUDO_SETUP;
-        }
+        if (!r.environ || !r.argv)
+                return log_oom(), EXIT_SCUDO_SETUP;
+        int k = request_describe_caller(&r);
+        if (k != 0)
+                return k;
         *ret = r;
+        r = (Request) {};
         return 0;
 }
 

@@ -60,37 +60,17 @@ static bool userns_available(void) {
         return true;
 }
 
-/* The options that would widen what a sandbox grants; a scudo started inside one refuses
- * them, since the sandbox around it decides. */
-static const char *widening_option(const Request *req) {
-        if (req->profiles)
-                return "--profile";
-        if (req->no_match)
-                return "--no-match";
-        if (req->fs_write || req->fs_read || req->fs_hide || req->fs_deny)
-                return "--fs-*";
-        if (req->net_allow || req->net_deny || req->no_network)
-                return "--net-* / --no-network";
-        if (req->deny_env || req->allow_env || req->env_copy)
-                return "--env / --deny-env / --allow-env";
-        if (req->properties)
-                return "--property";
-        if (req->delegate != 0)
-                return "--delegate / --no-delegate";
-        return NULL;
-}
-
 /* Inside a sandbox there is no service manager to ask (its bus is hidden), and the command
  * is confined already: it runs in place, with the sandbox's access. */
 static int run_nested(RunArgs *args) {
-        const char *opt = widening_option(&args->request);
+        const char *opt = request_widening_option(&args->request);
         if (opt) {
                 log_error("%s is refused inside a scudo sandbox (%s): the sandbox around this command "
-                          "decides what it may do", opt, getenv("SCUDO_SANDBOX"));
+                          "decides what it may do", opt, args->request.enclosing_unit);
                 return EXIT_SCUDO_SETUP;
         }
         if (args->dry_run) {
-                printf("nested in %s: would run %s in place\n", getenv("SCUDO_SANDBOX"),
+                printf("nested in %s: would run %s in place\n", args->request.enclosing_unit,
                        args->request.exec_path);
                 return 0;
         }

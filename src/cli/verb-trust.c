@@ -14,6 +14,7 @@
 #include "unit/run.h"
 #include "util/log.h"
 #include "util/path-util.h"
+#include "util/sandbox-unit.h"
 #include "util/strv.h"
 
 #define TRUST_FILE_MAX (1024U * 1024U)
@@ -24,10 +25,17 @@ static int help_or_refuse(int argc, char **argv, const char *usage) {
                         fputs(usage, stdout);
                         return 0;
                 }
-        const char *sandbox = getenv("SCUDO_SANDBOX");
-        if (sandbox && *sandbox) {
-                log_error("scudo %s cannot be used inside a scudo sandbox: trust is given from outside",
-                          argv[0]);
+        /* Trust is given from outside: a command inside must not trust what it wrote. Where
+         * the kernel cannot say, refuse too. */
+        char unit[SCUDO_UNIT_NAME_MAX];
+        int r = sandbox_unit_of(0, unit);
+        if (r != 0) {
+                if (r > 0)
+                        log_error("scudo %s cannot be used inside a scudo sandbox (%s): trust is given "
+                                  "from outside", argv[0], unit);
+                else
+                        log_error_errno(r, "scudo %s: cannot tell whether this runs inside a scudo sandbox "
+                                        "(/proc/self/cgroup: %m); trust is given from outside", argv[0]);
                 return EXIT_SCUDO_SETUP;
         }
         return -1;

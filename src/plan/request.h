@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "util/macro.h"
+#include "util/sandbox-unit.h"
 
 typedef struct Request {
         char **argv;            /* COMMAND [ARG...], argv[0] as typed */
@@ -21,7 +22,8 @@ typedef struct Request {
         uid_t uid;
 
         bool via_link;          /* invoked through a symlink named after the command */
-        bool nested;            /* started inside a scudo sandbox */
+        bool nested;            /* started inside a scudo sandbox (decided by its cgroup) */
+        char enclosing_unit[SCUDO_UNIT_NAME_MAX];       /* that sandbox's unit, when nested */
 
         /* One-run overrides, in command-line order. */
         char **profiles;        /* --profile */
@@ -36,3 +38,14 @@ typedef struct Request {
 } Request;
 
 void request_done(Request *r);
+
+/* Fills in who asks: uid, home directory ($HOME, else the password database), runtime
+ * directory ($XDG_RUNTIME_DIR, else /run/user/UID) and whether the caller runs inside a scudo
+ * sandbox (util/sandbox-unit.h; never from the environment). Shared by a run and the
+ * configuration verbs. Returns 0, or an exit status after printing why. (cli/request.c) */
+int request_describe_caller(Request *req);
+
+/* The first one-run option that could change what a sandbox grants (profiles, paths, network,
+ * environment, properties, delegation), or NULL. Inside a sandbox every one of them is refused:
+ * the sandbox around the command decides. The one list of them. (cli/request.c) */
+const char *request_widening_option(const Request *req);

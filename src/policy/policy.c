@@ -517,23 +517,11 @@ static int protect_config_files(Plan *p, const Request *req) {
         return 0;
 }
 
-/* Inside a sandbox nothing that would widen what it grants may be asked for; the command line
- * refuses these already, this is the policy's own check. */
+/* Inside a sandbox nothing that would widen what it grants may be asked for. A run refuses
+ * these before it gets here (it runs the command in place); this covers explain, and whoever
+ * else resolves a Request. */
 static int check_nested(const Request *req, char **ret_error) {
-        if (!req->nested)
-                return 0;
-        const char *what = NULL;
-        if (strv_length(req->profiles) > 0)
-                what = "--profile";
-        else if (req->no_match)
-                what = "--no-match";
-        else if (strv_length(req->fs_write) + strv_length(req->fs_read) + strv_length(req->fs_hide) +
-                 strv_length(req->fs_deny) > 0)
-                what = "the filesystem options";
-        else if (strv_length(req->net_allow) + strv_length(req->net_deny) > 0 || req->no_network)
-                what = "the network options";
-        else if (strv_length(req->deny_env) + strv_length(req->allow_env) > 0)
-                what = "--deny-env/--allow-env";
+        const char *what = req->nested ? request_widening_option(req) : NULL;
         if (!what)
                 return 0;
         if (ret_error && asprintf(ret_error, "%s cannot be used inside a scudo sandbox: it could only "

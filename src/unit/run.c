@@ -21,6 +21,7 @@
 #include "util/log.h"
 #include "util/macro.h"
 #include "util/path-util.h"
+#include "util/sandbox-unit.h"
 #include "util/strv.h"
 #include "watcher.h"
 
@@ -86,14 +87,15 @@ static void run_context_done(RunContext *c) {
 }
 
 static int make_unit_name(RunContext *c) {
-        uint8_t rnd[8];
+        uint8_t rnd[SCUDO_UNIT_ID_BYTES];
+        char id[2 * SCUDO_UNIT_ID_BYTES + 1];
         if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
                 return -EIO;
-        int l = snprintf(c->unit_name, sizeof(c->unit_name), "scudo-");
         for (size_t i = 0; i < sizeof(rnd); i++)
-                l += snprintf(c->unit_name + l, sizeof(c->unit_name) - (size_t) l, "%02x", rnd[i]);
-        (void) snprintf(c->slice_name, sizeof(c->slice_name), "app-scudo_%.*s.slice", l - 6, c->unit_name + 6);
-        (void) snprintf(c->unit_name + l, sizeof(c->unit_name) - (size_t) l, ".service");
+                (void) snprintf(id + 2 * i, sizeof(id) - 2 * i, "%02x", rnd[i]);
+        /* The name by which a scudo started inside knows it is nested (util/sandbox-unit.h). */
+        (void) snprintf(c->unit_name, sizeof(c->unit_name), SCUDO_UNIT_PREFIX "%s" SCUDO_UNIT_SUFFIX, id);
+        (void) snprintf(c->slice_name, sizeof(c->slice_name), "app-scudo_%s.slice", id);
         return sd_bus_path_encode(SD_PATH "/unit", c->unit_name, &c->unit_path);
 }
 

@@ -580,7 +580,8 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
                 r = close_property(m);
         if (r < 0)
                 return r;
-        /* Last, so it wins over the caller's: how a scudo started inside knows it is nested. */
+        /* Last, so it wins over the caller's: the unit's name, for a shell prompt to show. scudo
+         * itself never reads it: whether a scudo runs nested is its cgroup's to say. */
         r = sd_bus_message_append(m, "(sv)", "Environment", "as", 1, sandbox_var);
         if (r < 0)
                 return r;

@@ -274,6 +274,31 @@ def test_nested_scudo_runs_in_place_and_refuses_widening(tb, work):
     assert ".bashrc" not in r.out, r
 
 
+def test_scudo_sandbox_variable_outside_turns_nothing_off(tb, work):
+    # Whether scudo runs nested is the kernel's to say (the cgroup it is in): a variable any
+    # .env file can set must not make it run the command in place, unconfined.
+    tb.dev("echo env-nested-secret > ~/.env-nested-secret")
+    try:
+        r = tb.scudo(["cat", "/home/dev/.env-nested-secret"], cwd=work, extra_env="SCUDO_SANDBOX=x")
+        assert "env-nested-secret" not in r.out and r.rc != 0, r
+        # nor does it refuse the options a nested run refuses
+        r = tb.scudo(["--dry-run", "--fs-read", "/home/dev/.env-nested-secret", "true"], cwd=work,
+                     extra_env="SCUDO_SANDBOX=scudo-0123456789abcdef.service")
+        assert r.rc == 0 and "filesystem.read: /home/dev/.env-nested-secret" in r.out, r
+    finally:
+        tb.dev("rm -f ~/.env-nested-secret")
+
+
+def test_nested_run_is_known_without_the_variable(tb, work):
+    inner = shlex.quote(SCUDO)
+    r = tb.scudo(["sh", "-c", "env -u SCUDO_SANDBOX %s --dry-run true; echo dry=$?; "
+                  "env -u SCUDO_SANDBOX %s --fs-read /home/dev true; echo widen=$?; "
+                  "env -u SCUDO_SANDBOX %s trust --yes .; echo trust=$?" % (inner, inner, inner)], cwd=work)
+    assert "dry=0" in r.out and "nested in scudo-" in r.out and "would run /usr/bin/true in place" in r.out, r
+    assert "widen=125" in r.out and "refused inside a scudo sandbox (scudo-" in r.err, r
+    assert "trust=125" in r.out and "trust cannot be used inside a scudo sandbox" in r.err, r
+
+
 def test_missing_fs_path_is_a_warning(tb, work):
     r = tb.scudo(["--fs-write", "/home/dev/does-not-exist", "sh", "-c", "echo ran"], cwd=work)
     assert r.rc == 0 and "ran" in r.out, r

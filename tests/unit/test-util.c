@@ -10,6 +10,7 @@
 #include "util/file-util.h"
 #include "util/macro.h"
 #include "util/path-util.h"
+#include "util/sandbox-unit.h"
 #include "util/strv.h"
 
 static void test_normalize(void) {
@@ -203,6 +204,58 @@ static void test_strv(void) {
         TAP_CHECK(c && strv_length(c) == 2 && c[0] != l[0], "copy is deep");
 }
 
+/* Whether a process runs in a sandbox is read off its cgroup listing, never the environment. */
+static void test_sandbox_unit(void) {
+        static const struct { const char *listing; uid_t uid; const char *unit; } cases[] = {
+                /* unified, in app.slice and in a run's own slice */
+                { "0::/user.slice/user-1001.slice/user@1001.service/app.slice/scudo-0123456789abcdef.service\n",
+                  1001, "scudo-0123456789abcdef.service" },
+                { "0::/user.slice/user-1001.slice/user@1001.service/app-scudo_0123456789abcdef.slice/"
+                  "scudo-0123456789abcdef.service\n", 1001, "scudo-0123456789abcdef.service" },
+                /* hybrid: systemd's own v1 hierarchy and the unified one, each enough */
+                { "12:pids:/\n1:name=systemd:/user.slice/user-7.slice/user@7.service/app.slice/"
+                  "scudo-ffffffffffffffff.service\n0::/\n", 7, "scudo-ffffffffffffffff.service" },
+                /* no newline at the end, a ':' in the path */
+                { "0::/a:b/user@5.service/app.slice/scudo-00000000000000aa.service", 5,
+                  "scudo-00000000000000aa.service" },
+                /* outside: a terminal, a login session, another manager's unit, the bus proxy,
+                 * a name that only looks like one, a v1 controller that is not systemd's */
+                { "0::/user.slice/user-1001.slice/user@1001.service/app.slice/app-term.scope\n", 1001, NULL },
+                { "0::/user.slice/user-1001.slice/session-3.scope\n", 1001, NULL },
+                { "0::/user.slice/user-1002.slice/user@1002.service/app.slice/scudo-0123456789abcdef.service\n",
+                  1001, NULL },
+                { "0::/user.slice/user-1001.slice/user@1001.service/app.slice/scudo-0123456789abcdef-bus.service\n",
+                  1001, NULL },
+                { "0::/user.slice/user-1001.slice/user@1001.service/app.slice/scudo-0123456789ABCDEF.service\n",
+                  1001, NULL },
+                { "0::/user.slice/user-1001.slice/user@1001.service/app.slice/scudo-0123.service\n", 1001, NULL },
+                { "0::/system.slice/scudo-0123456789abcdef.service\n", 1001, NULL },
+                { "0::/scudo-0123456789abcdef.service/user@1001.service\n", 1001, NULL },
+                { "4:memory:/user.slice/user-1001.slice/user@1001.service/app.slice/scudo-0123456789abcdef.service\n",
+                  1001, NULL },
+                { "0::/..\n", 1001, NULL },
+                { "", 1001, NULL },
+                { "garbage without colons\n::\n0:\n", 1001, NULL },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char unit[SCUDO_UNIT_NAME_MAX] = "";
+                int r = sandbox_unit_from_cgroup(cases[i].listing, strlen(cases[i].listing), cases[i].uid, unit);
+                if (cases[i].unit)
+                        TAP_CHECK(r == 1 && streq(unit, cases[i].unit), "cgroup listing %zu: inside %s", i,
+                                  cases[i].unit);
+                else
+                        TAP_CHECK(r == 0, "cgroup listing %zu: outside", i);
+        }
+        /* This process: SCUDO_SANDBOX changes nothing. */
+        char unit[SCUDO_UNIT_NAME_MAX];
+        unsetenv("SCUDO_SANDBOX");
+        int before = sandbox_unit_of(0, unit);
+        setenv("SCUDO_SANDBOX", "scudo-0123456789abcdef.service", 1);
+        TAP_CHECK(before >= 0 && sandbox_unit_of(0, unit) == before, "SCUDO_SANDBOX does not make a process nested");
+        unsetenv("SCUDO_SANDBOX");
+        TAP_CHECK(sandbox_unit_of(-1, unit) < 0, "an unreadable listing is an error, not an answer");
+}
+
 int main(void) {
         test_normalize();
         test_startswith();
@@ -212,5 +265,6 @@ int main(void) {
         test_find_executable();
         test_env();
         test_strv();
+        test_sandbox_unit();
         return tap_done();
 }
