@@ -14,6 +14,7 @@
 #include "plan/plan-validate.h"
 #include "policy/lua-engine.h"
 #include "policy/policy.h"
+#include "util/ask.h"
 #include "util/log.h"
 #include "util/path-util.h"
 #include "util/strv.h"
@@ -607,8 +608,8 @@ static int resolve_plan(LuaEngine *e, const Request *req, Plan **ret, char **ret
 
 /* confirm = true: ask on the terminal, and refuse where nothing can be asked. */
 static int confirm_run(const Plan *p, const Request *req, char **ret_error) {
-        char answer[16];
-        size_t n = 0;
+        _cleanup_free_ char *question = NULL;
+        size_t size = 0;
 
         if (!p->confirm)
                 return 0;
@@ -621,27 +622,20 @@ static int confirm_run(const Plan *p, const Request *req, char **ret_error) {
                         *ret_error = NULL;
                 return -ECANCELED;
         }
-        fprintf(stderr, "scudo: run");
+        FILE *q = open_memstream(&question, &size);
+        if (!q)
+                return -ENOMEM;
+        fprintf(q, "scudo: run");
         STRV_FOREACH(a, req->argv)
-                fprintf(stderr, " %s", *a);
-        fprintf(stderr, " under");
+                fprintf(q, " %s", *a);
+        fprintf(q, " under");
         STRV_FOREACH(a, p->profiles)
-                fprintf(stderr, " %s", *a);
-        fprintf(stderr, "? [y/N] ");
-        fflush(stderr);
-        /* Byte by byte: nothing beyond the answer is taken from the command's input. */
-        for (;;) {
-                char c;
-                ssize_t k = read(STDIN_FILENO, &c, 1);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0 || c == '\n')
-                        break;
-                if (n < sizeof(answer) - 1)
-                        answer[n++] = c;
-        }
-        answer[n] = 0;
-        if (streq(answer, "y") || streq(answer, "Y") || streq(answer, "yes"))
+                fprintf(q, " %s", *a);
+        fputc('?', q);
+        if (fclose(q) != 0)
+                return -ENOMEM;
+        int r = ask_yes_no(STDIN_FILENO, stderr, question);
+        if (r > 0)
                 return 0;
         if (ret_error)
                 *ret_error = strdup("not confirmed; not running it");
