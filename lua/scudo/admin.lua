@@ -196,35 +196,153 @@ end
 
 -- ---- scudo trust ----
 
--- The files `scudo trust` should record: each given path (default: the project files from
--- / down to the start directory), and the hook files a TOML project file names. Returns a
--- list of { path, sha256 }.
+-- Text from a file or a path, fit for the terminal: each control character (newlines too, which
+-- could fake a line of the summary) shown as "?".
+local function shown(s)
+    return (tostring(s):gsub("%c", "?"))
+end
+
+-- A value of a profile key as written: a list joined, a table as { k = v }.
+local function show_value(v)
+    if type(v) ~= "table" then
+        return shown(v)
+    end
+    local parts = {}
+    if util.is_list(v) then
+        for i = 1, #v do
+            parts[i] = show_value(v[i])
+        end
+        return "[" .. table.concat(parts, ", ") .. "]"
+    end
+    for _, k in ipairs(util.sorted_keys(v)) do
+        parts[#parts + 1] = shown(k) .. " = " .. show_value(v[k])
+    end
+    return "{ " .. table.concat(parts, ", ") .. " }"
+end
+
+-- Every key of one profile definition, as written, one line each: what trusting it grants.
+local function show_profile(def, out)
+    out[#out + 1] = ("  [%s]"):format(shown(def.name))
+    for _, key in ipairs(util.sorted_keys(def.values)) do
+        local e, kind = def.values[key], schema.KEYS[key].kind
+        local items = {}
+        if kind == "list" then
+            for i, item in ipairs(e) do
+                items[i] = type(item.value) == "function" and "(a function)" or show_value(item.value)
+            end
+        elseif kind == "map" then
+            for _, k in ipairs(util.sorted_keys(e)) do
+                items[#items + 1] = shown(k) .. " = " .. show_value(e[k].value)
+            end
+        else
+            items[1] = show_value(e.value)
+        end
+        out[#out + 1] = ("    %s: %s"):format(key, table.concat(items, ", "))
+    end
+    for _, key in ipairs(util.sorted_keys(def.replace or {})) do
+        out[#out + 1] = ("    replace: %s"):format(shown(key))
+    end
+end
+
+-- Whether `real` (a resolved path) lies in the directory `dir` (resolved) or below it.
+local function in_tree(real, dir)
+    return dir == "/" or real:sub(1, #dir + 1) == dir .. "/"
+end
+
+-- The only files trust means anything for: project files and hook files (which are Lua).
+local function trustable_name(p)
+    local b = util.basename(p)
+    return b == ".scudo.toml" or (#b > 4 and b:sub(-4) == ".lua")
+end
+
+-- The files `scudo trust` records, and what they grant. One rule for all of them:
+--   * with no PATH, the project files of the start directory (.scudo.toml, .scudo.lua in it),
+--     never those of a directory above it: a sandbox that could write there could have left
+--     one; each of those needs its path named;
+--   * PATH names a file, or a directory for its project files; a file must be a regular file
+--     named .scudo.toml, or *.lua (a .scudo.lua or a hook file);
+--   * a TOML project file brings the hook files it names (`hook`, one name or a list) that lie
+--     in its own directory or below it, symlinks resolved; a hook file elsewhere, or one named
+--     by a .lua file (known only by running it), needs a `scudo trust PATH` of its own.
+-- Returns a list of { path, sha256 } and the summary to show before trusting: every profile
+-- of each TOML file with its keys as written, and what each Lua file is.
 function M.trust_targets(request, paths)
-    local targets, seen = {}, {}
-    local function add(p)
-        local real, err = load.trust_key(p)
-        if not real then
-            util.fail("%s", err)
-        end
-        if seen[real] then
-            return
-        end
-        seen[real] = true
-        local f = load.new(real, "project")
-        if not load.read(f) then
-            util.fail("%s", f.errors[1])
-        end
-        targets[#targets + 1] = { path = real, sha256 = f.sha256 }
-        if f.kind == "toml" then
-            local doc = toml.decode(f.text, f.path)
-            for _, p in next, doc or {} do
-                if type(p) == "table" and type(p.hook) == "string" then
-                    add(util.join(f.dir, p.hook))
+    local targets, seen, out = {}, {}, {}
+    local add
+    -- The hook files a parsed TOML file names: those in its tree are added with it, the others
+    -- named with the command that would trust them.
+    local function add_hooks(f)
+        local dir = sys.realpath(f.dir) or f.dir
+        local with = {}
+        for _, name in ipairs(f.order) do
+            for _, h in ipairs(f.defs[name].values.hook or {}) do
+                local p = h.value:sub(1, 1) == "/" and h.value or util.join(h.base or f.dir, h.value)
+                local real, err = sys.realpath(p)
+                if not real then
+                    util.fail("%s: hook file %s", h.origin, err)
+                end
+                if in_tree(real, dir) then
+                    with[#with + 1] = { path = p, origin = h.origin }
+                else
+                    out[#out + 1] = ("  NOT trusted with it: hook %s (%s), which lies outside %s; read it, then, "
+                        .. "to trust it: scudo trust %s"):format(shown(h.value), shown(h.origin), shown(dir),
+                        shown(real))
                 end
             end
         end
+        for _, h in ipairs(with) do
+            add(h.path, h.origin)
+        end
     end
-    -- The project files in dir (scudo trust DIR, or no PATH: the start directory and above).
+    function add(p, named_at)
+        if not trustable_name(p) then
+            util.fail("%s: only project files (.scudo.toml, .scudo.lua) and hook files (*.lua) can be trusted",
+                p)
+        end
+        local key, err = load.trust_key(p)
+        if not key then
+            util.fail("%s: %s", p, err)
+        end
+        if seen[key] then
+            return
+        end
+        seen[key] = true
+        local f = load.new(key, "project")
+        if not load.read(f) then
+            util.fail("%s", f.errors[1])
+        end
+        targets[#targets + 1] = { path = key, sha256 = f.sha256 }
+        out[#out + 1] = ""
+        if f.kind == "lua" then
+            local lines = select(2, f.text:gsub("\n", "")) + ((f.text ~= "" and f.text:sub(-1) ~= "\n") and 1 or 0)
+            out[#out + 1] = ("%s (sha256 %s..., Lua, %d line%s)%s"):format(shown(key), f.sha256:sub(1, 16), lines,
+                lines == 1 and "" or "s", named_at and (", the hook named at " .. shown(named_at)) or "")
+            out[#out + 1] = "  code: what it grants is what it does when it runs, which may be anything a"
+                .. " profile or a hook can do; read it first"
+            if util.basename(key) == ".scudo.lua" then
+                out[#out + 1] = "  the hook files it names are not trusted with it: each needs a scudo trust PATH"
+                    .. " of its own"
+            end
+            return
+        end
+        out[#out + 1] = ("%s (sha256 %s...)"):format(shown(key), f.sha256:sub(1, 16))
+        -- What it grants: each profile as written (parsing TOML runs nothing).
+        local ok = load.parse(f, request)
+        for _, name in ipairs(ok and f.order or {}) do
+            ok = schema.ensure(f.defs[name], true) and ok
+        end
+        if not ok then
+            util.fail("%s has errors, fix them first (scudo check %s):\n%s", key, key, table.concat(f.errors, "\n"))
+        end
+        if #f.order == 0 then
+            out[#out + 1] = "  (no profiles)"
+        end
+        for _, name in ipairs(f.order) do
+            show_profile(f.defs[name], out)
+        end
+        add_hooks(f)
+    end
+    -- The project files in dir (scudo trust DIR, or no PATH: the start directory).
     local function add_dir(dir)
         local n0 = #targets
         for _, n in ipairs(discover.PROJECT_NAMES) do
@@ -247,15 +365,22 @@ function M.trust_targets(request, paths)
                 add(p)
             end
         end
-    else
-        for _, dir in ipairs(util.ancestors(request.start_dir)) do
-            add_dir(dir)
+    elseif not add_dir(request.start_dir) then
+        local above = {}
+        local ancestors = util.ancestors(request.start_dir)
+        for i = 1, #ancestors - 1 do
+            for _, n in ipairs(discover.PROJECT_NAMES) do
+                local p = util.join(ancestors[i], n)
+                if sys.stat(p) then
+                    above[#above + 1] = p
+                end
+            end
         end
-        if #targets == 0 then
-            util.fail("no .scudo.toml or .scudo.lua in %s or above", request.start_dir)
-        end
+        util.fail("no .scudo.toml or .scudo.lua in %s%s", request.start_dir, #above == 0 and " (a project file "
+            .. "above it needs its path named)" or ("; a project file above it needs its path named, after "
+            .. "reading it: scudo trust %s"):format(table.concat(above, " ")))
     end
-    return targets
+    return targets, table.concat(out, "\n", 2) .. "\n"
 end
 
 -- For the fuzzer (tests/fuzz/fuzz-profile.c): reads `text` as a profile file of `kind`, and

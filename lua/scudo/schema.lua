@@ -179,6 +179,11 @@ local function check_value(r, check, v, origin, what)
                 r.file.kind == "lua" and " or a function" or "", util.describe(v))
             return false
         end
+        -- Hook files are Lua, and named so: `scudo trust` trusts no other kind of file.
+        if #v <= 4 or v:sub(-4) ~= ".lua" or v:sub(-5, -5) == "/" then
+            r:error(origin, "%s: '%s' does not name a .lua file", what, v)
+            return false
+        end
         return true
     end
     if tv ~= "string" then

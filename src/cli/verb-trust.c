@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* scudo trust [PATH...] / untrust [PATH...] / trusted: the project files that may apply.
  * The store and its format: src/policy/trust.h. */
+#include <getopt.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/verb-config.h"
 #include "cli/verbs.h"
 #include "policy/policy.h"
 #include "policy/trust.h"
 #include "unit/run.h"
+#include "util/ask.h"
 #include "util/log.h"
 #include "util/path-util.h"
 #include "util/sandbox-unit.h"
@@ -49,35 +52,77 @@ static int store_path(char **ret) {
 }
 
 int verb_trust(int argc, char **argv) {
+        static const struct option options[] = {
+                { "yes",  no_argument, NULL, 'y' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
         _cleanup_(request_done) Request req = {};
         _cleanup_strv_free_ char **paths = NULL, **hashes = NULL;
-        _cleanup_free_ char *store = NULL, *error = NULL;
+        _cleanup_free_ char *store = NULL, *summary = NULL, *error = NULL;
+        bool yes = false;
+        int c;
 
         int r = help_or_refuse(argc, argv,
-                               "Usage: scudo trust [PATH...]\n\n"
-                               "Lets the project files PATH (a file, or a directory for the ones in it;\n"
-                               "default: every .scudo.toml and .scudo.lua from / down to this directory)\n"
-                               "apply, as they are now: the trust is bound to each file's path and\n"
-                               "content, so an edited file needs trusting again. Hook files a TOML file\n"
-                               "names are trusted with it.\n");
+                               "Usage: scudo trust [--yes] [PATH...]\n\n"
+                               "Lets project files apply, as they are now: the trust is bound to each\n"
+                               "file's path and content, so an edited file needs trusting again.\n"
+                               "Without PATH: the .scudo.toml and .scudo.lua of this directory, never\n"
+                               "those of a directory above it (name their path). PATH: a file, or a\n"
+                               "directory for the project files in it; only regular files named\n"
+                               ".scudo.toml or *.lua (project and hook files) can be trusted. The hook\n"
+                               "files a TOML file names are trusted with it when they lie in its own\n"
+                               "directory or below; others need a 'scudo trust PATH' of their own.\n"
+                               "Shows what each file grants, then asks; without a terminal to ask on,\n"
+                               "trusts nothing unless given --yes.\n\n"
+                               "  -y, --yes    trust without asking (after showing what is trusted)\n");
         if (r >= 0)
                 return r;
-        if (argc > 1 && argv[1][0] == '-') {
-                log_error("unknown option '%s'", argv[1]);
-                return EXIT_SCUDO_SETUP;
-        }
+        optind = 0;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "yh", options, NULL)) >= 0)
+                switch (c) {
+                case 'y':
+                        yes = true;
+                        break;
+                default:
+                        log_error("unknown option '%s' (see 'scudo trust --help')", argv[optind - 1]);
+                        return EXIT_SCUDO_SETUP;
+                }
+
         r = config_request(&req);
         if (r == 0)
                 r = store_path(&store);
         if (r != 0)
                 return r;
-        r = policy_trust_targets(&req, (const char * const *) argv + 1, &paths, &hashes, &error);
+        r = policy_trust_targets(&req, (const char * const *) argv + optind, &paths, &hashes, &summary, &error);
         if (r < 0) {
                 if (error)
                         log_error("%s", error);
                 else
                         log_error_errno(r, "Cannot read the files to trust: %m");
                 return EXIT_SCUDO_SETUP;
+        }
+
+        /* What is about to be trusted, as the files say it (control characters shown as '?'),
+         * and the question. A file edited meanwhile is not trusted: the hashes are of what
+         * was shown. */
+        fputs(summary, stdout);
+        if (!yes) {
+                if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+                        log_error("no terminal to ask on: nothing trusted (after reading the above, "
+                                  "'scudo trust --yes' trusts without asking)");
+                        return EXIT_SCUDO_SETUP;
+                }
+                fputc('\n', stdout);
+                r = ask_yes_no(STDIN_FILENO, stdout, strv_length(paths) == 1 ? "Trust this file?" :
+                               "Trust these files?");
+                if (r < 0)
+                        return log_error_errno(r, "Cannot read the answer: %m"), EXIT_SCUDO_SETUP;
+                if (r == 0) {
+                        printf("nothing trusted\n");
+                        return 1;
+                }
         }
         for (size_t i = 0; paths && paths[i]; i++) {
                 r = trust_add(store, paths[i], hashes[i]);

@@ -775,8 +775,9 @@ static int read_targets(lua_State *L) {
 }
 
 int policy_trust_targets(const Request *req, const char *const *paths, char ***ret_paths,
-                         char ***ret_hashes, char **ret_error) {
+                         char ***ret_hashes, char **ret_summary, char **ret_error) {
         _cleanup_(lua_engine_freep) LuaEngine *e = NULL;
+        _cleanup_free_ char *summary = NULL;
         Targets t = {};
 
         int r = engine_new(&e);
@@ -785,7 +786,10 @@ int policy_trust_targets(const Request *req, const char *const *paths, char ***r
         r = request_to_lua(e, req, paths, true, ret_error);                     /* stack: req paths */
         if (r < 0)
                 return r;
-        r = lua_engine_call(e, "scudo.policy", "trust_targets", 2, 1, ret_error);       /* stack: list */
+        r = lua_engine_call(e, "scudo.policy", "trust_targets", 2, 2, ret_error);       /* stack: list text */
+        if (r < 0)
+                return r;
+        r = take_string(e, &summary);                                           /* stack: list */
         if (r < 0)
                 return r;
         r = lua_engine_cpcall(e, read_targets, &t, 1, 0, ret_error);
@@ -798,5 +802,6 @@ int policy_trust_targets(const Request *req, const char *const *paths, char ***r
         }
         *ret_paths = t.paths;
         *ret_hashes = t.hashes;
+        *ret_summary = TAKE_PTR(summary);
         return 0;
 }

@@ -34,11 +34,14 @@ int policy_check(const Request *req, const char *const *paths, char **ret_report
 /* `scudo profiles`: every profile, its description, matches, extend chain and definitions. */
 int policy_profiles(const Request *req, char **ret_text, char **ret_error);
 
-/* `scudo trust`: the files to record, with their content hashes: the given paths (default:
- * each .scudo.toml/.scudo.lua from / down to req->start_dir) and the hook files a TOML file
- * among them names. Paths come back canonical. */
+/* `scudo trust`: the files to record, with their content hashes, and a summary of what they
+ * grant (each TOML file's profiles with their keys as written; what each Lua file is), for the
+ * user to read before they are recorded. The given paths (files, or directories for their
+ * project files; default: the project files of req->start_dir alone) and the hook files a TOML
+ * file among them names inside its own directory tree. Only regular files named .scudo.toml or
+ * *.lua are accepted. Paths come back as trust keys (trust.h). The rule: lua/scudo/admin.lua. */
 int policy_trust_targets(const Request *req, const char *const *paths, char ***ret_paths,
-                         char ***ret_hashes, char **ret_error);
+                         char ***ret_hashes, char **ret_summary, char **ret_error);
 
 /* For tests and benchmarks: read the system configuration from `dir` instead of
  * SCUDO_SYSCONFDIR (NULL: back to the default); turn the SIGALRM watchdog off (it is on by

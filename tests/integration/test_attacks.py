@@ -349,7 +349,7 @@ def test_filtered_session_bus_passes_only_the_names_listed(tb, work):
     unit = "witness-%s.service" % tag
     tb.dev("mkdir -p ~/.config/systemd/user && printf '[Service]\\nType=oneshot\\nExecStart=/bin/touch %s/STARTED\\n' "
            "> ~/.config/systemd/user/%s && systemctl --user daemon-reload" % (work, unit))
-    tb.dev("cd %s && printf '%s' > .scudo.toml && %s trust .scudo.toml" % (work, BUS_PROFILES.replace("\n", "\\n"), Q))
+    tb.dev("cd %s && printf '%s' > .scudo.toml && %s trust --yes .scudo.toml" % (work, BUS_PROFILES.replace("\n", "\\n"), Q))
     start = ("dbus-send --session --print-reply --dest=org.freedesktop.systemd1 /org/freedesktop/systemd1 "
              "org.freedesktop.systemd1.Manager.StartUnit string:%s string:replace >/dev/null 2>&1 && echo START-SENT; "
              "echo bus=$DBUS_SESSION_BUS_ADDRESS; dbus-send --session --print-reply --dest=org.freedesktop.DBus "
@@ -380,7 +380,7 @@ def test_filtered_session_bus_passes_only_the_names_listed(tb, work):
 
 
 def test_filtered_session_bus_goes_with_a_killed_scudo(tb, work):
-    tb.dev("cd %s && printf '%s' > .scudo.toml && %s trust .scudo.toml" % (work, BUS_PROFILES.replace("\n", "\\n"), Q))
+    tb.dev("cd %s && printf '%s' > .scudo.toml && %s trust --yes .scudo.toml" % (work, BUS_PROFILES.replace("\n", "\\n"), Q))
     try:
         # Ctrl-C
         r = tb.dev("cd %s && { %s -p bus-none sh -c 'echo $$ > pid; exec sleep 60' </dev/null >/dev/null 2>&1 & P=$!; }; "
@@ -740,14 +740,14 @@ def test_untrusted_or_edited_project_file_grants_nothing(tb, work):
     r = tb.dev("cd %s && %s cat ~/.proj-secret-%s </dev/null" % (work, Q, tag))
     assert "proj-secret" not in r.out and "not trusted" in r.err, r
     # a trusted one that the sandbox edits stops applying (trust is bound to the content)
-    tb.dev("cd %s && printf '[sandbox]\\nenv = { TRUSTED = \"1\" }\\n' > .scudo.toml && %s trust %s/.scudo.toml"
+    tb.dev("cd %s && printf '[sandbox]\\nenv = { TRUSTED = \"1\" }\\n' > .scudo.toml && %s trust --yes %s/.scudo.toml"
            % (work, Q, work))
     r = tb.scudo(["sh", "-c", "echo T=$TRUSTED; printf '[sandbox]\\nfilesystem.read = [\"~\"]\\n' > .scudo.toml"],
                  cwd=work)
     r = tb.dev("cd %s && %s cat ~/.proj-secret-%s </dev/null" % (work, Q, tag))
     assert "proj-secret" not in r.out, r
     # and the trust store is out of the sandbox's reach
-    r = tb.scudo(["sh", "-c", "%s trust %s/.scudo.toml; ls -A ~/.local/state 2>&1; echo done" % (Q, work)], cwd=work)
+    r = tb.scudo(["sh", "-c", "%s trust --yes %s/.scudo.toml; ls -A ~/.local/state 2>&1; echo done" % (Q, work)], cwd=work)
     r = tb.dev("cd %s && %s cat ~/.proj-secret-%s </dev/null" % (work, Q, tag))
     assert "proj-secret" not in r.out, r
     tb.dev("rm -f ~/.proj-secret-%s; %s untrust %s/.scudo.toml" % (tag, Q, work))
@@ -760,7 +760,7 @@ def test_trusted_project_file_cannot_be_edited_removed_or_renamed_inside(tb, wor
     tb.dev("cd %s && echo project-secret > secret.env && echo hook-secret > hook.env && "
            "echo 'scudo.fs.deny(\"hook.env\")' > deny.lua && "
            "printf '[sandbox]\\nfilesystem.deny = [\"secret.env\"]\\nhook = \"deny.lua\"\\n' "
-           "> .scudo.toml && %s trust %s/.scudo.toml" % (work, Q, work))
+           "> .scudo.toml && %s trust --yes %s/.scudo.toml" % (work, Q, work))
     before = tb.dev("sha256sum %s/.scudo.toml %s/deny.lua" % (work, work)).out
     try:
         r = tb.scudo(["explain", "cat"], cwd=work)

@@ -3,14 +3,28 @@
 hooks, run as dev against the real user manager. What a profile grants is checked by running
 the command and looking at the result from outside the sandbox."""
 import json
+import os
 import shlex
 
 from conftest import SCUDO
+
+Q = shlex.quote(SCUDO)
+PTYRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ptyrun.py")
 
 
 def write(tb, path, text):
     r = tb.dev("mkdir -p $(dirname %s) && cat > %s" % (shlex.quote(path), shlex.quote(path)), input=text.encode())
     assert r.rc == 0, r
+
+
+def trust_on_terminal(tb, cwd, args="", answer="y"):
+    """`scudo trust ARGS` on a terminal, answering its question; ptyrun's report."""
+    r = tb.dev("cd %s && python3 %s --send-after '[y/N]' '%s\\r' -- %s trust %s" % (cwd, PTYRUN, answer, Q, args))
+    return json.loads(r.out)
+
+
+def trusted_paths(tb):
+    return tb.scudo(["trusted"]).out
 
 
 def test_explain_shows_files_profiles_and_origins(tb, work):
@@ -44,7 +58,7 @@ def test_untrusted_project_file_is_named_and_ignored_then_trusted(tb, work):
     assert "is not trusted" in r.err and ("scudo trust %s/.scudo.toml" % work) in r.err, r
     assert tb.root("ls /home/dev/granted/x 2>&1").rc != 0, "an untrusted file granted something"
 
-    r = tb.scudo(["trust"], cwd=work)
+    r = tb.scudo(["trust", "--yes"], cwd=work)
     assert r.rc == 0 and "trusted %s/.scudo.toml" % work in r.out, r
     r = tb.scudo(["sh", "-c", "touch ~/granted/x"], cwd=work)
     assert r.rc == 0, r
@@ -89,7 +103,7 @@ def test_trusted_lua_hook_grants_through_primitives(tb, work):
           "  scudo.warn('hook ran for ' .. ctx.command)\n"
           "end } }\n")
     tb.dev("mkdir -p %s/out" % work)
-    tb.scudo(["trust", ".scudo.lua"], cwd=work)
+    tb.scudo(["trust", "--yes", ".scudo.lua"], cwd=work)
     r = tb.scudo(["sh", "-c", "echo hi > out/f"], cwd=work)
     assert r.rc == 0 and "hook ran for sh" in r.err, r
     assert tb.root("cat %s/out/f" % work).out == "hi\n"
@@ -100,7 +114,7 @@ def test_hostile_hook_is_stopped_and_command_not_run(tb, work):
           "return { sandbox = { hook = function()\n"
           "  while true do pcall(function() while true do end end) end\n"
           "end } }\n")
-    tb.scudo(["trust", ".scudo.lua"], cwd=work)
+    tb.scudo(["trust", "--yes", ".scudo.lua"], cwd=work)
     r = tb.scudo(["sh", "-c", "touch ran"], cwd=work, timeout=30)
     assert r.rc == 125 and "instruction budget" in r.err, r
     assert tb.root("ls %s/ran 2>&1" % work).rc != 0, "the command ran"
@@ -122,7 +136,7 @@ def test_one_profile_naming_a_path_twice_gets_the_stricter_access_every_run(tb, 
     tb.dev("mkdir -p %s/box && echo original > %s/box/secret" % (work, work))
     write(tb, work + "/.scudo.toml",
           '[sandbox]\nfilesystem.write = ["box"]\nfilesystem.deny = ["box"]\n')
-    assert tb.scudo(["trust"], cwd=work).rc == 0
+    assert tb.scudo(["trust", "--yes"], cwd=work).rc == 0
     for _ in range(8):
         r = tb.scudo(["sh", "-c", "cat box/secret; echo changed > box/secret"], cwd=work)
         assert r.rc != 0 and "original" not in r.out, r
@@ -132,12 +146,12 @@ def test_one_profile_naming_a_path_twice_gets_the_stricter_access_every_run(tb, 
 def test_trust_and_untrust_a_directory(tb, work):
     write(tb, work + "/.scudo.toml", '[sandbox]\nfilesystem.write = ["~/granted-dir"]\n')
     tb.dev("mkdir -p %s/sub ~/granted-dir" % work)
-    r = tb.scudo(["trust", ".."], cwd=work + "/sub")
+    r = tb.scudo(["trust", "--yes", ".."], cwd=work + "/sub")
     assert r.rc == 0 and "trusted %s/.scudo.toml" % work in r.out, r
     r = tb.scudo(["sh", "-c", "touch ~/granted-dir/x"], cwd=work)
     assert r.rc == 0, r
     assert tb.root("ls /home/dev/granted-dir/x").rc == 0
-    r = tb.scudo(["trust", "."], cwd=work + "/sub")      # nothing to trust there
+    r = tb.scudo(["trust", "--yes", "."], cwd=work + "/sub")      # nothing to trust there
     assert r.rc == 125 and "no .scudo.toml or .scudo.lua in" in r.err, r
     r = tb.scudo(["untrust", ".."], cwd=work + "/sub")
     assert r.rc == 0 and "untrusted %s/.scudo.toml" % work in r.out, r
@@ -146,3 +160,62 @@ def test_trust_and_untrust_a_directory(tb, work):
     assert "is not trusted" in r.err, r
     assert tb.root("ls /home/dev/granted-dir/x 2>&1").rc != 0
     tb.dev("rm -rf ~/granted-dir")
+
+
+def test_trust_without_path_takes_the_start_directory_alone_shows_and_asks(tb, work):
+    # A sandbox started in `work` could have written work/.scudo.toml (here: granting a secret);
+    # a plain `scudo trust` in work/foo must neither trust it along nor trust without showing.
+    tb.dev("mkdir -p %s/foo/out && echo planted-secret > ~/.planted-secret" % work)
+    write(tb, work + "/.scudo.toml", '[sandbox]\nfilesystem.read = ["~/.planted-secret"]\n')
+    write(tb, work + "/foo/.scudo.toml", '[sandbox]\nfilesystem.write = ["out"]\n')
+    try:
+        r = tb.scudo(["trust"], cwd=work + "/foo")      # no terminal: nothing trusted
+        assert r.rc == 125 and "no terminal to ask on" in r.err and "filesystem.write: out" in r.out, r
+        assert work not in trusted_paths(tb)
+        res = trust_on_terminal(tb, work + "/foo", answer="n")
+        assert "[sandbox]" in res["out"] and "filesystem.write: out" in res["out"], res
+        assert "Trust this file? [y/N]" in res["out"] and res["rc"] == 1, res
+        assert work not in trusted_paths(tb)
+        res = trust_on_terminal(tb, work + "/foo")
+        assert res["rc"] == 0 and "trusted %s/foo/.scudo.toml" % work in res["out"], res
+        assert "%s/.scudo.toml" % work not in res["out"] and "planted" not in res["out"], res
+        assert "%s/.scudo.toml" % work not in trusted_paths(tb)
+        r = tb.scudo(["sh", "-c", "cat ~/.planted-secret; touch out/made"], cwd=work + "/foo")
+        assert "planted-secret" not in r.out and "%s/.scudo.toml is not trusted" % work in r.err, r
+        assert tb.root("test -e %s/foo/out/made" % work).rc == 0, "foo's own file did not apply"
+        # the one above, by its path
+        r = tb.scudo(["trust", "--yes", "../.scudo.toml"], cwd=work + "/foo")
+        assert r.rc == 0 and "filesystem.read: ~/.planted-secret" in r.out, r
+    finally:
+        tb.dev("rm -f ~/.planted-secret; %s untrust %s %s/foo" % (Q, work, work))
+
+
+def test_trust_takes_the_hooks_of_the_file_tree_as_lists_and_no_other_file(tb, work):
+    outside = "/home/dev/outside-" + work[-8:]
+    write(tb, work + "/.scudo.toml", '[sandbox]\nhook = ["hooks/a.lua", "hooks/b.lua"]\n'
+          '[evil]\nmatch = ["cat"]\nhook = "%s/evil.lua"\n' % outside)
+    write(tb, work + "/hooks/a.lua", "scudo.warn('hook a ran')\n")
+    write(tb, work + "/hooks/b.lua", "scudo.warn('hook b ran')\n")
+    write(tb, outside + "/evil.lua", "scudo.warn('evil ran')\n")
+    try:
+        res = trust_on_terminal(tb, work)
+        assert res["rc"] == 0 and "trusted %s/hooks/a.lua" % work in res["out"], res
+        assert "trusted %s/hooks/b.lua" % work in res["out"], res
+        assert "NOT trusted with it: hook %s/evil.lua" % outside in res["out"], res
+        assert "scudo trust %s/evil.lua" % outside in res["out"], res
+        r = tb.scudo(["true"], cwd=work)
+        assert r.rc == 0 and "hook a ran" in r.err and "hook b ran" in r.err, r
+        r = tb.scudo(["cat", "/dev/null"], cwd=work)
+        assert r.rc == 125 and "evil ran" not in r.err and "is not trusted" in r.err, r
+        res = trust_on_terminal(tb, work, outside + "/evil.lua")
+        assert res["rc"] == 0 and "trusted %s/evil.lua" % outside in res["out"], res
+        r = tb.scudo(["cat", "/dev/null"], cwd=work)
+        assert r.rc == 0 and "evil ran" in r.err, r
+        # only project and hook files: not a shell's start-up file, not a FIFO named like a hook
+        tb.dev("mkfifo %s/f.lua" % work)
+        for bad in ["/home/dev/.bashrc", "f.lua"]:
+            r = tb.scudo(["trust", "--yes", bad], cwd=work)
+            assert r.rc == 125 and "trusted" not in r.out, (bad, r)
+    finally:
+        tb.dev("%s untrust %s %s/hooks/a.lua %s/hooks/b.lua %s/evil.lua; rm -rf %s"
+               % (Q, work, work, work, outside, outside))

@@ -215,6 +215,102 @@ static void test_trust_keys(void) {
         free(store);
 }
 
+/* What `scudo trust` would record, from dir with the given paths: 0 or the error. */
+static int targets(const char *dir, const char *const *paths, char ***ret_paths, char **ret_summary, char **err) {
+        Request r;
+        char **hashes = NULL;
+        pt_request(&r, dir, ARGV("scudo"), NULL);
+        *ret_paths = NULL;
+        *ret_summary = NULL;
+        *err = NULL;
+        int k = policy_trust_targets(&r, paths, ret_paths, &hashes, ret_summary, err);
+        strv_free(hashes);
+        request_done(&r);
+        return k;
+}
+
+#define NO_PATHS ((const char *const[]) { NULL })
+
+/* One rule for what `scudo trust` trusts: without a path, the start directory's project files
+ * alone; a named file only of the kinds scudo reads; the hook files of a TOML file that lie in
+ * its tree, one name or a list; and a summary of what is trusted. */
+static void test_trust_targets(void) {
+        char **paths = NULL, *summary = NULL, *err = NULL;
+
+        pt_write("tt/.scudo.toml", "[t]\nfilesystem.read = [\"~/.ssh\"]\n");
+        pt_write("tt/foo/.scudo.toml", "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"data\"]\n"
+                 "network.allow = [\"example.com:443\"]\nenv = { FOO = \"a\\u001b[2Jb\\nfake\" }\n");
+        int r = targets("tt/foo", NO_PATHS, &paths, &summary, &err);
+        TAP_CHECK(r >= 0 && strv_length(paths) == 1 && streq(paths[0], pt_path("tt/foo/.scudo.toml")),
+                  "no path: the start directory's file, not the one above it (%s)", err ?: "");
+        TAP_CHECK(summary && strstr(summary, "[t]") && strstr(summary, "filesystem.write: data") &&
+                  strstr(summary, "network.allow: example.com:443"), "the summary shows what it grants");
+        TAP_CHECK(summary && strstr(summary, "a?[2Jb?fake") && !strchr(summary, '\033'),
+                  "control characters in values are shown as '?'");
+        strv_free(paths), free(summary), free(err);
+
+        pt_mkdir("tt/foo/deeper");
+        r = targets("tt/foo/deeper", NO_PATHS, &paths, &summary, &err);
+        TAP_CHECK(r < 0 && err && strstr(err, "no .scudo.toml or .scudo.lua in") &&
+                  strstr(err, pt_path("tt/.scudo.toml")) && strstr(err, "needs its path named"),
+                  "nothing in the start directory: the files above are named, not trusted");
+        strv_free(paths), free(summary), free(err);
+
+        r = targets("tt/foo", ARGV("../.scudo.toml"), &paths, &summary, &err);
+        TAP_CHECK(r >= 0 && strv_length(paths) == 1 && streq(paths[0], pt_path("tt/.scudo.toml")),
+                  "a file above, named by its path");
+        strv_free(paths), free(summary), free(err);
+
+        /* Named files: regular files named .scudo.toml or *.lua only. */
+        pt_write("tt/notes.txt", "[t]\n");
+        pt_write("tt/config.toml", "[t]\n");
+        (void) mkfifo(pt_path("tt/fifo.lua"), 0600);
+        const char *refused[][2] = {
+                { "notes.txt", "can be trusted" }, { "config.toml", "can be trusted" },
+                { "/etc/passwd", "can be trusted" }, { "fifo.lua", "not a regular file" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+                r = targets("tt", ARGV(refused[i][0]), &paths, &summary, &err);
+                TAP_CHECK(r < 0 && !paths && err && strstr(err, refused[i][1]), "%s is refused (%s)", refused[i][0],
+                          err ?: "");
+                strv_free(paths), free(summary), free(err);
+        }
+
+        /* Hooks: a list, each in the tree, trusted with it; outside (by name or by a symlink) not. */
+        pt_write("tt/h/.scudo.toml", "[t]\nmatch = [\"tool\"]\nhook = [\"hooks/a.lua\", \"hooks/b.lua\"]\n"
+                 "[u]\nhook = \"../outside/evil.lua\"\n[v]\nhook = \"hooks/link.lua\"\n");
+        pt_write("tt/h/hooks/a.lua", "scudo.fs.write('a')\n");
+        pt_write("tt/h/hooks/b.lua", "scudo.fs.write('b')\n");
+        pt_write("tt/outside/evil.lua", "scudo.fs.write('/')\n");
+        (void) symlink(pt_path("tt/outside/evil.lua"), pt_path("tt/h/hooks/link.lua"));
+        r = targets("tt/h", NO_PATHS, &paths, &summary, &err);
+        TAP_CHECK(r >= 0 && strv_length(paths) == 3 && strv_contains(paths, pt_path("tt/h/hooks/a.lua")) &&
+                  strv_contains(paths, pt_path("tt/h/hooks/b.lua")), "a list of hooks is trusted with the file (%s)",
+                  err ?: "");
+        TAP_CHECK(r >= 0 && !strv_contains(paths, pt_path("tt/outside/evil.lua")) &&
+                  !strv_contains(paths, pt_path("tt/h/hooks/link.lua")),
+                  "a hook outside the file's tree is not, by name or through a symlink");
+        char want[1200];
+        snprintf(want, sizeof(want), "scudo trust %s", pt_path("tt/outside/evil.lua"));
+        TAP_CHECK(summary && strstr(summary, "NOT trusted with it") && strstr(summary, want),
+                  "the summary names it with the command that would trust it");
+        strv_free(paths), free(summary), free(err);
+        r = targets("tt/h", ARGV("../outside/evil.lua"), &paths, &summary, &err);
+        TAP_CHECK(r >= 0 && strv_length(paths) == 1 && streq(paths[0], pt_path("tt/outside/evil.lua")),
+                  "named by its path, it is trusted");
+        strv_free(paths), free(summary), free(err);
+
+        /* A hook must name a .lua file. */
+        pt_write("etc/config.d/hooks.toml", "[t]\nmatch = [\"tool\"]\nhook = \"hooks/pre\"\n");
+        Plan *p = NULL;
+        r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
+        TAP_CHECK(r < 0 && err && strstr(err, "'hooks/pre' does not name a .lua file"), "a hook not named *.lua (%s)",
+                  err ?: "");
+        plan_free(p);
+        free(err);
+        unlink(pt_path("etc/config.d/hooks.toml"));
+}
+
 int main(void) {
         pt_setup();
         pt_mkdir("proj/sub");
@@ -223,6 +319,7 @@ int main(void) {
         test_policy_trust();
         test_bad_files();
         test_trust_keys();
+        test_trust_targets();
         pt_cleanup();
         return tap_done();
 }
