@@ -46,8 +46,31 @@ function M.new(request, values, explain, order)
         -- Each path entry keeps what it was written as, and expanded to, for explain and for
         -- the plan hooks see; a run without hooks (explain.lean) has no use for them.
         keep_written = not explain.lean or values.hook ~= nil,
+        -- With hooks: the paths (and log target) as hooks see them (Builder:add_path).
+        hook_view = values.hook ~= nil and { paths = {}, order = {} } or nil,
     }, Builder)
+    if b.hook_view then
+        b.withheld_fn = function(name)
+            return b:withheld(name)
+        end
+    end
     return b
+end
+
+-- Puts entry e under key in view (a table of paths and their order): a later entry for a key
+-- replaces one of another access; one of the same access changes nothing (two profiles
+-- extending one base). Returns whether e was placed, and the entry it replaced.
+local function place(view, key, e)
+    local old = view.paths[key]
+    if old then
+        if old.access == e.access then
+            return false
+        end
+    else
+        view.order[#view.order + 1] = key
+    end
+    view.paths[key] = e
+    return true, old
 end
 
 function Builder:drop(key, value, origin, why)
@@ -96,6 +119,19 @@ function Builder:persistence_roots()
     return roots
 end
 
+-- Whether a variable that persistence_roots() reads is withheld from the command: then which
+-- derived write it refuses says something about that value, and hooks see those writes as if
+-- none were refused (Builder:add_path).
+function Builder:roots_withheld()
+    local w = self.roots_withheld_memo
+    if w == nil then
+        w = self:withheld("PATH") or self:withheld("XDG_CONFIG_HOME") or self:withheld("XDG_DATA_HOME")
+            or self:withheld("XDG_STATE_HOME")
+        self.roots_withheld_memo = w
+    end
+    return w
+end
+
 -- p below the directory whose path with a "/" appended is dir_slash (no new strings).
 local function below(p, dir_slash)
     return #p > #dir_slash and p:find(dir_slash, 1, true) == 1 or dir_slash == "/"
@@ -126,8 +162,22 @@ function Builder:derived_write_refused(c)
 end
 
 -- Adds a path entry; a later entry for the same path replaces the earlier one.
+--
+-- Hooks see the plan without the value of any variable the command does not get (a path
+-- written "/x/${env:SECRET}", SECRET denied): such an entry is in their view as written,
+-- whether or not it applies, and every other entry as if it were not there at all, so that
+-- nothing they see (not even which entry another one replaced) depends on its value.
 function Builder:add_path(access, raw, origin, base)
     local key = KEY[access] or "filesystem." .. access
+    local view, withheld = self.hook_view, nil
+    if view then
+        withheld = expand.reads_withheld(raw, self.withheld_fn)
+        if withheld and place(view, "\0" .. raw, { access = access, path = raw, written = raw, origin = origin,
+                withheld = withheld }) then
+            local w = self.explain.withheld
+            w[#w + 1] = { key = key, value = raw, origin = origin, variable = withheld }
+        end
+    end
     local p, derived = self.vars:path(raw, base)
     if not p then
         self:drop(key, raw, origin, derived)
@@ -143,28 +193,26 @@ function Builder:add_path(access, raw, origin, base)
         self:drop(key, raw, origin, err)
         return
     end
+    local e
+    if self.keep_written then
+        e = { access = access, path = c, origin = origin, written = raw, expanded = p, derived = derived or nil }
+    else
+        e = { access = access, path = c, origin = origin, derived = derived or nil }
+    end
     local refused = access == "write" and derived and self:derived_write_refused(c)
+    if view and not withheld and (not refused or self:roots_withheld()) then
+        place(view, c, e)
+    end
     if refused then
         self:drop(key, raw, origin, refused)
         local w = self.explain.warnings
         w[#w + 1] = ("%s: %s: %s not made writable: %s"):format(origin, key, c, refused)
         return
     end
-    local old = self.paths[c]
-    if old then
-        if old.access == access then
-            return      -- the same entry again (two profiles extending one base)
-        end
+    local placed, old = place(self, c, e)
+    if placed and old then
         local o = self.explain.overridden
         o[#o + 1] = { path = c, access = old.access, origin = old.origin, by = origin, new = access }
-    else
-        self.order[#self.order + 1] = c
-    end
-    if self.keep_written then
-        self.paths[c] = { access = access, path = c, origin = origin, written = raw, expanded = p,
-            derived = derived or nil }
-    else
-        self.paths[c] = { access = access, path = c, origin = origin, derived = derived or nil }
     end
 end
 
@@ -198,10 +246,12 @@ local function strings(list)
     return r
 end
 
--- The environment the command gets: the caller's, less what deny_env matches unless allow_env
--- or env names it back, plus env's values. Returns the names it has, in order, the table of
--- their values (policy.c joins each name to its value), and the names to unset.
-function Builder:environment()
+-- deny_env and allow_env (globs: the profiles' and then the command line's, each once, in
+-- order) and the names env.copy and --env give back, as a set.
+function Builder:env_lists()
+    if self.env_deny then
+        return self.env_deny, self.env_allow, self.env_copy
+    end
     local v, req = self.values, self.request
     -- The values of a list key's entries and then the command line's, each once, in order.
     local function unique(entries, extra)
@@ -231,18 +281,55 @@ function Builder:environment()
     for _, n in ipairs(req.env_copy) do
         copy[n] = true
     end
-    -- The caller's names in order (policy.c sorts them), and which of them a glob matches: one
-    -- call per list, each glob looked at once.
-    local caller, names = req.env, req.env_names or util.sorted_keys(req.env)
-    -- Without regard to case: tools read npm_config__authToken as well as NPM_TOKEN.
+    self.env_deny, self.env_allow, self.env_copy = deny, allow, copy
+    return deny, allow, copy
+end
+
+-- The names among `names` that the command does not get: a deny_env glob matches them (without
+-- regard to case: tools read npm_config__authToken as well as NPM_TOKEN) and neither allow_env
+-- nor env.copy gives them back. Each glob is looked at once for all the names (one call per
+-- list).
+function Builder:withheld_names(names)
+    local deny, allow, copy = self:env_lists()
     local denied, allowed = text.matching(deny, names, true), text.matching(allow, names, true)
+    local r = {}
+    for i = 1, #names do
+        local name = names[i]
+        if denied[name] and not allowed[name] and not copy[name] then
+            r[name] = true
+        end
+    end
+    return r
+end
+
+-- Whether the command does not get variable `name`, set or not (remembered per name).
+function Builder:withheld(name)
+    local cache = self.withheld_cache or {}
+    self.withheld_cache = cache
+    local w = cache[name]
+    if w == nil then
+        w = self:withheld_names({ name })[name] == true
+        cache[name] = w
+    end
+    return w
+end
+
+-- The environment the command gets: the caller's, less what Builder:withheld_names removes,
+-- plus env's values. Returns the names it has, in order, the table of their values (policy.c
+-- joins each name to its value), and the names to unset.
+function Builder:environment()
+    local v, req = self.values, self.request
+    local deny, allow, copy = self:env_lists()
+    -- The caller's names in order (policy.c sorts them).
+    local caller, names = req.env, req.env_names or util.sorted_keys(req.env)
+    local withheld = self:withheld_names(names)
     local set = v["env.set"]
     -- Without env values to add, the values are the caller's, and the list is made as the names
     -- go, already in order.
     local list, unset, removed, env = {}, {}, {}, set and {} or nil
     for i = 1, #names do
         local name = names[i]
-        if denied[name] and not allowed[name] and not copy[name] then
+        if withheld[name] then
             removed[#removed + 1] = name
             unset[#unset + 1] = name
         elseif env then
@@ -363,14 +450,15 @@ function Builder:drop_escapes()
     end
 end
 
--- The plan as C reads it (src/policy/policy.c).
-function Builder:plan(applied)
-    if self.explain.canonical then
+-- The plan as C reads it (src/policy/policy.c); with view = self.hook_view, as hooks see it.
+function Builder:plan(applied, view)
+    view = view or self
+    if view == self and self.explain.canonical then
         self:drop_escapes()
     end
-    local paths, order = {}, self.order
+    local paths, order = {}, view.order
     for i = 1, #order do
-        paths[#paths + 1] = self.paths[order[i]]
+        paths[#paths + 1] = view.paths[order[i]]
     end
     local props = {}
     for _, name in ipairs(util.sorted_keys(self.props)) do
@@ -393,7 +481,7 @@ function Builder:plan(applied)
         dbus_own = strings(list_values(v, "dbus.own")),
         dbus_see = strings(list_values(v, "dbus.see")),
         confirm = v.confirm and v.confirm.value or false,
-        log_target = self.log_target or "stderr",
+        log_target = view.log_target or self.log_target or "stderr",
         log_report = self.log_report,
         profiles = applied,
     }
@@ -487,6 +575,13 @@ function Builder:build()
             self.log_target = t.value
         else
             local p, why = self.vars:path(t.value, nil)
+            local withheld = self.hook_view and expand.reads_withheld(t.value, self.withheld_fn)
+            if withheld then
+                -- as for paths (Builder:add_path): hooks see it as written
+                self.hook_view.log_target = t.value
+                local w = self.explain.withheld
+                w[#w + 1] = { key = "log.target", value = t.value, origin = t.origin, variable = withheld }
+            end
             if not p then
                 self:drop("log.target", t.value, t.origin, why)
             else
@@ -542,7 +637,8 @@ function Builder:hooks(applied, context, trust_store)
             edits = {},
             warnings = {},
         }
-        local ok, err = require("scudo.sandbox").run(label, ctx, f, util.plain(context, label), util.plain(self:plan(applied), label))
+        local ok, err = require("scudo.sandbox").run(label, ctx, f, util.plain(context, label),
+            util.plain(self:plan(applied, self.hook_view), label))
         if not ok then
             util.fail("%s", err)
         end

@@ -29,6 +29,28 @@ local XDG = {
     XDG_STATE_HOME = ".local/state",
 }
 
+-- The variables above whose value is an environment variable of the same name when that is set,
+-- as ${env:NAME}'s is NAME's. (Not HOME: where the home directory is, scudo knows from the
+-- password database as well, and every path in it says.)
+local FROM_ENV = { USER = true, XDG_RUNTIME_DIR = true, XDG_CONFIG_HOME = true, XDG_CACHE_HOME = true,
+    XDG_DATA_HOME = true, XDG_STATE_HOME = true }
+
+-- The first environment variable that s, as written, takes a value from and for which
+-- withheld(name) is true, or nil. By name alone, whatever the values: what this says about s
+-- must not depend on them.
+function M.reads_withheld(s, withheld)
+    if not s:find("${", 1, true) then
+        return nil
+    end
+    for var in s:gmatch("%${([^}]*)}") do
+        local name = var:sub(1, 4) == "env:" and var:sub(5) or (FROM_ENV[var] and var)
+        if name and withheld(name) then
+            return name
+        end
+    end
+    return nil
+end
+
 -- Values a path may take from the request; "derived" ones are worked out from what the
 -- caller controls (its directory, its arguments), which matters for delegated runs.
 function M.new(request, values)

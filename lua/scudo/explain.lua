@@ -98,6 +98,7 @@ local function data(request, ex, validation_error)
         confirm = plan.confirm,
         log = { target = plan.log_target, report = array(plan.log_report) },
         hooks = array(),
+        hooks_see_as_written = array(),
         notices = array(ex.notices),
         warnings = array(ex.warnings),
         valid = validation_error == nil,
@@ -138,6 +139,10 @@ local function data(request, ex, validation_error)
     end
     for _, h in ipairs(ex.hooks) do
         d.hooks[#d.hooks + 1] = h
+    end
+    for _, x in ipairs(ex.withheld) do
+        d.hooks_see_as_written[#d.hooks_see_as_written + 1] = { key = x.key, value = x.value, origin = x.origin,
+            variable = x.variable }
     end
     return d
 end
@@ -257,6 +262,12 @@ local function text(d)
     end
     for _, h in ipairs(d.hooks) do
         add("hook %s: %s", h.origin, h.status)
+    end
+    if #d.hooks_see_as_written > 0 then
+        add("hooks see these as written, not expanded (they read a variable the command does not get):")
+        for _, x in ipairs(d.hooks_see_as_written) do
+            add("  %s %s   <- %s (%s)", x.key, x.value, x.origin, x.variable)
+        end
     end
     for _, n in ipairs(d.notices) do
         add("note: %s", n)

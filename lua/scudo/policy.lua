@@ -61,7 +61,7 @@ local function read_files(request, ex)
 end
 
 local function new_explain()
-    return { notices = {}, warnings = {}, dropped = {}, overridden = {}, hooks = {}, applied = {} }
+    return { notices = {}, warnings = {}, dropped = {}, overridden = {}, hooks = {}, applied = {}, withheld = {} }
 end
 
 -- The profiles that apply, least specific first, each { name, why, resolved }.

@@ -221,6 +221,121 @@ static void test_project_lua(void) {
         unlink(pt_path("proj/.scudo.toml"));
 }
 
+/* The Lua of a hook that reports, in the unit's Description, the entries of the plan it was
+ * given under /x/, /y/ and /z/ (access=path,written,expanded) and the log target. */
+#define HOOK_REPORT                                                                             \
+        "function(ctx, plan)\n"                                                                 \
+        "  local t = {}\n"                                                                      \
+        "  for _, p in ipairs(plan.paths) do\n"                                                 \
+        "    if p.path:match('^/[xyz]/') or p.path:match('^/cfg') or p.path:match('^%${') or p.path:match('wbin') then\n" \
+        "      t[#t + 1] = p.access .. '=' .. p.path .. ',' .. tostring(p.written) .. ',' .. tostring(p.expanded)\n" \
+        "    end\n"                                                                             \
+        "  end\n"                                                                               \
+        "  table.sort(t)\n"                                                                     \
+        "  t[#t + 1] = 'log=' .. tostring(plan.log_target)\n"                                   \
+        "  scudo.unit.set('Description', table.concat(t, ';'))\n"                               \
+        "end"
+
+/* What hooks see of the plan, for a profile with hooks = { first, HOOK_REPORT } and the TOML
+ * keys `toml`, with SECRET=hunter2 and XDG_CONFIG_HOME=/cfg-secret set. Returns the report (the
+ * plan's Description, freed by the caller) or NULL; *ret_ok: whether resolution succeeded. */
+static char *hooks_see_env(const char *toml, const char *first, const char *const *env, Plan **ret_plan) {
+        char *err = NULL;
+        pt_write("etc/config.d/w.toml", "[t]\nmatch = [\"tool\"]\n%s", toml);
+        pt_write("etc/config.d/w.lua", "return { t = { hook = { function(ctx, plan) %s end, %s } } }\n", first,
+                 HOOK_REPORT);
+        int r = pt_resolve("proj", ARGV("tool"), env, ret_plan, &err);
+        if (r < 0)
+                printf("#   error: %s\n", err ?: "(none)");
+        free(err);
+        const char *d = r >= 0 ? pt_property(*ret_plan, "Description") : NULL;
+        return d ? strdup(d) : NULL;
+}
+
+static char *hooks_see(const char *toml, const char *first, Plan **ret_plan) {
+        return hooks_see_env(toml, first, ARGV("SECRET=hunter2", "PUBLIC=shown", "XDG_CONFIG_HOME=/cfg-secret"),
+                             ret_plan);
+}
+
+/* Hooks never see the value of a variable the command does not get: an entry that reads one
+ * is in their plan as written, whether or not it applies, and nothing else they see (which
+ * entry replaced which) depends on its value. */
+static void test_hooks_see_no_withheld_value(void) {
+        static const char *toml = "deny_env = [\"SECRET\", \"XDG_CONFIG_HOME\"]\n"
+                "filesystem.read = [\"/x/${env:SECRET}\", \"/y/${env:PUBLIC}\", \"${XDG_CONFIG_HOME}/z\"]\n"
+                "log.target = \"/z/${env:SECRET}.log\"\n";
+        Plan *p = NULL;
+
+        char *seen = hooks_see(toml, "", &p);
+        TAP_CHECK(seen && !strstr(seen, "hunter2") && !strstr(seen, "cfg-secret"), "no withheld value reaches a hook: %s",
+                  seen ?: "(none)");
+        TAP_CHECK(seen && strstr(seen, "read=/x/${env:SECRET},/x/${env:SECRET},nil") &&
+                  strstr(seen, "read=${XDG_CONFIG_HOME}/z,") && strstr(seen, "log=/z/${env:SECRET}.log"),
+                  "such entries are shown as written");
+        TAP_CHECK(seen && strstr(seen, "read=/y/shown,/y/${env:PUBLIC},/y/shown"), "others as ever, expanded");
+        TAP_CHECK(p && pt_find_path(p, "/x/hunter2") && pt_find_path(p, "/cfg-secret/z") &&
+                  p->log_target && streq(p->log_target, "/z/hunter2.log"), "the plan itself still has them expanded");
+        plan_free(p);
+        p = NULL;
+
+        /* A hook's own entry reading SECRET: the next hook sees it as written. */
+        char *own = hooks_see("deny_env = [\"SECRET\"]\n", "scudo.fs.write('/x/${env:SECRET}/own')", &p);
+        TAP_CHECK(own && !strstr(own, "hunter2") && strstr(own, "write=/x/${env:SECRET}/own"),
+                  "a hook's entry reading a withheld variable reaches the next hook as written: %s", own ?: "");
+        TAP_CHECK(p && pt_find_path(p, "/x/hunter2/own"), "and applies");
+        plan_free(p);
+        p = NULL;
+
+        /* Guessing: a first hook adds the guess, of another access; what the second sees must
+         * not tell a right guess from a wrong one. */
+        char *right = hooks_see(toml, "scudo.fs.write('/x/hunter2')", &p);
+        plan_free(p);
+        p = NULL;
+        char *wrong = hooks_see(toml, "scudo.fs.write('/x/hunter3')", &p);
+        plan_free(p);
+        p = NULL;
+        /* the guesses themselves aside */
+        for (char *g = right; g && (g = strstr(g, "hunter2")); )
+                g[6] = 'N';
+        for (char *g = wrong; g && (g = strstr(g, "hunter3")); )
+                g[6] = 'N';
+        TAP_CHECK(right && wrong && streq(right, wrong), "a guess of the value changes nothing a hook sees (%s | %s)",
+                  right ?: "", wrong ?: "");
+
+        /* explain says so */
+        Request r;
+        char *text = NULL, *err = NULL;
+        pt_request(&r, "proj", ARGV("tool"), ARGV("SECRET=hunter2"));
+        int k = policy_explain(&r, false, &text, &err);
+        TAP_CHECK(k >= 0 && text && strstr(text, "hooks see these as written") &&
+                  strstr(text, "filesystem.read /x/${env:SECRET}") && strstr(text, "(SECRET)"),
+                  "explain names the entries hooks see as written");
+        request_done(&r);
+        free(text);
+        free(err);
+        /* A withheld PATH decides which derived writes are refused (a directory on it runs
+         * later): hooks see them as if none were. */
+        char path_env[1200];
+        snprintf(path_env, sizeof(path_env), "PATH=%s:/usr/bin", pt_path("proj/wbin"));
+        char *on_path = hooks_see_env("deny_env = [\"PATH\"]\nfilesystem.write = [\"${PWD}/wbin\"]\n", "",
+                                      ARGV(path_env), &p);
+        TAP_CHECK(p && !pt_find_path(p, "proj/wbin"), "a derived write on $PATH is refused");
+        plan_free(p);
+        p = NULL;
+        char *off_path = hooks_see_env("deny_env = [\"PATH\"]\nfilesystem.write = [\"${PWD}/wbin\"]\n", "",
+                                       ARGV("PATH=/usr/bin"), &p);
+        TAP_CHECK(p && pt_find_path(p, "proj/wbin"), "and granted when it is not");
+        plan_free(p);
+        p = NULL;
+        TAP_CHECK(on_path && off_path && streq(on_path, off_path) && strstr(on_path, "wbin"),
+                  "with PATH withheld, hooks cannot tell the two apart (%s | %s)", on_path ?: "", off_path ?: "");
+        free(on_path), free(off_path);
+
+        free(seen), free(own), free(right), free(wrong);
+        unlink(pt_path("etc/config.d/w.toml"));
+        unlink(pt_path("etc/config.d/w.lua"));
+}
+
 /* Resolves for "tool" in a child with the watchdog armed. Returns the child's exit status
  * (125: the watchdog ended it; 0: resolution failed with "stopped"; 3: it failed otherwise; 1:
  * it succeeded), -1 when it did not exit, and the time it took in *ret_dt. */
@@ -280,6 +395,7 @@ int main(void) {
         test_environment();
         test_primitives();
         test_project_lua();
+        test_hooks_see_no_withheld_value();
         test_watchdog();
         pt_cleanup();
         return tap_done();
