@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* scudo-confine: the first program run inside every sandbox, before the command.
  *
- *   scudo-confine [--check=WHAT...] [--private-ptys] EXECUTABLE ARGV0 [ARG...]
+ *   scudo-confine [--check=WHAT...] [--controlling-tty] [--private-ptys] EXECUTABLE ARGV0 [ARG...]
  *
  * systemd has set up the namespaces, mounts and filters of the unit. First, each --check says
  * what one of those mounts must show (unit-build.c, add_check): systemd follows symlinks when
@@ -13,8 +13,9 @@
  *   n:PATH         a hidden file: /dev/null in its place
  *   x:PATH         a denied path: nothing, or an inaccessible node (mode 0), not a symlink
  * A path the command cannot reach at all (EACCES) passes. Any other difference: exit 125,
- * nothing run. With --private-ptys (the unit has PrivateDevices=, unit-build.c), the command
- * gets terminals of its own (private_ptys, below). Then, what systemd cannot do in version
+ * nothing run. With --controlling-tty, standard input (scudo's pty for the command) becomes the
+ * controlling terminal. With --private-ptys (the unit has PrivateDevices=, unit-build.c), the
+ * command gets terminals of its own (private_ptys, below). Then, what systemd cannot do in version
  * 252 is keep the command away from the rest of the user's session through the two channels
  * that mounts do not cover:
  *   - abstract unix sockets (an X server's @/tmp/.X11-unix/X0, some D-Bus daemons): they live
@@ -43,6 +44,7 @@
 #include <stdlib.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -233,9 +235,9 @@ static int make_file(const char *path) {
 }
 
 /* /dev/pts becomes a tmpfs of the command's own, read-only once made, holding:
- *   - the ptys of the session it was given as standard streams (scudo's relay, or the caller's
- *     terminal), bound at the very names they have outside: ttyname() of them, and `tty`, say
- *     what they say outside;
+ *   - the ptys of the session it was given as standard streams (scudo's relay: a terminal of
+ *     the caller's is never given as it is), bound at the very names they have outside:
+ *     ttyname() of them, and `tty`, say what they say outside;
  *   - .own, a devpts instance of its own, and its ptmx as /dev/pts/ptmx and over /dev/ptmx
  *     (systemd's bind of the session's ptmx there finds no devpts beside it: no pty could be
  *     made before);
@@ -395,13 +397,27 @@ int main(int argc, char **argv) {
                         return 125;
                 }
         }
-        bool ptys = i < argc && strcmp(argv[i], "--private-ptys") == 0;
-        if (ptys)
-                i++;
+        bool ctty = false, ptys = false;
+        for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
+                if (strcmp(argv[i], "--controlling-tty") == 0)
+                        ctty = true;
+                else if (strcmp(argv[i], "--private-ptys") == 0)
+                        ptys = true;
+                else
+                        break;
+        }
         argc -= i - 1;
         argv += i - 1;
-        if (argc < 3) {
-                fprintf(stderr, "usage: scudo-confine [--check=WHAT...] [--private-ptys] EXECUTABLE ARGV0 [ARG...]\n");
+        if (argc < 3 || strncmp(argv[1], "--", 2) == 0) {
+                fprintf(stderr, "usage: scudo-confine [--check=WHAT...] [--controlling-tty] [--private-ptys] "
+                        "EXECUTABLE ARGV0 [ARG...]\n");
+                return 125;
+        }
+        /* Standard input is scudo's pty for the command: its controlling terminal, as
+         * StandardInput=tty would have made it (systemd made this process a session leader). */
+        if (ctty && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0) {
+                fprintf(stderr, "scudo: cannot give the command its terminal (%s); the command was not run\n",
+                        strerror(errno));
                 return 125;
         }
         if (ptys) {

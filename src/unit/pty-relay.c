@@ -13,13 +13,14 @@
 #define RELAY_BUF 65536
 
 struct PtyRelay {
+        int input, output, terminal;    /* the caller's: see pty_relay_new() */
         int master;
-        /* Our own handle on the slave side. Without it the master reports hang-up whenever no
-         * process has the terminal open (before systemd opens TTYPath=, after the command
+        /* Our own handle on the slave side, handed to the command. Kept open: without it the
+         * master reports hang-up whenever no process has the terminal open (after the command
          * exits), and epoll reports hang-ups whether asked for or not. */
         int slave;
         char slave_path[64];
-        struct termios saved;
+        struct termios saved, raw_mode;
         bool saved_valid, raw;
         sd_event_source *in_source, *master_source;
         /* bytes read from the caller and not yet accepted by the pty (it may be full while
@@ -30,10 +31,13 @@ struct PtyRelay {
         void *userdata;
 };
 
-int pty_relay_new(PtyRelay **ret) {
+int pty_relay_new(PtyRelay **ret, int input, int output, int terminal) {
         _cleanup_free_ PtyRelay *p = calloc(1, sizeof(PtyRelay));
         if (!p)
                 return -ENOMEM;
+        p->input = input;
+        p->output = output;
+        p->terminal = terminal;
         p->slave = -EBADF;
         p->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
         if (p->master < 0)
@@ -51,23 +55,28 @@ int pty_relay_new(PtyRelay **ret) {
                 (void) close(p->master);
                 return r;
         }
-        /* The pty starts with the caller's settings and size, as if it were the terminal. */
-        if (tcgetattr(STDIN_FILENO, &p->saved) >= 0) {
+        /* The pty starts with the caller's settings and size, as if it were the terminal. When
+         * no input is relayed, the caller's terminal stays as it is, and does the output
+         * processing (\n to \r\n) itself: the pty passes output on unchanged. */
+        if (tcgetattr(terminal, &p->saved) >= 0) {
+                struct termios t = p->saved;
                 p->saved_valid = true;
-                (void) tcsetattr(p->slave, TCSANOW, &p->saved);
+                if (input < 0)
+                        t.c_oflag &= ~(tcflag_t) OPOST;
+                (void) tcsetattr(p->slave, TCSANOW, &t);
         }
         pty_relay_resize(p);
         *ret = TAKE_PTR(p);
         return 0;
 }
 
-const char *pty_relay_slave_path(PtyRelay *p) {
-        return p->slave_path;
+int pty_relay_slave_fd(PtyRelay *p) {
+        return p->slave;
 }
 
 void pty_relay_resize(PtyRelay *p) {
         struct winsize ws;
-        if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) >= 0)
+        if (ioctl(p->terminal, TIOCGWINSZ, &ws) >= 0)
                 (void) ioctl(p->master, TIOCSWINSZ, &ws);
 }
 
@@ -93,7 +102,8 @@ static int write_all(int fd, const char *buf, size_t n) {
 static void update_events(PtyRelay *p) {
         /* Read more from the caller only while there is room; watch the master for writability
          * only while input is pending. */
-        (void) sd_event_source_set_enabled(p->in_source, p->in_len < sizeof(p->in_buf) ? SD_EVENT_ON : SD_EVENT_OFF);
+        if (p->in_source)
+                (void) sd_event_source_set_enabled(p->in_source, p->in_len < sizeof(p->in_buf) ? SD_EVENT_ON : SD_EVENT_OFF);
         (void) sd_event_source_set_io_events(p->master_source, EPOLLIN | (p->in_len > 0 ? EPOLLOUT : 0));
 }
 
@@ -153,7 +163,7 @@ static int on_master(sd_event_source *s, int fd, uint32_t revents, void *userdat
         if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
                 ssize_t k = read(fd, buf, sizeof(buf));
                 if (k > 0)
-                        (void) write_all(STDOUT_FILENO, buf, (size_t) k);
+                        (void) write_all(p->output, buf, (size_t) k);
                 else if (k == 0 || (errno != EAGAIN && errno != EINTR)) {
                         /* Cannot happen while we hold the slave open; if it does, stop
                          * watching rather than spin on a hang-up. */
@@ -166,21 +176,34 @@ static int on_master(sd_event_source *s, int fd, uint32_t revents, void *userdat
 }
 
 int pty_relay_raw_terminal(PtyRelay *p) {
-        if (!p->saved_valid || p->raw)
+        if (p->input < 0 || !p->saved_valid || p->raw)
                 return 0;
         struct termios raw = p->saved;
         cfmakeraw(&raw);
-        if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) < 0)
+        if (tcsetattr(p->input, TCSANOW, &raw) < 0)
                 return negative_errno();
+        /* as the terminal took it */
+        if (tcgetattr(p->input, &p->raw_mode) < 0)
+                p->raw_mode = raw;
         p->raw = true;
         return 0;
 }
 
+static bool same_mode(const struct termios *a, const struct termios *b) {
+        return a->c_iflag == b->c_iflag && a->c_oflag == b->c_oflag && a->c_cflag == b->c_cflag &&
+               a->c_lflag == b->c_lflag && memcmp(a->c_cc, b->c_cc, sizeof(a->c_cc)) == 0;
+}
+
 void pty_relay_restore_terminal(PtyRelay *p) {
-        if (p && p->raw) {
-                (void) tcsetattr(STDIN_FILENO, TCSADRAIN, &p->saved);
-                p->raw = false;
-        }
+        struct termios now;
+        if (!p || !p->raw)
+                return;
+        p->raw = false;
+        /* Changed since it was made raw: another program of the same job has the terminal now
+         * (`scudo cmd | less`), and its settings stay. */
+        if (tcgetattr(p->input, &now) >= 0 && !same_mode(&now, &p->raw_mode))
+                return;
+        (void) tcsetattr(p->input, TCSADRAIN, &p->saved);
 }
 
 int pty_relay_start(PtyRelay *p, sd_event *e, pty_suspend_fn on_suspend, void *userdata) {
@@ -188,9 +211,11 @@ int pty_relay_start(PtyRelay *p, sd_event *e, pty_suspend_fn on_suspend, void *u
 
         p->on_suspend = on_suspend;
         p->userdata = userdata;
-        r = sd_event_add_io(e, &p->in_source, STDIN_FILENO, EPOLLIN, on_input, p);
-        if (r < 0)
-                return r;
+        if (p->input >= 0) {
+                r = sd_event_add_io(e, &p->in_source, p->input, EPOLLIN, on_input, p);
+                if (r < 0)
+                        return r;
+        }
         r = sd_event_add_io(e, &p->master_source, p->master, EPOLLIN, on_master, p);
         if (r < 0)
                 return r;
@@ -206,7 +231,7 @@ void pty_relay_drain(PtyRelay *p) {
                 ssize_t k = read(p->master, buf, sizeof(buf));
                 if (k <= 0)
                         break;
-                (void) write_all(STDOUT_FILENO, buf, (size_t) k);
+                (void) write_all(p->output, buf, (size_t) k);
         }
 }
 

@@ -4,7 +4,11 @@
 /* Terminal mode: the command runs on a pseudo-terminal of its own (the unit's TTYPath), and
  * scudo relays bytes between the caller's terminal and the pty's master side. This gives the
  * command a controlling terminal (/dev/tty, job control, password prompts), window-size
- * changes (SIGWINCH) and Ctrl-C through the line discipline, none of which fd passing can. */
+ * changes (SIGWINCH) and Ctrl-C through the line discipline, none of which fd passing can.
+ * And it keeps the caller's terminal out of the command's hands: given as it is, a terminal
+ * is one the command could read from (any stream of it: /dev/fd/2 opens it for reading too),
+ * with no job control to stop it, as it is not the command's controlling terminal. Only what
+ * scudo relays reaches the pty: nothing, unless standard input is the terminal. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,13 +20,19 @@ typedef struct PtyRelay PtyRelay;
 /* Called when the user types the suspend character: the runner freezes the unit. */
 typedef void (*pty_suspend_fn)(void *userdata);
 
-int pty_relay_new(PtyRelay **ret);
-const char *pty_relay_slave_path(PtyRelay *p);
-/* Puts the caller's terminal in raw mode and starts relaying. */
+/* `input`: the caller's standard input, when it is a terminal whose input the command is to
+ * get (put in raw mode while relaying), or -EBADF; `output`: where what the command prints on
+ * the pty goes; `terminal`: the caller's terminal, whose settings and size the pty starts with. */
+int pty_relay_new(PtyRelay **ret, int input, int output, int terminal);
+/* The pty's slave side, to hand to the command in place of the streams that are terminals. */
+int pty_relay_slave_fd(PtyRelay *p);
+/* Starts relaying (the caller's terminal in raw mode, when input is relayed). */
 int pty_relay_start(PtyRelay *p, sd_event *e, pty_suspend_fn on_suspend, void *userdata);
 /* Copies the caller's window size to the pty (on SIGWINCH). */
 void pty_relay_resize(PtyRelay *p);
-/* Terminal back to how we found it (before suspending or exiting), and raw again after. */
+/* Terminal back to how we found it (before suspending or exiting), and raw again after
+ * (when input is relayed; nothing otherwise). In the background, setting the terminal stops
+ * scudo with SIGTTOU, as it would any program, until it is in the foreground again. */
 void pty_relay_restore_terminal(PtyRelay *p);
 int pty_relay_raw_terminal(PtyRelay *p);
 /* Writes out whatever the command printed last. */

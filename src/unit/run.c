@@ -481,20 +481,49 @@ static int collect_exit_status(RunContext *c, const Plan *plan) {
         }
 }
 
+/* Whenever a standard stream is a terminal, the command gets a pty of its own in its place
+ * (pty-relay.h). A terminal handed over as it is could be read by the command during the run
+ * and after it (`scudo cmd </dev/null &`, reading the terminal while the user types the next
+ * command line, or a password), and no job control would stop it: it is not the command's
+ * controlling terminal. Streams that are not terminals are passed as they are: `scudo cmd >
+ * file` writes the file, `cmd | scudo cat` reads the pipe, `2>log` keeps stderr apart. Logs
+ * its errors. */
 static int open_stdio(RunContext *c, const RunOptions *opts, UnitStdio *stdio) {
-        bool use_pty = !opts->no_pty && isatty(STDIN_FILENO) && (opts->force_pty || isatty(STDOUT_FILENO));
+        static const char * const names[3] = { "input", "output", "error" };
+        bool on_tty[3];
+        int terminal = -EBADF;
 
         *stdio = (UnitStdio) { .fd = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO } };
-        if (!use_pty)
+        for (int i = 0; i < 3; i++) {
+                on_tty[i] = isatty(i);
+                if (on_tty[i] && terminal < 0)
+                        terminal = i;
+        }
+        if (terminal < 0)
                 return 0;
+        if (opts->no_pty)
+                return log_error_errno(SYNTHETIC_ERRNO(EPERM),
+                                       "--no-pty: standard %s is a terminal, which the command could read "
+                                       "from, during the run and after it, with no job control to stop it; "
+                                       "redirect it, or run without --no-pty", names[terminal]);
+        /* -t: standard output through the pty too, though it is not a terminal */
+        if (opts->force_pty && on_tty[0])
+                on_tty[1] = true;
 
-        int r = pty_relay_new(&c->pty);
+        /* What the command prints on the pty goes where the terminal is: standard output, or
+         * standard error when only that is one, or (echo of what is typed, when only standard
+         * input is one) back to the terminal it was typed on. */
+        int output = on_tty[1] ? STDOUT_FILENO : on_tty[2] ? STDERR_FILENO : STDIN_FILENO;
+        int r = pty_relay_new(&c->pty, on_tty[0] ? STDIN_FILENO : -EBADF, output, terminal);
         if (r < 0)
-                return r;
-        stdio->tty_path = pty_relay_slave_path(c->pty);
-        stdio->on_tty[0] = stdio->on_tty[1] = true;
-        /* stderr goes to the terminal only when it is one; `cmd 2>log` keeps working */
-        stdio->on_tty[2] = isatty(STDERR_FILENO);
+                return log_error_errno(r, "Failed to set up a terminal for the command: %m");
+        for (int i = 0; i < 3; i++)
+                if (on_tty[i])
+                        stdio->fd[i] = pty_relay_slave_fd(c->pty);
+        /* With its input, the pty is the command's controlling terminal: /dev/tty, job control,
+         * Ctrl-C through the line discipline. Without (`</dev/null`), /dev/tty is not there, as
+         * without a terminal: what would read it would wait for input that never comes. */
+        stdio->controlling_tty = on_tty[0];
         return 0;
 }
 
@@ -585,7 +614,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
 
         r = open_stdio(&c, opts, &stdio);
         if (r < 0)
-                return log_error_errno(r, "Failed to set up a terminal for the command: %m"), EXIT_SCUDO_SETUP;
+                return EXIT_SCUDO_SETUP;
 
         r = add_matches(&c);
         if (r < 0)
@@ -646,6 +675,15 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 .slice = plan->network_filtered ? c.slice_name : NULL,
                 .bus_proxy_socket = c.bus_proxy.unit[0] ? c.bus_proxy.socket : NULL,
         };
+        /* The caller's terminal raw (when its input is relayed) before the command starts: in
+         * the background, scudo stops here (SIGTTOU), as any program setting its terminal
+         * would, and the command does not run until it is in the foreground. */
+        if (c.pty) {
+                r = pty_relay_raw_terminal(c.pty);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to set the terminal to raw mode: %m"), EXIT_SCUDO_SETUP;
+        }
+
         c.started = true;       /* from the call on, as far as scudo can tell */
         r = start_unit(&c, plan, &uctx, &stdio);
         if (r == -ELOOP)

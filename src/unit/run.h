@@ -2,8 +2,8 @@
 #pragma once
 
 /* Runs a validated plan as a transient service of the user's service manager and waits for
- * it: the caller's terminal or streams, signals forwarded, Ctrl-Z as freeze, the result as an
- * exit status. */
+ * it: the caller's streams (a pty of the command's own in place of those that are terminals),
+ * signals forwarded, Ctrl-Z as freeze, the result as an exit status. */
 
 #include "plan/plan.h"
 
@@ -18,8 +18,8 @@ typedef struct RunOptions {
         const char *runtime_dir;
         const char *confine_path;
         const char *bpfd_socket;
-        bool force_pty;         /* -t: a pty even when stdout is not a terminal */
-        bool no_pty;            /* -T: never a pty */
+        bool force_pty;         /* -t: stdout on the pty too, though not a terminal */
+        bool no_pty;            /* -T: never a pty (refused with a terminal among the streams) */
 } RunOptions;
 
 /* Returns the exit status to use (the command's own, 128+N for signal N, or one of the

@@ -44,21 +44,26 @@ static bool plan_private_devices(const Plan *plan) {
 
 /* ExecStartEx with the "no-env-expand" flag: systemd would otherwise expand $VAR and $$ in
  * the arguments, and they must reach the command byte for byte. */
-static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *ctx, char **checks) {
+static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *ctx, char **checks,
+                       const UnitStdio *stdio) {
         static char *const flags[] = { (char *) "no-env-expand", NULL };
         _cleanup_free_ char **argv = NULL;
         size_t n = 0;
 
-        /* scudo-confine [--check=WHAT...] [--private-ptys] EXECUTABLE ARGV...: it checks the
-         * mounts are what was checked here, adds what systemd cannot, then execs. With
-         * PrivateDevices=, systemd still binds the session's /dev/pts, every terminal of the
-         * user: scudo-confine puts a devpts of the command's own over it. */
-        argv = calloc(strv_length(checks) + strv_length(plan->argv) + 4, sizeof(char *));
+        /* scudo-confine [--check=WHAT...] [--controlling-tty] [--private-ptys] EXECUTABLE
+         * ARGV...: it checks the mounts are what was checked here, adds what systemd cannot,
+         * then execs. The pty given as standard input becomes the command's controlling
+         * terminal (systemd would do it with StandardInput=tty, which it cannot mix with fds).
+         * With PrivateDevices=, systemd still binds the session's /dev/pts, every terminal of
+         * the user: scudo-confine puts a devpts of the command's own over it. */
+        argv = calloc(strv_length(checks) + strv_length(plan->argv) + 5, sizeof(char *));
         if (!argv)
                 return -ENOMEM;
         argv[n++] = (char *) "scudo-confine";
         STRV_FOREACH(c, checks)
                 argv[n++] = *c;
+        if (stdio->controlling_tty)
+                argv[n++] = (char *) "--controlling-tty";
         if (plan_private_devices(plan))
                 argv[n++] = (char *) "--private-ptys";
         argv[n++] = plan->exec_path;
@@ -491,19 +496,8 @@ static int append_stdio(sd_bus_message *m, const UnitStdio *stdio) {
         static const char * const fd_props[3] = {
                 "StandardInputFileDescriptor", "StandardOutputFileDescriptor", "StandardErrorFileDescriptor",
         };
-        static const char * const tty_props[3] = { "StandardInput", "StandardOutput", "StandardError" };
-        int r;
-
-        if (stdio->tty_path) {
-                r = append_string(m, "TTYPath", stdio->tty_path);
-                if (r < 0)
-                        return r;
-        }
         for (int i = 0; i < 3; i++) {
-                if (stdio->on_tty[i])
-                        r = append_string(m, tty_props[i], "tty");
-                else
-                        r = sd_bus_message_append(m, "(sv)", fd_props[i], "h", stdio->fd[i]);
+                int r = sd_bus_message_append(m, "(sv)", fd_props[i], "h", stdio->fd[i]);
                 if (r < 0)
                         return r;
         }
@@ -561,7 +555,7 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
         r = collect_mounts(plan, ctx, &mounts);
         if (r < 0)
                 return r;
-        r = append_exec(m, plan, ctx, mounts.checks);
+        r = append_exec(m, plan, ctx, mounts.checks, stdio);
         if (r < 0)
                 return r;
         if (plan->working_directory) {

@@ -9,11 +9,14 @@
 #include "plan/plan.h"
 
 typedef struct UnitStdio {
-        /* Either fds to hand over (fd mode), or a pty path (tty mode) with fds for the streams
-         * that are not the terminal. -EBADF when unused. */
+        /* The fds handed over as the command's standard streams: the caller's, or the slave
+         * of scudo's pty in place of those that are terminals (run.c, open_stdio). Always fds:
+         * systemd 252 cannot mix them with TTYPath= (with any fd given, it takes no path, and
+         * aborts the unit's process on StandardOutput=tty). */
         int fd[3];
-        const char *tty_path;   /* /dev/pts/N, or NULL */
-        bool on_tty[3];         /* stream i goes to tty_path */
+        /* fd[0] is scudo's pty, to be the command's controlling terminal (scudo-confine
+         * --controlling-tty), as StandardInput=tty would make it. */
+        bool controlling_tty;
 } UnitStdio;
 
 typedef struct UnitContext {

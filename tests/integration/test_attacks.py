@@ -302,17 +302,72 @@ print("tiocsti", n)
 '''
 
 def test_tiocsti_cannot_type_into_the_callers_shell(tb, work):
-    # stdin a terminal, stdout a pipe: the command gets the caller's terminal itself, not a pty
-    # of its own. Characters pushed into its input would be read by the shell after the run.
+    # stdin a terminal, stdout a pipe: the command's input is a pty of its own. Characters pushed
+    # into the caller's terminal would be read by the shell after the run; pushed into its own
+    # pty, by nobody.
     put(tb, work + "/tiocsti.py", TIOCSTI_PROBE % work)
     # An interactive shell on a terminal types the run, and only once the probe has printed its
     # count types "exit": pushed characters would come before it, and run.
     line = "%s python3 tiocsti.py | cat\\n" % Q
     r = tb.dev("cd %s && python3 %s --timeout 15 --send-after '$ ' %s --send-after 'tiocsti ' 'exit\\n' "
                "-- bash --norc --noprofile -i" % (work, PTYRUN, shlex.quote(line)))
-    assert "tiocsti 0" in r.out, r
+    assert "tiocsti " in r.out, r
     time.sleep(0.5)
     assert not host_exists(tb, work + "/INJECTED"), r
+
+
+KEYLOGGER = r'''
+import os, pty, select, sys, time
+scudo, work = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.chdir(work)
+    os.execvpe("bash", ["bash", "--norc", "--noprofile", "-i"], dict(os.environ, PS1="PROMPT> ", S=scudo))
+out = b""
+def wait_for(text, sec=10):
+    global out
+    end = time.time() + sec
+    while time.time() < end and text not in out:
+        if select.select([fd], [], [], 0.05)[0]:
+            try:
+                out += os.read(fd, 4096)
+            except OSError:
+                break
+    return text in out
+def say(line):
+    os.write(fd, line.encode() + b"\n")
+wait_for(b"PROMPT>")
+# Markers are computed ($((...))), so that the echo of a typed line is not taken for them.
+say("$S sh -c 'echo reading >&2; exec cat /dev/fd/2 > stolen' </dev/null & sleep 2; echo R$((0+1))")
+print("started", wait_for(b"R1"))
+say("read -s pw; echo got=${#pw} G$((1+1))")
+time.sleep(0.5)
+say("hunter2")
+print("read-by-the-shell", wait_for(b"got=7 G2", 5))
+say("kill %1; wait; echo K$((1+2))")
+wait_for(b"K3")
+say("$S cat & sleep 2; jobs -l; kill -9 %+; wait; echo J$((2+2))")
+print("jobs", wait_for(b"J4"))
+say("exit")
+time.sleep(0.3)
+print("OUT", out.decode(errors="replace").replace("\r", ""))
+'''
+
+
+def test_background_command_cannot_read_the_terminal(tb, work):
+    # `scudo cmd </dev/null &` from an interactive shell: given the caller's terminal as its
+    # stdout and stderr, the command could open it for reading (/dev/fd/2) and, with no job
+    # control to stop it (it is not its controlling terminal), take the next command line and a
+    # password typed at `read -s`. It gets a pty of its own, into which nothing is typed.
+    put(tb, work + "/keylogger.py", KEYLOGGER)
+    r = tb.dev("cd %s && python3 keylogger.py %s %s" % (work, Q, work), timeout=90)
+    assert "started True" in r.out and "reading" in r.out, r
+    assert "read-by-the-shell True" in r.out, r
+    stolen = tb.root("cat %s/stolen" % work)
+    assert stolen.rc == 0 and "hunter2" not in stolen.out and "read -s" not in stolen.out, (stolen, r)
+    # a background scudo whose input is the terminal is stopped as any background job that
+    # reads or sets its terminal is (here SIGTTOU, setting it raw), and runs nothing meanwhile
+    assert re.search(r"Stopped \(tty (output|input)\)\s+\$S cat", r.out), r
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import time
 from conftest import SCUDO, wait_for
 
 PTYRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ptyrun.py")
+Q = shlex.quote(SCUDO)
 
 
 def test_secret_in_home_unreadable_and_unchanged(tb, work):
@@ -480,3 +481,82 @@ def test_second_signal_stops_the_unit(tb, work):
     took = int(r.out.split("took=")[1].split()[0])
     assert took <= 5, r
     assert wait_for(lambda: tb.user_units() == [], timeout=3), tb.user_units()
+
+
+def put(tb, path, text):
+    r = tb.dev("cat > %s <<'SCUDO_EOF'\n%s\nSCUDO_EOF" % (shlex.quote(path), text))
+    assert r.rc == 0, r
+
+
+# ---------------------------------------------------------------------------------------------
+# Terminals: a pty of its own in place of every stream that is a terminal, only of those
+
+STREAMS = r'''
+S="$1"
+"$S" sh -c 'echo READY >&2; read x; printf "got:%s\n\001\377" "$x"; test -t 0 && test ! -t 1 && test -t 2 &&
+  echo streams-ok >&2' > out.bin
+echo rc1=$?
+printf 'piped\n' | "$S" sh -c 'cat; test -t 0 || echo stdin-pipe; test -t 1 && echo stdout-tty'
+echo rc2=$?
+"$S" sh -c 'echo to-out; echo to-err >&2' 2> err.txt
+echo rc3=$?
+"$S" sh -c 'test -t 0 && echo stdin-tty; echo to-pipe' | cat
+echo rc4=$?
+'''
+
+
+def test_pty_replaces_only_the_streams_that_are_terminals(tb, work):
+    put(tb, work + "/streams.sh", STREAMS)
+    r = tb.dev("cd %s && python3 %s --send-after READY 'typed\\r' -- sh streams.sh %s" % (work, PTYRUN, Q))
+    res = json.loads(r.out)
+    out = res["out"].replace("\r", "")
+    # > file: the file gets the bytes as printed; the input typed still reaches the command
+    assert "streams-ok" in out and "rc1=0" in out, res
+    assert tb.root("od -An -c %s/out.bin" % work).out.split() == "g o t : t y p e d \\n 001 377".split(), res
+    # cmd | scudo cat
+    assert "piped\nstdin-pipe\nstdout-tty\nrc2=0" in out, res
+    # 2> file: stderr stays apart
+    assert "to-out\nrc3=0" in out and "to-err" not in out, res
+    assert tb.root("cat %s/err.txt" % work).out == "to-err\n", res
+    # | cat: stdout a pipe, stdin still a terminal
+    assert "stdin-tty\nto-pipe\nrc4=0" in out, res
+
+
+WINSIZE = r'''
+import fcntl, os, pty, select, struct, sys, termios, time
+pid, fd = pty.fork()
+if pid == 0:
+    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    os.execv(sys.argv[1], [sys.argv[1], "sh", "-c",
+             "stty size; trap 'stty size; exit 0' WINCH; echo READY; while :; do sleep 0.1; done"])
+out, end = b"", time.time() + 15
+while time.time() < end:
+    if select.select([fd], [], [], 0.05)[0]:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        out += data
+        if b"READY" in out and b"resized" not in out:
+            fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 120, 0, 0))
+            out += b"resized"
+print(out.decode(errors="replace").replace("\r", ""))
+print("rc", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+'''
+
+
+def test_pty_window_size_and_changes(tb, work):
+    put(tb, work + "/winsize.py", WINSIZE)
+    r = tb.dev("cd %s && python3 winsize.py %s" % (work, Q), timeout=60)
+    assert "40 100\nREADY" in r.out and "50 120\n" in r.out and "rc 0" in r.out, r
+
+
+def test_no_pty_refused_with_a_terminal(tb, work):
+    # -T hands the streams over as they are: a terminal among them the command could read.
+    r = tb.dev("cd %s && python3 %s -- %s -T sh -c 'echo ran'" % (work, PTYRUN, Q))
+    res = json.loads(r.out)
+    assert res["rc"] == 125 and "ran" not in res["out"] and "--no-pty" in res["out"], res
+    r = tb.scudo(["-T", "sh", "-c", "echo ran"], cwd=work)
+    assert r.rc == 0 and r.out == "ran\n", r
