@@ -24,9 +24,10 @@
  *     the user.
  * A Landlock domain scoped for both (kernel ≥ 6.12, Landlock ABI 6) closes them: from inside,
  * connecting to an abstract socket created outside fails with EPERM, and so does kill() of a
- * process outside. A seccomp filter then refuses prlimit64() on other processes (below),
- * which kills them as well as a signal would. Nothing else is restricted, then the command is
- * executed in place.
+ * process outside. A seccomp filter (seccomp.c) then refuses what reaches the user's other
+ * processes with nothing more than the same uid: prlimit64() on other processes, which kills
+ * them as well as a signal would, and setpriority() and ioprio_set() by user or process group.
+ * Nothing else is restricted, then the command is executed in place.
  *
  * Kept tiny and free of scudo's libraries: it runs on every start, and it must work when only
  * this one file is bound into the sandbox. Exit 127 when the command cannot be executed, 125
@@ -37,9 +38,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <linux/magic.h>
 #include <stdlib.h>
 #include <fcntl.h>
@@ -52,6 +50,8 @@
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+
+#include "seccomp.h"
 
 #ifndef __NR_landlock_create_ruleset
 #define __NR_landlock_create_ruleset 444
@@ -92,65 +92,6 @@ static int landlock_scope(void) {
         }
         (void) close(fd);
         return 1;
-}
-
-/* prlimit64() on another process needs no more than the same uid and gid, and no Landlock
- * scope covers it: from inside, RLIMIT_CPU of 1 second makes the kernel SIGKILL any process of
- * the user that has run that long, RLIMIT_FSIZE of 0 kills the next one that writes a file,
- * RLIMIT_NOFILE of 0 starves the rest. A seccomp filter refuses it (EPERM) when it would set
- * a limit of any pid but 0, the calling process itself, which is what getrlimit()/setrlimit()
- * use; reading another process's limits stays allowed. Native system calls,
- * x32 on x86-64, and the 32-bit compat ABI of x86-64 and arm64. */
-#define CONFINE_X32_BIT 0x40000000U
-#define CONFINE_ALLOW BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
-#define CONFINE_EPERM BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
-/* a 32-bit load: for args[N], its low half (pid_t is an int; a pointer has a high half too) */
-#define CONFINE_LOAD(field) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, field))
-
-#if defined(__x86_64__)
-#  define CONFINE_ARCH AUDIT_ARCH_X86_64
-#  define CONFINE_COMPAT_ARCH AUDIT_ARCH_I386
-#  define CONFINE_COMPAT_NR 340
-#elif defined(__aarch64__)
-#  define CONFINE_ARCH AUDIT_ARCH_AARCH64
-#  define CONFINE_COMPAT_ARCH AUDIT_ARCH_ARM
-#  define CONFINE_COMPAT_NR 369
-#endif
-
-static int seccomp_prlimit(void) {
-#ifdef CONFINE_ARCH
-        _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "argument offsets assume little-endian");
-        struct sock_filter filter[] = {
-                /* 0 */ CONFINE_LOAD(arch),
-                /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CONFINE_ARCH, 0, 3),
-                /* 2 */ CONFINE_LOAD(nr),
-#ifdef __x86_64__
-                /* 3 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~CONFINE_X32_BIT),
-#else
-                /* 3 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xffffffffU),
-#endif
-                /* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prlimit64, 3, 10),
-                /* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CONFINE_COMPAT_ARCH, 0, 9),
-                /* 6 */ CONFINE_LOAD(nr),
-                /* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CONFINE_COMPAT_NR, 0, 7),
-                /* 8: pid 0, the caller itself */
-                /* 8 */ CONFINE_LOAD(args[0]),
-                /* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 0),
-                /* 10: no new limit, only reading another process's */
-                /* 10 */ CONFINE_LOAD(args[2]),
-                /* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2),
-                /* 12 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2]) + 4),
-                /* 13 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
-                /* 14 */ CONFINE_EPERM,
-                /* 15 */ CONFINE_ALLOW,
-        };
-        struct sock_fprog prog = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
-
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
-                return -errno;
-#endif
-        return 0;
 }
 
 /* PrivateDevices= gives the unit a /dev of its own, but systemd 252 binds the session's
@@ -440,7 +381,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "scudo: cannot confine the command (landlock: %s)\n", strerror(-r));
                 return 125;
         }
-        r = seccomp_prlimit();
+        r = confine_seccomp();
         if (r < 0) {
                 fprintf(stderr, "scudo: cannot confine the command (seccomp: %s)\n", strerror(-r));
                 return 125;

@@ -220,32 +220,49 @@ COMPAT_PRLIMIT = r'''
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 int main(int argc, char **argv) {
+        long ret;
+        if (argv[1][0] == 'p') {        /* "probe": the i386 getpid (20), harmless */
+                __asm__ volatile ("int $0x80" : "=a"(ret) : "a"(20) : "memory");
+                printf("getpid=%ld\n", ret);
+                return 0;
+        }
         uint64_t *lim = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
         lim[0] = lim[1] = 1;
-        long ret;
         /* the i386 prlimit64 (340) through int 0x80, from a 64-bit process */
         __asm__ volatile ("int $0x80" : "=a"(ret) : "a"(340), "b"(atoi(argv[1])), "c"(0),
                           "d"((uint32_t)(uintptr_t) lim), "S"(0) : "memory");
         printf("compat=%ld\n", ret);
+        /* the i386 setpriority (97): PRIO_USER, every process of the uid, nice 7 */
+        __asm__ volatile ("int $0x80" : "=a"(ret) : "a"(97), "b"(2), "c"(getuid()), "d"(7) : "memory");
+        printf("setpriority-user=%ld\n", ret);
+        /* the i386 ioprio_set (289): IOPRIO_WHO_USER, class idle */
+        __asm__ volatile ("int $0x80" : "=a"(ret) : "a"(289), "b"(3), "c"(getuid()), "d"(3 << 13) : "memory");
+        printf("ioprio-user=%ld\n", ret);
         return 0;
 }
 '''
 
 
-def test_prlimit_through_the_32_bit_abi_refused(tb, work):
+def test_prlimit_and_priority_through_the_32_bit_abi_refused(tb, work):
     if os.uname().machine != "x86_64" or tb.dev("command -v gcc").rc != 0:
         pytest.skip("needs x86-64 and gcc")
     put(tb, work + "/compat.c", COMPAT_PRLIMIT)
     r = tb.dev("cd %s && gcc -O1 -o compat compat.c" % work)
     assert r.rc == 0, r
+    if tb.dev("cd %s && ./compat probe" % work).rc != 0:
+        pytest.skip("this kernel runs no 32-bit system calls")
     pid = start_outside(tb, work, "sh -c 'while :; do :; done'", "busy32")
     try:
         time.sleep(1.5)
         r = tb.scudo(["./compat", pid], cwd=work)
         assert "compat=-1\n" in r.out, r        # -EPERM
+        assert "setpriority-user=-1\n" in r.out and "ioprio-user=-1\n" in r.out, r
         time.sleep(1.5)
         assert alive(tb, pid), r
+        assert tb.root("ps -o ni= -p %s" % pid).out.strip() == "0", r
+        assert "idle" not in tb.root("ionice -p %s" % pid).out, r
     finally:
         tb.root("kill %s" % pid)
 
@@ -283,6 +300,33 @@ def test_signals_through_pidfd_and_process_group_refused(tb, work):
                       "    except OSError as e: print('refused', e.errno)\n", pid], cwd=work)
         time.sleep(0.3)
         assert alive(tb, pid), r
+    finally:
+        tb.root("kill %s" % pid)
+
+
+def process_state(tb, pid):
+    """What a run could change of a process outside, read as root."""
+    return {"oom": tb.root("cat /proc/%s/oom_score_adj" % pid).out.strip(),
+            "nice": tb.root("ps -o ni= -p %s" % pid).out.strip(),
+            "io": tb.root("ionice -p %s" % pid).out.strip(),
+            "cpus": tb.root("taskset -p %s" % pid).out.split(":")[-1].strip()}
+
+
+def test_priorities_by_user_or_group_refused(tb, work):
+    # setpriority() and ioprio_set() by user reach every process of the uid, whatever the PID
+    # namespace; by process group, every process of a group outside. A command still sets its
+    # own.
+    pid = start_outside(tb, work, "sleep 60", "prio")        # setsid: its own process group
+    try:
+        before = process_state(tb, pid)
+        r = tb.scudo(["sh", "-c", "renice -n 7 -u $(id -u); echo user=$?; renice -n 7 -g %s;"
+                      " echo group=$?; ionice -c 3 -u $(id -u); echo iouser=$?; ionice -c 3 -P %s; echo iogroup=$?;"
+                      " renice -n 3 -p $$ >/dev/null; echo self=$?; ionice -c 3 -p $$; echo ioself=$?;"
+                      " nice -n 5 sh -c 'ps -o ni= -p $$'" % (pid, pid)], cwd=work)
+        for k in ("user", "group", "iouser", "iogroup"):
+            assert "%s=1" % k in r.out, (k, r)
+        assert "self=0" in r.out and "ioself=0" in r.out and "\n  8\n" in r.out, r
+        assert process_state(tb, pid) == before, r
     finally:
         tb.root("kill %s" % pid)
 
