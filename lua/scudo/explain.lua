@@ -76,8 +76,24 @@ local STATUS = {
     error = "ERROR",
 }
 
+-- For the text: the words parse_boolean() (src/unit/properties.c) takes for "no".
+local NO = { ["0"] = true, no = true, n = true, ["false"] = true, f = true, off = true }
+
+-- Whether the command gets a PID namespace of its own: unless the last PrivatePIDs says no.
+-- The runner decides (unit_private_pids(), src/unit/unit-build.c); this says what it will do.
+local function private_pids(plan)
+    local v
+    for _, p in ipairs(plan.properties) do
+        if p.name == "PrivatePIDs" then
+            v = p
+        end
+    end
+    return not (v and NO[v.value:lower()]), v and v.origin or nil
+end
+
 local function data(request, ex, validation_error)
     local plan = ex.plan
+    local own_pids, pids_origin = private_pids(plan)
     local d = {
         command = array({ table.unpack(request.argv) }),
         executable = request.exec_path,
@@ -92,6 +108,7 @@ local function data(request, ex, validation_error)
         dbus = { session = plan.dbus, talk = array(plan.dbus_talk), own = array(plan.dbus_own),
             see = array(plan.dbus_see) },
         environment = { removed = array(ex.env_removed), unset = array(plan.unset_environment) },
+        processes = { private = own_pids, origin = pids_origin },
         delegable = plan.delegable,
         not_delegable_because = ex.not_delegable_by,
         delegate = array(plan.delegate),
@@ -224,6 +241,13 @@ local function text(d)
     add("          the sockets of docker, containerd, podman, libvirt, lxd, incus inaccessible unless named")
     add("  default: KeyringMode=private; TimeoutStopSec=5s; the service manager's own environment unset")
     add("")
+    if d.processes.private then
+        add("processes: a PID namespace and /proc of the sandbox's own (the user's other processes are")
+        add("           not visible; KillMode=mixed, scudo-confine's init passes signals on)")
+    else
+        add("processes: the session's, every process of the user visible (PrivatePIDs = no   <- %s)",
+            d.processes.origin)
+    end
     if not d.network.filtered then
         add("network: not filtered")
     else

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* scudo-confine: the first program run inside every sandbox, before the command.
  *
- *   scudo-confine [--check=WHAT...] [--controlling-tty] [--private-ptys] EXECUTABLE ARGV0 [ARG...]
+ *   scudo-confine [--check=WHAT...] [--controlling-tty] [--private-ptys] [--private-pids]
+ *                 EXECUTABLE ARGV0 [ARG...]
  *
  * systemd has set up the namespaces, mounts and filters of the unit. First, each --check says
  * what one of those mounts must show (unit-build.c, add_check): systemd follows symlinks when
@@ -14,20 +15,25 @@
  *   x:PATH         a denied path: nothing, or an inaccessible node (mode 0), not a symlink
  * A path the command cannot reach at all (EACCES) passes. Any other difference: exit 125,
  * nothing run. With --controlling-tty, standard input (scudo's pty for the command) becomes the
- * controlling terminal. With --private-ptys (the unit has PrivateDevices=, unit-build.c), the
- * command gets terminals of its own (private_ptys, below). Then, what systemd cannot do in version
- * 252 is keep the command away from the rest of the user's session through the two channels
- * that mounts do not cover:
+ * controlling terminal. Then what systemd 252 cannot do for a user manager's unit, in a user
+ * namespace of the command's own (which maps only the user's uid and gid and gives the
+ * capabilities to make the mounts below; the command has none of them):
+ *   --private-ptys (the unit has PrivateDevices=, unit-build.c): terminals of its own
+ *     (private_ptys, below);
+ *   --private-pids (unless a profile says PrivatePIDs=no): a PID namespace with a /proc of its
+ *     own, the command run as pid 2 under an init (pid-init.c): the user's other processes are
+ *     neither visible nor reachable by pid.
+ * Then what neither mounts nor namespaces cover:
  *   - abstract unix sockets (an X server's @/tmp/.X11-unix/X0, some D-Bus daemons): they live
  *     in the network namespace, which the sandbox shares with the session;
- *   - signals: there is no PID namespace, so the command could kill or stop any process of
+ *   - signals, when the PID namespace is off: the command could kill or stop any process of
  *     the user.
  * A Landlock domain scoped for both (kernel ≥ 6.12, Landlock ABI 6) closes them: from inside,
  * connecting to an abstract socket created outside fails with EPERM, and so does kill() of a
  * process outside. A seccomp filter (seccomp.c) then refuses what reaches the user's other
- * processes with nothing more than the same uid: prlimit64() on other processes, which kills
- * them as well as a signal would, and setpriority() and ioprio_set() by user or process group.
- * Nothing else is restricted, then the command is executed in place.
+ * processes by uid, whatever the namespace (setpriority() and ioprio_set() by user), and
+ * prlimit64() on other processes. Nothing else is restricted, then the command is executed in
+ * place.
  *
  * Kept tiny and free of scudo's libraries: it runs on every start, and it must work when only
  * this one file is bound into the sandbox. Exit 127 when the command cannot be executed, 125
@@ -51,6 +57,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "pid-init.h"
 #include "seccomp.h"
 
 #ifndef __NR_landlock_create_ruleset
@@ -118,15 +125,15 @@ static int write_proc_self(const char *name, const char *text) {
 }
 
 /* A user namespace of the command's own, mapping only the user's uid and gid, with a mount
- * namespace of its own. */
-static int enter_user_namespace(const char **ret_step) {
+ * namespace of its own, and `more` (CLONE_NEWPID: for the processes forked from here on). */
+static int enter_user_namespace(int more, const char **ret_step) {
         char map[64];
         uid_t uid = geteuid();
         gid_t gid = getegid();
         int r;
 
         *ret_step = "a user namespace";
-        if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNS | more) < 0)
                 return -errno;
         *ret_step = "its id maps";
         r = write_proc_self("setgroups", "deny");
@@ -338,12 +345,14 @@ int main(int argc, char **argv) {
                         return 125;
                 }
         }
-        bool ctty = false, ptys = false;
+        bool ctty = false, ptys = false, pids = false;
         for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
                 if (strcmp(argv[i], "--controlling-tty") == 0)
                         ctty = true;
                 else if (strcmp(argv[i], "--private-ptys") == 0)
                         ptys = true;
+                else if (strcmp(argv[i], "--private-pids") == 0)
+                        pids = true;
                 else
                         break;
         }
@@ -351,7 +360,7 @@ int main(int argc, char **argv) {
         argv += i - 1;
         if (argc < 3 || strncmp(argv[1], "--", 2) == 0) {
                 fprintf(stderr, "usage: scudo-confine [--check=WHAT...] [--controlling-tty] [--private-ptys] "
-                        "EXECUTABLE ARGV0 [ARG...]\n");
+                        "[--private-pids] EXECUTABLE ARGV0 [ARG...]\n");
                 return 125;
         }
         /* Standard input is scudo's pty for the command: its controlling terminal, as
@@ -361,18 +370,24 @@ int main(int argc, char **argv) {
                         strerror(errno));
                 return 125;
         }
-        if (ptys) {
-                const char *step;
-                int p = enter_user_namespace(&step);
-                if (p >= 0)
+        if (ptys || pids) {
+                const char *step, *what = ptys ? "terminals" : "a PID namespace";
+                int p = enter_user_namespace(pids ? CLONE_NEWPID : 0, &step);
+                if (p >= 0 && ptys)
                         p = private_ptys(&step);
+                if (p >= 0 && pids) {
+                        what = "a PID namespace";
+                        /* From here on, in the command's process (the others end in there). */
+                        p = pid_namespace_run(&step);
+                }
                 if (p >= 0)
                         p = drop_capabilities(&step);
                 if (p < 0) {
-                        fprintf(stderr, "scudo: cannot give the command terminals of its own (%s: %s); the command "
-                                "was not run. Where unprivileged user namespaces are restricted, "
-                                "--property PrivateDevices=false runs it with the session's /dev, every "
-                                "terminal of the user included\n", step, strerror(-p));
+                        fprintf(stderr, "scudo: cannot give the command %s of its own (%s: %s); the command "
+                                "was not run. Where unprivileged user namespaces are restricted, --property "
+                                "PrivateDevices=false --property PrivatePIDs=false runs it with the session's "
+                                "/dev and processes, every terminal of the user included\n", what, step,
+                                strerror(-p));
                         return 125;
                 }
         }

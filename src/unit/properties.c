@@ -181,6 +181,12 @@ static int conv_forced_yes(sd_bus_message *m, const char *name, const char *valu
         return m ? append_sv(m, name, "b", 1) : 0;
 }
 
+/* A boolean of scudo's own, not systemd's (252 has none by that name): checked here, read off
+ * the plan by the runner (unit_private_pids, unit-build.c), never sent to systemd. */
+static int conv_scudo_bool(sd_bus_message *m, const char *name, const char *value) {
+        return parse_boolean(value) < 0 ? -EINVAL : 0;
+}
+
 static int conv_size(sd_bus_message *m, const char *name, const char *value) {
         uint64_t v;
         uint32_t scale;
@@ -552,6 +558,7 @@ static const UnitProperty properties[] = {
         { "CapabilityBoundingSet",   conv_caps,             "capability names (the set is always empty)" },
         { "PrivateTmp",              conv_bool,             "a boolean" },
         { "PrivateDevices",          conv_bool,             "a boolean" },
+        { "PrivatePIDs",             conv_scudo_bool,       "a boolean: a PID namespace and /proc of its own (scudo's; default yes)" },
         { "PrivateNetwork",          conv_bool,             "a boolean" },
         { "PrivateIPC",              conv_bool,             "a boolean" },
         { "PrivateMounts",           conv_bool,             "a boolean" },

@@ -53,6 +53,10 @@ typedef struct RunContext {
         char *start_error;
 
         unsigned n_signals;
+        /* Who gets a signal passed on: "main" with a PID namespace, whose init passes it to
+         * every process in there (sent to all of them too, each would get it twice); "all"
+         * without one. */
+        const char *kill_whom;
         PtyRelay *pty;
         int watcher_fd;
         BusProxy bus_proxy;     /* unit[0] == 0: none */
@@ -230,7 +234,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                  * insists, stop the unit (SIGTERM, then SIGKILL after TimeoutStopSec=). A third:
                  * SIGKILL now. */
                 if (++c->n_signals == 1)
-                        call_async(c, "KillUnit", "ssi", c->unit_name, "all", sig);
+                        call_async(c, "KillUnit", "ssi", c->unit_name, c->kill_whom, sig);
                 else if (c->n_signals == 2)
                         call_async(c, "StopUnit", "ss", c->unit_name, "replace");
                 else    /* a command that ignores SIGTERM does not get to wait out the stop timeout */
@@ -563,7 +567,10 @@ static int start_bus_proxy(RunContext *c, const Plan *plan, const RunOptions *op
 }
 
 int run_plan(const Plan *plan, const RunOptions *opts) {
-        _cleanup_(run_context_done) RunContext c = { .watcher_fd = -EBADF };
+        _cleanup_(run_context_done) RunContext c = {
+                .watcher_fd = -EBADF,
+                .kill_whom = unit_private_pids(plan) ? "main" : "all",
+        };
         UnitStdio stdio;
         sigset_t mask;
         int r;

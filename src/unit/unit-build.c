@@ -42,6 +42,11 @@ static bool plan_private_devices(const Plan *plan) {
         return v && parse_boolean(v) == 1;
 }
 
+bool unit_private_pids(const Plan *plan) {
+        const char *v = plan_property(plan, "PrivatePIDs");
+        return !v || parse_boolean(v) != 0;
+}
+
 /* ExecStartEx with the "no-env-expand" flag: systemd would otherwise expand $VAR and $$ in
  * the arguments, and they must reach the command byte for byte. */
 static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *ctx, char **checks,
@@ -50,13 +55,15 @@ static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *c
         _cleanup_free_ char **argv = NULL;
         size_t n = 0;
 
-        /* scudo-confine [--check=WHAT...] [--controlling-tty] [--private-ptys] EXECUTABLE
-         * ARGV...: it checks the mounts are what was checked here, adds what systemd cannot,
-         * then execs. The pty given as standard input becomes the command's controlling
+        /* scudo-confine [--check=WHAT...] [--controlling-tty] [--private-ptys] [--private-pids]
+         * EXECUTABLE ARGV...: it checks the mounts are what was checked here, adds what systemd
+         * cannot, then execs. The pty given as standard input becomes the command's controlling
          * terminal (systemd would do it with StandardInput=tty, which it cannot mix with fds).
          * With PrivateDevices=, systemd still binds the session's /dev/pts, every terminal of
-         * the user: scudo-confine puts a devpts of the command's own over it. */
-        argv = calloc(strv_length(checks) + strv_length(plan->argv) + 5, sizeof(char *));
+         * the user: scudo-confine puts a devpts of the command's own over it. Unless a profile
+         * turns it off, the command gets a PID namespace and a /proc of its own, which systemd
+         * 252 has no property for. */
+        argv = calloc(strv_length(checks) + strv_length(plan->argv) + 6, sizeof(char *));
         if (!argv)
                 return -ENOMEM;
         argv[n++] = (char *) "scudo-confine";
@@ -66,6 +73,8 @@ static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *c
                 argv[n++] = (char *) "--controlling-tty";
         if (plan_private_devices(plan))
                 argv[n++] = (char *) "--private-ptys";
+        if (unit_private_pids(plan))
+                argv[n++] = (char *) "--private-pids";
         argv[n++] = plan->exec_path;
         STRV_FOREACH(a, plan->argv)
                 argv[n++] = *a;
@@ -547,6 +556,12 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
                 r = append_string(m, "CollectMode", "inactive-or-failed");
         if (r >= 0 && ctx->slice)
                 r = append_string(m, "Slice", ctx->slice);
+        /* With a PID namespace, the stop's SIGTERM and SIGHUP go to the main process alone,
+         * whose init passes them on to every process of the namespace (confine/pid-init.c):
+         * sent to all of them as well, each would get them twice. The SIGKILL that ends a
+         * stop still goes to all. */
+        if (r >= 0 && unit_private_pids(plan))
+                r = append_string(m, "KillMode", "mixed");
         if (r < 0)
                 return r;
 

@@ -29,6 +29,10 @@ typedef struct UnitContext {
         char **manager_environment;     /* the service manager's own environment block */
 } UnitContext;
 
+/* Whether the command gets a PID namespace of its own (scudo-confine --private-pids): yes
+ * unless the plan's last PrivatePIDs says no. */
+bool unit_private_pids(const Plan *plan);
+
 int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContext *ctx,
                            const UnitStdio *stdio);
 

@@ -34,6 +34,16 @@ def alive(tb, pid):
     return tb.root("kill -0 %s 2>/dev/null && echo yes || echo no" % pid).out.strip() == "yes"
 
 
+# The attacks on processes outside run twice: in the PID namespace every sandbox gets, where the
+# pid of a process outside names nothing, and with a profile that turns it off, where the
+# other layers (PrivateUsers=, the Landlock scope, the seccomp filter) must hold on their own.
+PIDS = pytest.mark.parametrize("pids", ["own", "shared"])
+
+
+def pid_args(pids):
+    return [] if pids == "own" else ["--property", "PrivatePIDs=no"]
+
+
 def start_outside(tb, work, cmd, name):
     """Starts CMD as dev outside any sandbox, in the background; returns its pid."""
     r = tb.dev("cd %s && { setsid %s </dev/null >/dev/null 2>&1 & echo $! > %s.pid; }; sleep 0.2; cat %s.pid"
@@ -120,7 +130,8 @@ def test_inherited_file_descriptors_not_passed(tb, work):
     assert tb.root("cat /home/dev/.fd-secret").out == "fd-secret\n"
 
 
-def test_outside_process_fds_memory_and_maps_unreachable(tb, work):
+@PIDS
+def test_outside_process_fds_memory_and_maps_unreachable(tb, work, pids):
     tb.dev("echo mem-secret-%s > ~/.mem-secret" % work[-8:])
     put(tb, work + "/holder.py", "import time\nf = open('/home/dev/.mem-secret')\ns = f.read() * 1000\n"
         "time.sleep(60)\n")
@@ -150,11 +161,12 @@ pidfd = libc.syscall(434, pid, 0)                 # pidfd_open
 print("pidfd_getfd", libc.syscall(438, pidfd, 3, 0) if pidfd >= 0 else "no-pidfd", ctypes.get_errno())
 ''')
     try:
-        r = tb.scudo(["python3", "reader.py", pid], cwd=work)
+        r = tb.scudo(pid_args(pids) + ["python3", "reader.py", pid], cwd=work)
         assert "mem-secret-" + work[-8:] not in r.out, r
         assert "READ fd/3" not in r.out and "READ mem" not in r.out and "READ environ" not in r.out, r
         assert "process_vm_readv -1" in r.out and "ptrace_attach -1" in r.out and "ptrace_seize -1" in r.out, r
-        assert "pidfd_getfd -1" in r.out, r
+        # (in a PID namespace of its own, there is no pid to open)
+        assert "pidfd_getfd -1" in r.out or "pidfd_getfd no-pidfd 3" in r.out, r
         # outside: the process is still there and nobody traces it
         assert alive(tb, pid)
         assert "TracerPid:\t0" in tb.root("grep TracerPid /proc/%s/status" % pid).out
@@ -193,17 +205,19 @@ else:
 # ---------------------------------------------------------------------------------------------
 # Acting on processes outside
 
-def test_prlimit_cannot_kill_or_starve_processes_outside(tb, work):
+@PIDS
+def test_prlimit_cannot_kill_or_starve_processes_outside(tb, work, pids):
     # Same uid and gid are enough for prlimit(2) on another process, and no Landlock scope
     # covers it: RLIMIT_CPU=1 makes the kernel SIGKILL a process that has run a second.
     pid = start_outside(tb, work, "sh -c 'while :; do :; done'", "busy")
     try:
         time.sleep(1.5)
-        r = tb.scudo(["sh", "-c", "prlimit --pid %s --cpu=1:1; echo cpu=$?; prlimit --pid %s --fsize=0:0;"
+        r = tb.scudo(pid_args(pids) + ["sh", "-c", "prlimit --pid %s --cpu=1:1; echo cpu=$?; prlimit --pid %s --fsize=0:0;"
                       " echo fsize=$?; prlimit --pid %s --nofile=0:0; echo nofile=$?; prlimit --pid %s --cpu;"
                       " echo read=$?; prlimit --nofile=64:64 sh -c 'ulimit -n'" % (pid, pid, pid, pid)], cwd=work)
         assert "cpu=1" in r.out and "fsize=1" in r.out and "nofile=1" in r.out, r
-        assert "read=0" in r.out, r          # reading another process's limits is harmless
+        # reading another process's limits is harmless; in a PID namespace, there is none
+        assert ("read=0" if pids == "shared" else "read=1") in r.out, r
         assert "\n64\n" in r.out, r           # and a command still sets its own
         time.sleep(1.5)
         assert alive(tb, pid), "the process outside was killed through its RLIMIT_CPU"
@@ -245,7 +259,8 @@ int main(int argc, char **argv) {
 '''
 
 
-def test_prlimit_and_priority_through_the_32_bit_abi_refused(tb, work):
+@PIDS
+def test_prlimit_and_priority_through_the_32_bit_abi_refused(tb, work, pids):
     if os.uname().machine != "x86_64" or tb.dev("command -v gcc").rc != 0:
         pytest.skip("needs x86-64 and gcc")
     put(tb, work + "/compat.c", COMPAT_PRLIMIT)
@@ -256,7 +271,7 @@ def test_prlimit_and_priority_through_the_32_bit_abi_refused(tb, work):
     pid = start_outside(tb, work, "sh -c 'while :; do :; done'", "busy32")
     try:
         time.sleep(1.5)
-        r = tb.scudo(["./compat", pid], cwd=work)
+        r = tb.scudo(pid_args(pids) + ["./compat", pid], cwd=work)
         assert "compat=-1\n" in r.out, r        # -EPERM
         assert "setpriority-user=-1\n" in r.out and "ioprio-user=-1\n" in r.out, r
         time.sleep(1.5)
@@ -267,7 +282,8 @@ def test_prlimit_and_priority_through_the_32_bit_abi_refused(tb, work):
         tb.root("kill %s" % pid)
 
 
-def test_sigio_to_a_process_outside_refused(tb, work):
+@PIDS
+def test_sigio_to_a_process_outside_refused(tb, work, pids):
     # F_SETOWN + O_ASYNC makes the kernel send SIGIO (default action: terminate) to any pid.
     pid = start_outside(tb, work, "sleep 60", "sigio")
     put(tb, work + "/sigio.py", r'''
@@ -282,7 +298,7 @@ except OSError as e:
     print("refused", e.errno)
 ''')
     try:
-        r = tb.scudo(["python3", "sigio.py", pid], cwd=work)
+        r = tb.scudo(pid_args(pids) + ["python3", "sigio.py", pid], cwd=work)
         assert r.rc == 0, r
         time.sleep(0.5)
         assert alive(tb, pid), r
@@ -290,10 +306,11 @@ except OSError as e:
         tb.root("kill %s" % pid)
 
 
-def test_signals_through_pidfd_and_process_group_refused(tb, work):
+@PIDS
+def test_signals_through_pidfd_and_process_group_refused(tb, work, pids):
     pid = start_outside(tb, work, "sleep 60", "pg")
     try:
-        r = tb.scudo(["python3", "-c", "import os, signal, sys\npid = int(sys.argv[1])\n"
+        r = tb.scudo(pid_args(pids) + ["python3", "-c", "import os, signal, sys\npid = int(sys.argv[1])\n"
                       "for f in (lambda: os.kill(pid, 9), lambda: os.killpg(pid, 9), lambda: os.kill(-1, 9),\n"
                       "          lambda: signal.pidfd_send_signal(os.pidfd_open(pid), 9)):\n"
                       "    try: f(); print('sent')\n"
@@ -304,6 +321,23 @@ def test_signals_through_pidfd_and_process_group_refused(tb, work):
         tb.root("kill %s" % pid)
 
 
+HOSTILE = r'''
+# every process in view, and the one named outside: the OOM killer's victim, lowest CPU and I/O
+# priority, one CPU; and every command line
+for p in /proc/[0-9]* /proc/$1; do
+  n=${p#/proc/}
+  echo 1000 > $p/oom_score_adj 2>/dev/null
+  renice -n 7 -p $n >/dev/null 2>&1
+  ionice -c 3 -p $n 2>/dev/null
+  taskset -p 1 $n >/dev/null 2>&1
+  tr '\0' ' ' < $p/cmdline 2>/dev/null; echo
+done
+renice -n 7 -u $(id -u) >/dev/null 2>&1; echo renice-user=$?
+ionice -c 3 -u $(id -u) 2>/dev/null; echo ionice-user=$?
+echo done
+'''
+
+
 def process_state(tb, pid):
     """What a run could change of a process outside, read as root."""
     return {"oom": tb.root("cat /proc/%s/oom_score_adj" % pid).out.strip(),
@@ -312,14 +346,36 @@ def process_state(tb, pid):
             "cpus": tb.root("taskset -p %s" % pid).out.split(":")[-1].strip()}
 
 
-def test_priorities_by_user_or_group_refused(tb, work):
+def test_other_processes_neither_seen_nor_touched(tb, work):
+    # Without a PID namespace, the same uid is all it takes to make any process of the user the
+    # OOM killer's victim, starve it of CPU and I/O, pin it to one CPU, and read its command
+    # line (passwords on command lines: mysql -p...). With one, none of them has a pid inside.
+    tag = work[-8:]
+    put(tb, work + "/daemon.py", "import time\ntime.sleep(1000)\n")
+    put(tb, work + "/hostile.sh", HOSTILE)
+    pid = start_outside(tb, work, "python3 %s/daemon.py --password=hunter2-%s" % (work, tag), "daemon")
+    try:
+        before = process_state(tb, pid)
+        assert "hunter2-" + tag in tb.root("tr '\\0' ' ' < /proc/%s/cmdline" % pid).out
+        r = tb.scudo(["sh", "hostile.sh", pid], cwd=work)
+        assert "done" in r.out, r
+        assert "hunter2-" + tag not in r.out, r
+        assert "renice-user=1" in r.out and "ionice-user=1" in r.out, r
+        assert process_state(tb, pid) == before, r
+        assert alive(tb, pid)
+    finally:
+        tb.root("kill %s" % pid)
+
+
+@PIDS
+def test_priorities_by_user_or_group_refused(tb, work, pids):
     # setpriority() and ioprio_set() by user reach every process of the uid, whatever the PID
-    # namespace; by process group, every process of a group outside. A command still sets its
-    # own.
+    # namespace; by process group, every process of a group outside when there is none. A
+    # command still sets its own.
     pid = start_outside(tb, work, "sleep 60", "prio")        # setsid: its own process group
     try:
         before = process_state(tb, pid)
-        r = tb.scudo(["sh", "-c", "renice -n 7 -u $(id -u); echo user=$?; renice -n 7 -g %s;"
+        r = tb.scudo(pid_args(pids) + ["sh", "-c", "renice -n 7 -u $(id -u); echo user=$?; renice -n 7 -g %s;"
                       " echo group=$?; ionice -c 3 -u $(id -u); echo iouser=$?; ionice -c 3 -P %s; echo iogroup=$?;"
                       " renice -n 3 -p $$ >/dev/null; echo self=$?; ionice -c 3 -p $$; echo ioself=$?;"
                       " nice -n 5 sh -c 'ps -o ni= -p $$'" % (pid, pid)], cwd=work)
@@ -966,7 +1022,8 @@ def test_confine_refuses_mounts_other_than_checked(tb, work):
         r = tb.dev("systemctl --user show -p ExecStart --value %s" % units[0])
         assert "--check==:%s:%s " % (ident_work, work) in r.out and "--check=t:" in r.out, r
     finally:
-        tb.root("kill $(cat %s/pid)" % work)
+        # (the pid it wrote is its own namespace's: the unit goes from outside)
+        tb.dev("systemctl --user stop 'scudo-*.service'")
         assert wait_for(lambda: tb.user_units("scudo-*") == [], timeout=5)
 
 

@@ -8,10 +8,23 @@ import os
 import shlex
 import time
 
+import pytest
+
 from conftest import SCUDO, wait_for
 
 PTYRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ptyrun.py")
 Q = shlex.quote(SCUDO)
+# Tests that name a process outside run in the PID namespace every sandbox gets and with a
+# profile that turns it off, where the other layers must hold on their own.
+PIDS = pytest.mark.parametrize("pids", ["", "--property PrivatePIDs=no"], ids=["own", "shared"])
+
+
+def unit_pids(tb):
+    """The pids (outside) of every process of the one scudo unit running, read from its cgroup."""
+    units = [u for u in tb.user_units("scudo-*") if u.endswith(".service")]
+    assert len(units) == 1, units
+    cg = tb.dev("systemctl --user show -p ControlGroup --value %s" % units[0]).out.strip()
+    return tb.root("cat /sys/fs/cgroup%s/cgroup.procs" % cg).out.split()
 
 
 def test_secret_in_home_unreadable_and_unchanged(tb, work):
@@ -221,12 +234,15 @@ def test_scudo_sigkill_stops_unit(tb, work):
                "for i in $(seq 50); do test -s %s/pid && break; sleep 0.1; done; "
                "systemctl --user list-units --no-legend 'scudo-*' | wc -l" % (work, shlex.quote(SCUDO), work))
     assert r.out.strip().split()[-1] != "0", r
+    # (the pid the command wrote is its PID namespace's: its processes are found from outside)
+    pids = unit_pids(tb)
+    assert tb.root("ps -o comm= -p %s" % ",".join(pids)).out.split().count("sleep") == 1, pids
     tb.dev("pkill -KILL -x scudo")
     t0 = time.time()
     gone = wait_for(lambda: tb.user_units() == [], timeout=2.0)
     assert gone, "unit still there after %.1fs: %s" % (time.time() - t0, tb.user_units())
-    pid = tb.root("cat %s/pid" % work).out.strip()
-    assert tb.root("kill -0 %s 2>/dev/null && echo alive || echo dead" % pid).out.strip() == "dead"
+    for pid in pids:
+        assert tb.root("kill -0 %s 2>/dev/null && echo alive || echo dead" % pid).out.strip() == "dead", pid
 
 
 def test_no_units_or_cgroups_left_after_200_runs(tb, work):
@@ -404,9 +420,10 @@ def test_abstract_socket_outside_unreachable(tb, work):
     assert "no-connection" in r.out and "CONNECTED" not in r.out, r
 
 
-def test_cannot_signal_processes_outside(tb, work):
-    r = tb.dev("cd %s && { sleep 60 >/dev/null 2>&1 & } ; P=$!; %s sh -c \"kill -TERM $P; echo kill=\\$?\"; sleep 0.3;"
-               " kill -0 $P && echo still-alive; kill $P" % (work, shlex.quote(SCUDO)))
+@PIDS
+def test_cannot_signal_processes_outside(tb, work, pids):
+    r = tb.dev("cd %s && { sleep 60 >/dev/null 2>&1 & } ; P=$!; %s %s sh -c \"kill -TERM $P; echo kill=\\$?\"; sleep 0.3;"
+               " kill -0 $P && echo still-alive; kill $P" % (work, shlex.quote(SCUDO), pids))
     assert "kill=1" in r.out, r
     assert "still-alive" in r.out, r
 
@@ -423,10 +440,11 @@ def test_closed_stdin_and_non_utf8_argument(tb, work):
     assert r.rc == 125 and "not valid UTF-8" in r.err, r
 
 
-def test_outside_processes_files_unreachable_through_proc(tb, work):
+@PIDS
+def test_outside_processes_files_unreachable_through_proc(tb, work, pids):
     tb.dev("echo proc-secret > ~/.proc-secret")
-    r = tb.dev("cd %s && { sleep 30 >/dev/null 2>&1 & } ; P=$!; %s sh -c \"cat /proc/$P/root/home/dev/.proc-secret;"
-               " ls /proc/$P/cwd/; cat /proc/$P/environ; echo end\"; kill $P" % (work, shlex.quote(SCUDO)))
+    r = tb.dev("cd %s && { sleep 30 >/dev/null 2>&1 & } ; P=$!; %s %s sh -c \"cat /proc/$P/root/home/dev/.proc-secret;"
+               " ls /proc/$P/cwd/; cat /proc/$P/environ; echo end\"; kill $P" % (work, shlex.quote(SCUDO), pids))
     assert "proc-secret" not in r.out, r
     assert "HOME=" not in r.out, r
     assert "end" in r.out, r
@@ -486,6 +504,77 @@ def test_second_signal_stops_the_unit(tb, work):
 def put(tb, path, text):
     r = tb.dev("cat > %s <<'SCUDO_EOF'\n%s\nSCUDO_EOF" % (shlex.quote(path), text))
     assert r.rc == 0, r
+
+
+# ---------------------------------------------------------------------------------------------
+# The PID namespace
+
+def test_own_pid_namespace_and_proc(tb, work):
+    # The command is pid 2, under scudo-confine's init (pid 1, not readable), in a /proc that
+    # shows the sandbox's processes only; a profile may turn it off.
+    r = tb.dev("cd %s && { setsid sleep 61 </dev/null >/dev/null 2>&1 & echo $!; }" % work)
+    outside = r.out.strip()
+    probe = ("echo pid=$$; echo procs=$(ls -d /proc/[0-9]* | wc -l); cat /proc/1/comm;"
+             " cat /proc/1/environ >/dev/null 2>&1 || echo environ-refused; pgrep -x sleep || echo no-sleep")
+    try:
+        r = tb.scudo(["sh", "-c", probe], cwd=work)
+        assert r.rc == 0 and "pid=2\n" in r.out and "scudo-confine\n" in r.out, r
+        assert "environ-refused" in r.out and "no-sleep" in r.out, r
+        assert int(r.out.split("procs=")[1].split()[0]) <= 5, r
+        r = tb.scudo(["--property", "PrivatePIDs=no", "sh", "-c", probe], cwd=work)
+        assert r.rc == 0 and "pid=2\n" not in r.out and outside in r.out.split(), r
+    finally:
+        tb.root("kill %s" % outside)
+    # and explain says which
+    r = tb.scudo(["explain", "true"], cwd=work)
+    assert "processes: a PID namespace and /proc of the sandbox's own" in r.out, r
+    r = tb.scudo(["explain", "--property", "PrivatePIDs=no", "true"], cwd=work)
+    assert "processes: the session's" in r.out and "<- --property" in r.out, r
+    assert "PrivatePIDs" in tb.scudo(["explain", "--list-properties"], cwd=work).out
+
+
+SIGNAL_COUNTER = r'''
+import signal, sys, time
+counts = {}
+def count(sig, frame):
+    counts[sig] = counts.get(sig, 0) + 1
+    with open("counts", "w") as f:
+        f.write(" ".join("%s=%d" % (signal.Signals(s).name, n) for s, n in sorted(counts.items())) + "\n")
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1):
+    signal.signal(s, count)
+open("ready", "w").close()
+end = time.time() + 20
+while time.time() < end and signal.SIGTERM not in counts:
+    time.sleep(0.05)
+time.sleep(0.5)         # time for a second copy of any of them to come in
+sys.exit(10 * counts.get(signal.SIGINT, 0) + counts.get(signal.SIGTERM, 0))
+'''
+
+
+def test_signals_reach_the_command_once(tb, work):
+    # Ctrl-C (SIGINT to scudo), a signal to the unit's main process, then the stop of a second
+    # Ctrl-C (SIGTERM and SIGHUP): each reaches the command, once, through the PID namespace's
+    # init, and the command's own exit status comes back.
+    put(tb, work + "/counter.py", SIGNAL_COUNTER)
+    r = tb.dev("cd %s && { %s python3 counter.py </dev/null & P=$!; } ; "
+               "for i in $(seq 50); do test -e ready && break; sleep 0.1; done; "
+               "kill -INT $P; sleep 0.5; systemctl --user kill --kill-whom=main -s USR1 'scudo-*.service'; sleep 0.5; "
+               "kill -INT $P; wait $P; echo rc=$?; cat counts" % (work, Q), timeout=60)
+    assert "rc=11" in r.out, r
+    assert "SIGHUP=1 SIGINT=1 SIGUSR1=1 SIGTERM=1" in r.out, r
+    assert wait_for(lambda: tb.user_units() == [], timeout=3), tb.user_units()
+
+
+def test_init_reaps_orphans_and_ends_what_is_left(tb, work):
+    # An orphan is reaped (no zombie); what the command leaves running when it ends gets the
+    # SIGTERM systemd would send it, and nothing stays.
+    r = tb.dev("cd %s && S=$(date +%%s%%N); %s sh -c 'sh -c \"sleep 0.1 & exit 0\"; sleep 0.5;"
+               " echo zombies=$(ps -eo stat= | grep -c ^Z); setsid sleep 301 & exit 7'; echo rc=$?"
+               " took=$(( ($(date +%%s%%N) - S) / 1000000 ))" % (work, Q), timeout=60)
+    assert "zombies=0" in r.out and "rc=7" in r.out, r
+    assert int(r.out.split("took=")[1].split()[0]) < 4000, r
+    assert tb.root("pgrep -u dev -f 'sleep 301' || echo none").out.strip() == "none"
+    assert wait_for(lambda: tb.user_units() == [], timeout=3), tb.user_units()
 
 
 # ---------------------------------------------------------------------------------------------
