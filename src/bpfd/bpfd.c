@@ -185,6 +185,44 @@ static int on_bpf_dns(const struct net_dns_event *e, void *userdata) {
         return 0;
 }
 
+static int on_file_event(const struct file_event *e, void *userdata) {
+        Manager *m = userdata;
+        Sandbox *s = sandbox_find(m, e->sid);
+
+        if (s && s->files)
+                sandbox_report_file(s, e);
+        return 0;
+}
+
+static int on_file_events(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+
+        (void) file_reporter_consume(m->files);
+        return 0;
+}
+
+/* File reports are no restriction: a helper that cannot give them still filters networks,
+ * and tells each client that asks for them why it cannot. */
+static void setup_file_reporter(Manager *m) {
+        int k;
+
+        k = file_reporter_new(on_file_event, m, &m->files);
+        if (k == -EOPNOTSUPP) {
+                m->files_why = "file refusals are reported on x86-64 only";
+                return;
+        }
+        if (k >= 0)
+                k = sd_event_add_io(m->event, &m->files_io, file_reporter_fd(m->files), EPOLLIN,
+                                    on_file_events, m);
+        if (k < 0) {
+                log_warning_errno(k, "cannot load the file refusal reporter (CAP_BPF and CAP_PERFMON "
+                                  "needed, and a kernel with BTF): %m; file refusals are not reported");
+                m->files = file_reporter_free(m->files);
+                m->files_io = sd_event_source_disable_unref(m->files_io);
+                m->files_why = "the helper cannot load its file refusal reporter (see its journal)";
+        }
+}
+
 static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
 
@@ -245,11 +283,13 @@ static void manager_done(Manager *m) {
         }
         sd_event_source_disable_unref(m->listen_io);
         sd_event_source_disable_unref(m->events_io);
+        sd_event_source_disable_unref(m->files_io);
         sd_event_source_disable_unref(m->inotify_io);
         sd_event_source_disable_unref(m->sweep_timer);
         sd_event_source_disable_unref(m->idle_timer);
         safe_close(m->inotify_fd);
         safe_close(m->listen_fd);
+        file_reporter_free(m->files);
         filter_free(m->filter);
         sd_event_unref(m->event);
 }
@@ -320,6 +360,7 @@ static int run(int argc, char *argv[]) {
         }
         if (!filter_reports_comm(m->filter))
                 log_info("no CAP_PERFMON: command names are read from /proc instead");
+        setup_file_reporter(m);
 
         m->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
         if (m->inotify_fd < 0) {

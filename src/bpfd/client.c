@@ -68,8 +68,14 @@ int client_send_event(Client *c, const BpfdEvent *e) {
         return 0;
 }
 
+int client_send_file_event(Client *c, const BpfdFileEvent *e) {
+        if (send(c->fd, e, sizeof(*e), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+                return negative_errno();
+        return 0;
+}
+
 static int handle_message(Client *c, const uint8_t *buf, size_t size) {
-        const char *reason = "malformed message";
+        const char *reason = "malformed message", *notice = NULL;
         Sandbox *s = NULL;
         int type, k;
 
@@ -117,14 +123,14 @@ static int handle_message(Client *c, const uint8_t *buf, size_t size) {
                 if (c->received != c->open.n_rules)
                         return refuse(c, -EBADMSG, "fewer rules than announced");
 
-                k = sandbox_create(c->manager, c, &s, &reason);
+                k = sandbox_create(c->manager, c, &s, &reason, &notice);
                 if (k < 0)
                         return refuse(c, k, reason);
                 c->sandbox = s;
                 c->state = CLIENT_ACTIVE;
                 rule_set_done(&c->rules);
                 c->timeout = sd_event_source_disable_unref(c->timeout);
-                reply(c, 0, NULL, s->proxy ? dns_proxy_address(s->proxy) : 0);
+                reply(c, 0, notice, s->proxy ? dns_proxy_address(s->proxy) : 0);
                 return 0;
 
         case CLIENT_ACTIVE:

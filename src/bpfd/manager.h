@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
+#include "bpfd/file-report.h"
 #include "bpfd/filter.h"
 #include "bpfd/request.h"
 #include "bpfd/resolv-conf.h"
@@ -79,14 +80,21 @@ struct Sandbox {
         uint64_t window_start;          /* report rate limit: start of the window (µs) */
         unsigned window_count;
         unsigned lost;
+        bool network;                   /* the network programs are attached */
+        bool files;                     /* its file refusals are watched */
+        uint64_t file_window_start;     /* the same for file events, which scudo sifts */
+        unsigned file_window_count;
+        unsigned file_lost;
 };
 
 struct Manager {
         sd_event *event;
         Filter *filter;
+        FileReporter *files;            /* NULL where file refusals cannot be reported */
+        const char *files_why;          /* and why */
         int listen_fd;
         int inotify_fd;
-        sd_event_source *listen_io, *events_io, *inotify_io, *sweep_timer, *idle_timer;
+        sd_event_source *listen_io, *events_io, *files_io, *inotify_io, *sweep_timer, *idle_timer;
         Client *clients;
         unsigned n_clients;
         Sandbox *sandboxes;
@@ -103,9 +111,11 @@ struct Manager {
 int client_new(Manager *m, int fd);
 Client *client_free(Client *c);
 int client_send_event(Client *c, const BpfdEvent *e);
+int client_send_file_event(Client *c, const BpfdFileEvent *e);
 
 /* sandbox.c */
-int sandbox_create(Manager *m, Client *c, Sandbox **ret, const char **ret_reason);
+/* `ret_notice`: on success, what was asked for and cannot be given (file reports), or NULL. */
+int sandbox_create(Manager *m, Client *c, Sandbox **ret, const char **ret_reason, const char **ret_notice);
 Sandbox *sandbox_free(Sandbox *s);
 Sandbox *sandbox_find(Manager *m, uint64_t sid);
 /* -EPERM: refuse the name; 0: forward it. For an allowed name, `learn` then inserts the
@@ -113,6 +123,7 @@ Sandbox *sandbox_find(Manager *m, uint64_t sid);
 int sandbox_check_name(Sandbox *s, const char *name, bool name_ok);
 int sandbox_learn(Sandbox *s, const char *name, const uint8_t addr[16], uint32_t ttl);
 void sandbox_report(Sandbox *s, const BpfdEvent *e);
+void sandbox_report_file(Sandbox *s, const struct file_event *e);
 /* pid 0 and comm NULL (or empty) when the sender is not known (queries to the proxy). */
 void sandbox_report_dns(Sandbox *s, const char *name, uint16_t qtype, uint32_t pid, const char *comm);
 int manager_sweep(Manager *m);

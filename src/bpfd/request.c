@@ -48,10 +48,15 @@ int bpfd_parse_open(const void *buf, size_t size, BpfdOpenRequest *ret, const ch
                 return bad(ret_reason, "malformed OPEN");
         memcpy(&m, buf, sizeof(m));
 
-        if (m.dns != BPFD_DNS_FILTERED && m.dns != BPFD_DNS_OPEN)
-                return bad(ret_reason, "unknown DNS mode");
-        if (m.flags != 0)
+        if (m.flags & ~BPFD_OPEN_FLAGS_ALL)
                 return bad(ret_reason, "unknown flags");
+        if (m.flags & BPFD_OPEN_NO_NETWORK) {
+                if (m.dns != 0 || m.n_rules != 0)
+                        return bad(ret_reason, "network settings in a session without network rules");
+                if (!(m.flags & BPFD_OPEN_FILES))
+                        return bad(ret_reason, "a session that asks for nothing");
+        } else if (m.dns != BPFD_DNS_FILTERED && m.dns != BPFD_DNS_OPEN)
+                return bad(ret_reason, "unknown DNS mode");
         if (m.n_rules > BPFD_RULES_MAX)
                 return bad(ret_reason, "too many rules");
         if (m.path_len == 0 || m.path_len >= sizeof(m.path))
@@ -64,6 +69,7 @@ int bpfd_parse_open(const void *buf, size_t size, BpfdOpenRequest *ret, const ch
                         return bad(ret_reason, "path not NUL-padded");
 
         ret->dns = (BpfdDns) m.dns;
+        ret->flags = m.flags;
         ret->n_rules = m.n_rules;
         memcpy(ret->path, m.path, sizeof(ret->path));
         return 0;

@@ -17,7 +17,8 @@
 int bpfd_message_type(const void *buf, size_t size, const char **ret_reason);
 
 typedef struct BpfdOpenRequest {
-        BpfdDns dns;
+        BpfdDns dns;                    /* 0 with BPFD_OPEN_NO_NETWORK */
+        uint32_t flags;                 /* BPFD_OPEN_* */
         uint32_t n_rules;
         char path[BPFD_CGROUP_PATH_MAX];
 } BpfdOpenRequest;

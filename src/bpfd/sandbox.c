@@ -15,6 +15,9 @@
 
 /* At most this many reports per sandbox and second go to the client; the rest are counted. */
 #define REPORTS_PER_SECOND 50U
+/* File events are sifted by scudo (most are a path that exists nowhere, from a search along
+ * PATH or an include path), so many more go to it; the kernel has a cap of its own. */
+#define FILE_EVENTS_PER_SECOND 2000U
 #define MAX_TTL_SEC (24U * 3600U)
 
 void rule_set_done(RuleSet *s) {
@@ -99,8 +102,11 @@ Sandbox *sandbox_free(Sandbox *s) {
                 }
         if (s->client)
                 s->client->sandbox = NULL;
+        if (s->files)
+                file_reporter_unwatch(m->files, s->sid);
         /* The attachments go with the cgroup; what is ours to clean are the map entries. */
-        (void) filter_forget(m->filter, s->sid);
+        if (s->network)
+                (void) filter_forget(m->filter, s->sid);
         dns_proxy_free(s->proxy);
         free(s->names);
         free(s->path);
@@ -245,6 +251,47 @@ void sandbox_report_dns(Sandbox *s, const char *name, uint16_t qtype, uint32_t p
         sandbox_report(s, &e);
 }
 
+void sandbox_report_file(Sandbox *s, const struct file_event *fe) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        BpfdFileEvent e = {
+                .header = {
+                        .magic = BPFD_MAGIC,
+                        .version = BPFD_VERSION,
+                        .type = BPFD_MSG_FILE_EVENT,
+                        .size = sizeof(BpfdFileEvent),
+                },
+                .nr = fe->nr,
+                .flags = fe->flags,
+                .error = fe->err,
+                .pid = fe->pid,
+                .dirfd = fe->dirfd,
+        };
+
+        if (!s->client)
+                return;
+        if (now - s->file_window_start >= 1000000U) {
+                s->file_window_start = now;
+                s->file_window_count = 0;
+        }
+        s->file_lost += fe->dropped;
+        if (s->file_window_count >= FILE_EVENTS_PER_SECOND) {
+                s->file_lost++;
+                return;
+        }
+        e.dropped = s->file_lost;
+        memcpy(e.comm, fe->comm, sizeof(e.comm));
+        e.comm[sizeof(e.comm) - 1] = 0;
+        static_assert(sizeof(e.path) == sizeof(fe->path), "file event paths");
+        memcpy(e.path, fe->path, sizeof(e.path));
+        e.path[sizeof(e.path) - 1] = 0;
+        if (client_send_file_event(s->client, &e) < 0) {
+                s->file_lost++;
+                return;
+        }
+        s->file_lost = 0;
+        s->file_window_count++;
+}
+
 static unsigned count_for_uid(Manager *m, uid_t uid) {
         unsigned n = 0;
 
@@ -377,12 +424,86 @@ static void watch_parent(Manager *m, int cgroup_fd) {
         safe_close(fd);
 }
 
-int sandbox_create(Manager *m, Client *c, Sandbox **ret, const char **ret_reason) {
+/* The network part of a sandbox: its rules, its DNS proxy, the programs attached. */
+static int setup_network(Manager *m, Client *c, Sandbox *s, int cgfd, const char **ret_reason) {
+        struct net_layer layer = {};
+        uint64_t cgid = s->sid;
+        int k;
+
+        s->network = true;      /* from here on sandbox_free() forgets its map entries */
+        k = add_address_rules(m, cgid, &c->rules);
+        if (k < 0) {
+                *ret_reason = "cannot store the rules";
+                return k;
+        }
+        if (c->open.dns == BPFD_DNS_FILTERED) {
+                k = dns_proxy_new(s, &s->proxy);
+                if (k < 0) {
+                        *ret_reason = "cannot set up the DNS proxy";
+                        return k;
+                }
+                layer.proxy4 = dns_proxy_address(s->proxy);
+                layer.proxy6_port = dns_proxy_port6(s->proxy);
+                layer.flags |= NET_LAYER_DNS_FILTERED;
+                setup_dns_direct(m, s, &layer);
+        } else {
+                k = add_resolver_rules(m, cgid);
+                if (k < 0) {
+                        *ret_reason = "cannot store the resolver rules";
+                        return k;
+                }
+        }
+
+        for (size_t i = 0; i < s->n_names; i++) {
+                if (s->names[i].action == BPFD_ACTION_ALLOW)
+                        layer.flags |= NET_LAYER_LEARN_ALLOW;
+                else if (s->names[i].port != 0)
+                        layer.flags |= NET_LAYER_LEARN_DENY;
+        }
+
+        k = filter_attach(m->filter, cgfd, s->dns_direct);
+        if (k < 0) {
+                *ret_reason = "cannot attach the BPF programs";
+                return k;
+        }
+        layer.sid = cgid;
+        k = filter_layer_set(m->filter, cgid, &layer);
+        if (k < 0) {
+                filter_detach(m->filter, cgfd, s->dns_direct);
+                *ret_reason = "cannot configure the BPF programs";
+                return k;
+        }
+        log_info("restricting %s (uid %u, %zu address rules, %zu name rules, dns %s)", s->path,
+                 (unsigned) s->uid, c->rules.n_addresses, s->n_names,
+                 !s->proxy ? "open" : s->dns_direct ? "filtered, direct to loopback resolvers" : "filtered");
+        return 0;
+}
+
+/* File reports are no restriction: when they cannot be had, the session goes on without them
+ * and the client is told why. */
+static const char *setup_files(Manager *m, Sandbox *s) {
+        int k;
+
+        if (!m->files)
+                return m->files_why;
+        k = file_reporter_watch(m->files, s->sid);
+        if (k < 0) {
+                log_warning_errno(k, "cannot watch the file refusals of %s: %m", s->path);
+                return "the helper cannot watch this sandbox's file accesses (see its journal)";
+        }
+        s->files = true;
+        log_info("reporting the file refusals of %s", s->path);
+        return NULL;
+}
+
+int sandbox_create(Manager *m, Client *c, Sandbox **ret, const char **ret_reason, const char **ret_notice) {
         _cleanup_close_ int cgfd = -EBADF;
         struct net_layer layer = {};
         Sandbox *s = NULL;
         uint64_t cgid;
         int k;
+
+        *ret_notice = NULL;
 
         k = bpfd_check_cgroup_path(c->open.path, c->uid, ret_reason);
         if (k < 0)
@@ -421,54 +542,16 @@ int sandbox_create(Manager *m, Client *c, Sandbox **ret, const char **ret_reason
         m->sandboxes = s;
         m->n_sandboxes++;
 
-        k = add_address_rules(m, cgid, &c->rules);
-        if (k < 0) {
-                *ret_reason = "cannot store the rules";
-                goto fail;
-        }
-        if (c->open.dns == BPFD_DNS_FILTERED) {
-                k = dns_proxy_new(s, &s->proxy);
-                if (k < 0) {
-                        *ret_reason = "cannot set up the DNS proxy";
+        if (!(c->open.flags & BPFD_OPEN_NO_NETWORK)) {
+                k = setup_network(m, c, s, cgfd, ret_reason);
+                if (k < 0)
                         goto fail;
-                }
-                layer.proxy4 = dns_proxy_address(s->proxy);
-                layer.proxy6_port = dns_proxy_port6(s->proxy);
-                layer.flags |= NET_LAYER_DNS_FILTERED;
-                setup_dns_direct(m, s, &layer);
-        } else {
-                k = add_resolver_rules(m, cgid);
-                if (k < 0) {
-                        *ret_reason = "cannot store the resolver rules";
-                        goto fail;
-                }
         }
-
-        for (size_t i = 0; i < s->n_names; i++) {
-                if (s->names[i].action == BPFD_ACTION_ALLOW)
-                        layer.flags |= NET_LAYER_LEARN_ALLOW;
-                else if (s->names[i].port != 0)
-                        layer.flags |= NET_LAYER_LEARN_DENY;
-        }
-
-        k = filter_attach(m->filter, cgfd, s->dns_direct);
-        if (k < 0) {
-                *ret_reason = "cannot attach the BPF programs";
-                goto fail;
-        }
-        layer.sid = cgid;
-        k = filter_layer_set(m->filter, cgid, &layer);
-        if (k < 0) {
-                filter_detach(m->filter, cgfd, s->dns_direct);
-                *ret_reason = "cannot configure the BPF programs";
-                goto fail;
-        }
+        if (c->open.flags & BPFD_OPEN_FILES)
+                *ret_notice = setup_files(m, s);
 
         watch_parent(m, cgfd);
         s->client = c;
-        log_info("restricting %s (uid %u, %zu address rules, %zu name rules, dns %s)", s->path,
-                 (unsigned) s->uid, c->rules.n_addresses, s->n_names,
-                 !s->proxy ? "open" : s->dns_direct ? "filtered, direct to loopback resolvers" : "filtered");
         *ret = s;
         return 0;
 

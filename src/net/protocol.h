@@ -15,6 +15,7 @@
  *   client → COMMIT    apply: the helper fills the maps, attaches, and answers
  *   helper → REPLY     error 0 (enforcing) or a negative errno and a reason
  *   helper → EVENT     refusals in this sandbox, for as long as the connection is open
+ *   helper → FILE_EVENT  refused file accesses, when OPEN asked for them (BPFD_OPEN_FILES)
  *
  * Any other order, or a second OPEN, ends the connection with an error REPLY. */
 
@@ -37,6 +38,7 @@ typedef enum BpfdMessageType {
         BPFD_MSG_COMMIT = 3,
         BPFD_MSG_REPLY = 16,
         BPFD_MSG_EVENT = 17,
+        BPFD_MSG_FILE_EVENT = 18,
 } BpfdMessageType;
 
 typedef struct BpfdHeader {
@@ -53,10 +55,17 @@ typedef enum BpfdDns {
         BPFD_DNS_OPEN = 2,              /* port 53 to the system's resolvers is allowed as is */
 } BpfdDns;
 
+/* OPEN flags. Without BPFD_OPEN_NO_NETWORK the cgroup gets the network rules that follow
+ * (possibly none: then nothing may be reached). With it, `dns` and `n_rules` must be 0 and no
+ * network program is attached: the session is only for what the other flags ask. */
+#define BPFD_OPEN_FILES         (1U << 0)       /* report refused file accesses in the cgroup */
+#define BPFD_OPEN_NO_NETWORK    (1U << 1)
+#define BPFD_OPEN_FLAGS_ALL     (BPFD_OPEN_FILES | BPFD_OPEN_NO_NETWORK)
+
 typedef struct BpfdOpen {
         BpfdHeader header;
-        uint32_t dns;                   /* BpfdDns */
-        uint32_t flags;                 /* 0 */
+        uint32_t dns;                   /* BpfdDns; 0 with BPFD_OPEN_NO_NETWORK */
+        uint32_t flags;                 /* BPFD_OPEN_* */
         uint32_t n_rules;               /* rules in the RULES messages that follow */
         uint32_t path_len;              /* strlen(path), < BPFD_CGROUP_PATH_MAX */
         char path[BPFD_CGROUP_PATH_MAX];/* NUL-terminated, NUL-padded cgroup path */
@@ -99,7 +108,10 @@ typedef struct BpfdReply {
         BpfdHeader header;
         int32_t error;                  /* 0 or a negative errno */
         uint32_t proxy4;                /* the sandbox's DNS proxy (IPv4, network order) or 0 */
-        char reason[BPFD_REASON_MAX];   /* NUL-terminated; empty on success */
+        /* NUL-terminated. With an error, why. On success, empty, or what was asked for but
+         * cannot be given and is no restriction (file reports on a kernel without the
+         * tracepoint, or another architecture): the client says so and goes on. */
+        char reason[BPFD_REASON_MAX];
 } BpfdReply;
 static_assert(sizeof(BpfdReply) == 16 + 8 + 256, "BpfdReply layout");
 
@@ -128,3 +140,20 @@ typedef struct BpfdEvent {
         char name[BPFD_NAME_MAX + 3];   /* DNS: NUL-terminated name */
 } BpfdEvent;
 static_assert(sizeof(BpfdEvent) == 16 + 8 + 16 + 4 + 4 + 4 + 4 + 16 + 256, "BpfdEvent layout");
+
+#define BPFD_FILE_PATH_MAX 512U
+
+/* A refused file access (BPFD_OPEN_FILES), as the kernel saw it: scudo decides outside
+ * whether it was the sandbox's doing and which plan entry did it (src/report/file-judge.c). */
+typedef struct BpfdFileEvent {
+        BpfdHeader header;
+        uint32_t nr;                    /* the system call, by its x86-64 number */
+        uint32_t flags;                 /* open flags, access mode or AT_* flags, by call */
+        int32_t error;                  /* negative errno: ENOENT, EACCES, EPERM or EROFS */
+        uint32_t pid;                   /* in the helper's pid namespace */
+        int32_t dirfd;                  /* what a relative path is relative to (AT_FDCWD) */
+        uint32_t dropped;               /* refusals of this sandbox not sent before this one */
+        char comm[16];                  /* NUL-terminated */
+        char path[BPFD_FILE_PATH_MAX];  /* NUL-terminated, as the process named it */
+} BpfdFileEvent;
+static_assert(sizeof(BpfdFileEvent) == 16 + 24 + 16 + 512, "BpfdFileEvent layout");

@@ -11,6 +11,9 @@
 #include <bpf/libbpf.h>
 
 #include "scudo-net.skel.h"
+#if HAVE_FILES_SKEL
+#include "scudo-files.skel.h"
+#endif
 #include "tap.h"
 
 #define PROGS_MAX 32
@@ -75,6 +78,33 @@ static int check(bool report_comm, bool pidns, const char *what) {
         return 0;
 }
 
+#if HAVE_FILES_SKEL
+/* The file refusal reporter (x86-64 only): it runs on every system call's exit, so it must
+ * load, and attach where the kernel has the tracepoint with BTF. */
+static void check_files(void) {
+        static char log[LOG_SIZE];
+        struct scudo_files *skel;
+        struct bpf_link *link;
+        unsigned long insns;
+        int k;
+
+        skel = scudo_files__open();
+        TAP_CHECK(skel, "the file reporter opens");
+        if (!skel)
+                return;
+        (void) bpf_program__set_log_buf(skel->progs.scudo_file_exit, log, sizeof(log));
+        (void) bpf_program__set_log_level(skel->progs.scudo_file_exit, 4);
+        k = scudo_files__load(skel);
+        insns = processed(log);
+        TAP_CHECK(k == 0 && insns > 0 && insns < INSNS_MAX / 10, "the file reporter loads: %d, %lu instructions processed",
+                  k, insns);
+        link = k == 0 ? bpf_program__attach(skel->progs.scudo_file_exit) : NULL;
+        TAP_CHECK(link, "the file reporter attaches to tp_btf/sys_exit");
+        bpf_link__destroy(link);
+        scudo_files__destroy(skel);
+}
+#endif
+
 int main(void) {
         libbpf_set_print(quiet);
         if (check(false, false, "no comm, no pid namespace") < 0) {
@@ -82,5 +112,8 @@ int main(void) {
                 return 0;
         }
         (void) check(true, true, "comm, pid namespace");
+#if HAVE_FILES_SKEL
+        check_files();
+#endif
         return tap_done();
 }

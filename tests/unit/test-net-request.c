@@ -65,8 +65,26 @@ static void test_open(void) {
         o.dns = 7;
         TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "unknown DNS mode refused");
         o = good_open();
-        o.flags = 1;
+        o.flags = 1U << 7;
         TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "unknown flag refused");
+        o = good_open();
+        o.flags = BPFD_OPEN_FILES;
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == 0 && req.flags == BPFD_OPEN_FILES,
+                  "network rules with file reports");
+        o = good_open();
+        o.flags = BPFD_OPEN_FILES | BPFD_OPEN_NO_NETWORK;
+        o.dns = 0;
+        o.n_rules = 0;
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == 0 && req.flags == o.flags && req.n_rules == 0,
+                  "file reports alone");
+        o.n_rules = 1;
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "rules without network refused");
+        o.n_rules = 0;
+        o.dns = BPFD_DNS_FILTERED;
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "a DNS mode without network refused");
+        o.dns = 0;
+        o.flags = BPFD_OPEN_NO_NETWORK;
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "a session asking for nothing refused");
         o = good_open();
         o.n_rules = BPFD_RULES_MAX + 1;
         TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "too many rules refused");

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bpfd/file-report.h"
+#include "util/macro.h"
+
+#if HAVE_FILES_SKEL
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "scudo-files.skel.h"
+
+struct FileReporter {
+        struct scudo_files *skel;
+        struct ring_buffer *rb;
+        struct bpf_link *link;          /* while n_watched > 0 */
+        unsigned n_watched;
+        FileEventCallback cb;
+        void *userdata;
+};
+
+static int on_sample(void *ctx, void *data, size_t size) {
+        FileReporter *f = ctx;
+        struct file_event e;
+
+        if (size < sizeof(e))
+                return 0;
+        memcpy(&e, data, sizeof(e));
+        e.path[sizeof(e.path) - 1] = 0;
+        e.comm[sizeof(e.comm) - 1] = 0;
+        return f->cb(&e, f->userdata);
+}
+
+int file_reporter_new(FileEventCallback cb, void *userdata, FileReporter **ret) {
+        _cleanup_free_ FileReporter *f = NULL;
+        struct stat st;
+        int k;
+
+        f = calloc(1, sizeof(FileReporter));
+        if (!f)
+                return -ENOMEM;
+        f->cb = cb;
+        f->userdata = userdata;
+        f->skel = scudo_files__open();
+        if (!f->skel)
+                return negative_errno();
+        if (stat("/proc/self/ns/pid", &st) >= 0) {
+                f->skel->rodata->pidns_dev = (uint64_t) st.st_dev;
+                f->skel->rodata->pidns_ino = (uint64_t) st.st_ino;
+        }
+        k = scudo_files__load(f->skel);
+        if (k < 0) {
+                scudo_files__destroy(f->skel);
+                return k;
+        }
+        f->rb = ring_buffer__new(bpf_map__fd(f->skel->maps.file_events), on_sample, f, NULL);
+        if (!f->rb) {
+                k = negative_errno();
+                scudo_files__destroy(f->skel);
+                return k;
+        }
+        *ret = TAKE_PTR(f);
+        return 0;
+}
+
+FileReporter *file_reporter_free(FileReporter *f) {
+        if (!f)
+                return NULL;
+        bpf_link__destroy(f->link);
+        ring_buffer__free(f->rb);
+        scudo_files__destroy(f->skel);
+        free(f);
+        return NULL;
+}
+
+int file_reporter_watch(FileReporter *f, uint64_t sid) {
+        struct file_watch w = {};
+
+        if (bpf_map_update_elem(bpf_map__fd(f->skel->maps.watched), &sid, &w, BPF_NOEXIST) < 0)
+                return negative_errno();
+        if (!f->link) {
+                f->link = bpf_program__attach(f->skel->progs.scudo_file_exit);
+                if (!f->link) {
+                        int k = negative_errno();
+
+                        (void) bpf_map_delete_elem(bpf_map__fd(f->skel->maps.watched), &sid);
+                        return k;
+                }
+        }
+        f->n_watched++;
+        return 0;
+}
+
+void file_reporter_unwatch(FileReporter *f, uint64_t sid) {
+        if (!f || bpf_map_delete_elem(bpf_map__fd(f->skel->maps.watched), &sid) < 0)
+                return;
+        if (f->n_watched > 0 && --f->n_watched == 0) {
+                /* what is still in the ring buffer is of cgroups that are gone */
+                (void) ring_buffer__consume(f->rb);
+                f->link = (bpf_link__destroy(f->link), NULL);
+        }
+}
+
+int file_reporter_fd(FileReporter *f) {
+        return ring_buffer__epoll_fd(f->rb);
+}
+
+int file_reporter_consume(FileReporter *f) {
+        int k = ring_buffer__consume(f->rb);
+
+        return k < 0 ? k : 0;
+}
+
+#else
+
+int file_reporter_new(FileEventCallback cb, void *userdata, FileReporter **ret) {
+        return -EOPNOTSUPP;
+}
+
+FileReporter *file_reporter_free(FileReporter *f) {
+        return NULL;
+}
+
+int file_reporter_watch(FileReporter *f, uint64_t sid) {
+        return -EOPNOTSUPP;
+}
+
+void file_reporter_unwatch(FileReporter *f, uint64_t sid) {
+}
+
+int file_reporter_fd(FileReporter *f) {
+        return -EBADF;
+}
+
+int file_reporter_consume(FileReporter *f) {
+        return 0;
+}
+
+#endif

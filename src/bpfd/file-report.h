@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#pragma once
+
+/* The file refusal reporter's side in the helper (bpf/scudo-files.bpf.c, x86-64 only).
+ *
+ * The program is loaded once, when the helper starts, and attached to the exit of every
+ * system call only while at least one sandbox watches its file refusals: it runs for every
+ * process of the machine, so it is not left attached for nobody. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "scudo-files.h"
+
+typedef struct FileReporter FileReporter;
+
+typedef int (*FileEventCallback)(const struct file_event *e, void *userdata);
+
+/* -EOPNOTSUPP on other architectures. */
+int file_reporter_new(FileEventCallback cb, void *userdata, FileReporter **ret);
+FileReporter *file_reporter_free(FileReporter *f);
+
+/* Reports the refusals of processes in the cgroup `sid` and below it; the first watch
+ * attaches the program. */
+int file_reporter_watch(FileReporter *f, uint64_t sid);
+/* Forgets `sid`; the last one detaches the program. */
+void file_reporter_unwatch(FileReporter *f, uint64_t sid);
+
+int file_reporter_fd(FileReporter *f);
+int file_reporter_consume(FileReporter *f);
