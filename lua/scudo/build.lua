@@ -246,6 +246,15 @@ local function strings(list)
     return r
 end
 
+-- Where each entry of a list of { value, origin } was written, in the same order.
+local function origins(list)
+    local r = {}
+    for i = 1, #list do
+        r[i] = list[i].origin
+    end
+    return r
+end
+
 -- deny_env and allow_env (globs: the profiles' and then the command line's, each once, in
 -- order) and the names env.copy and --env give back, as a set.
 function Builder:env_lists()
@@ -464,9 +473,9 @@ function Builder:plan(applied, view)
     for _, name in ipairs(util.sorted_keys(self.props)) do
         props[#props + 1] = self.props[name]
     end
-    local allow = strings(self.net_allow)
+    local allow, allow_origin = strings(self.net_allow), origins(self.net_allow)
     if self.request.no_network then
-        allow = {}
+        allow, allow_origin = {}, {}
     end
     local v = self.values
     return {
@@ -475,6 +484,8 @@ function Builder:plan(applied, view)
         network_filtered = self.network or false,
         net_allow = allow,
         net_deny = strings(self.net_deny),
+        net_allow_origin = allow_origin,
+        net_deny_origin = origins(self.net_deny),
         dns = v["network.dns"] and v["network.dns"].value or "filtered",
         dbus = v["dbus.session"] and v["dbus.session"].value or "none",
         dbus_talk = strings(list_values(v, "dbus.talk")),

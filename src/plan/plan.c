@@ -81,6 +81,8 @@ Plan *plan_free(Plan *p) {
         free(p->properties);
         strv_free(p->net_allow);
         strv_free(p->net_deny);
+        strv_free(p->net_allow_origin);
+        strv_free(p->net_deny_origin);
         strv_free(p->dbus_talk);
         strv_free(p->dbus_own);
         strv_free(p->dbus_see);

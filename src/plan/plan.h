@@ -82,6 +82,10 @@ typedef struct Plan {
         bool network_filtered;
         char **net_allow;
         char **net_deny;
+        /* Where each rule was written ("file:line", "--net-allow"), in the same order; for
+         * the reports, which name the rule that refused. May be shorter (then: unknown). */
+        char **net_allow_origin;
+        char **net_deny_origin;
         DnsMode dns;
 
         /* Session bus. */

@@ -357,6 +357,8 @@ static int read_plan(lua_State *L) {
         } lists[] = {
                 { "net_allow", &p->net_allow },
                 { "net_deny", &p->net_deny },
+                { "net_allow_origin", &p->net_allow_origin },
+                { "net_deny_origin", &p->net_deny_origin },
                 { "dbus_talk", &p->dbus_talk },
                 { "dbus_own", &p->dbus_own },
                 { "dbus_see", &p->dbus_see },
@@ -377,6 +379,8 @@ static int read_plan(lua_State *L) {
         if (r >= 0 && !p->network_filtered) {
                 p->net_allow = strv_free(p->net_allow);
                 p->net_deny = strv_free(p->net_deny);
+                p->net_allow_origin = strv_free(p->net_allow_origin);
+                p->net_deny_origin = strv_free(p->net_deny_origin);
         }
         rp->r = r;
         return 0;
