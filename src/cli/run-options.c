@@ -18,6 +18,7 @@ extern char **environ;
 
 void run_args_done(RunArgs *a) {
         request_done(&a->request);
+        free(a->run.report_json);
 }
 
 void help_run(void) {
@@ -45,6 +46,8 @@ void help_run(void) {
                "  -t, --pty              stdout on the pseudo-terminal too, though not a terminal\n"
                "  -T, --no-pty           never use a pseudo-terminal (pass the streams as they are;\n"
                "                         refused when one is a terminal)\n"
+               "      --report-json FILE write the run's refusal reports to FILE, one JSON object\n"
+               "                         a line (emptied first), for 'scudo suggest'\n"
                "      --delegate         delegate every delegable profile's commands\n"
                "      --no-delegate      delegate nothing\n"
                "      --dry-run          print what would be started, start nothing\n"
@@ -76,9 +79,36 @@ enum {
         ARG_DRY_RUN,
         ARG_TUI,
         ARG_JSON,
+        ARG_REPORT_JSON,
         ARG_LIST_PROPERTIES,
         ARG_VERSION,
 };
+
+/* Made absolute and clean here, where the caller's directory is known: the file is opened
+ * refusing any symlink on the way (src/report/refusals.c). */
+static int report_json_path(const char *arg, char **ret) {
+        _cleanup_free_ char *cwd = NULL, *joined = NULL;
+        char *n = NULL;
+
+        if (!*arg)
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "--report-json needs a file name");
+        if (!path_is_absolute(arg)) {
+                cwd = getcwd(NULL, 0);
+                if (!cwd)
+                        return log_error_errno(errno, "Cannot tell the current directory for --report-json: %m");
+                joined = path_join(cwd, arg);
+                if (!joined)
+                        return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
+                arg = joined;
+        }
+        if (path_normalize(arg, &n) < 0 || streq(n, "/")) {
+                free(n);
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "--report-json: bad file name '%s'", arg);
+        }
+        free(*ret);
+        *ret = n;
+        return 0;
+}
 
 static int push(char ***l, const char *s) {
         int r = strv_extend(l, s);
@@ -109,6 +139,7 @@ int parse_run_args(int argc, char **argv, const char *verb, RunArgs *ret) {
                 { "dry-run",         no_argument,       NULL, ARG_DRY_RUN },
                 { "tui",             no_argument,       NULL, ARG_TUI },
                 { "json",            no_argument,       NULL, ARG_JSON },
+                { "report-json",     required_argument, NULL, ARG_REPORT_JSON },
                 { "list-properties", no_argument,       NULL, ARG_LIST_PROPERTIES },
                 { "quiet",           no_argument,       NULL, 'q' },
                 { "verbose",         no_argument,       NULL, 'v' },
@@ -188,6 +219,9 @@ int parse_run_args(int argc, char **argv, const char *verb, RunArgs *ret) {
                                                "--tui is not available in this version of scudo");
                 case ARG_JSON:
                         ret->json = true;
+                        break;
+                case ARG_REPORT_JSON:
+                        r = report_json_path(optarg, &ret->run.report_json);
                         break;
                 case ARG_LIST_PROPERTIES:
                         ret->list_properties = true;

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -8,10 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
-#include <systemd/sd-journal.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -25,20 +21,17 @@ struct NetSession {
         int fd;
         uint32_t proxy4;
         bool gone;
-        bool report_net, report_dns;
-        enum { TARGET_STDERR, TARGET_JOURNAL, TARGET_FILE } target;
-        int log_fd;
+        char notice[BPFD_REASON_MAX];
 };
 
 static _Thread_local char session_error[BPFD_REASON_MAX + 64 + PATH_MAX];
-static _Thread_local bool session_error_local;
 
 const char *net_session_error(void) {
         return session_error;
 }
 
-bool net_session_error_is_local(void) {
-        return session_error_local;
+const char *net_session_notice(NetSession *s) {
+        return s->notice[0] ? s->notice : NULL;
 }
 
 _printf_(2, 3)
@@ -55,7 +48,6 @@ NetSession *net_session_free(NetSession *s) {
         if (!s)
                 return NULL;
         safe_close(s->fd);
-        safe_close(s->log_fd);
         free(s);
         return NULL;
 }
@@ -239,42 +231,7 @@ static int wait_reply(int fd, BpfdReply *ret) {
         return 0;
 }
 
-static int setup_reporting(NetSession *s, const Plan *plan) {
-        const char *target = plan->log_target;
-
-        s->report_net = !plan->log_report || strv_contains(plan->log_report, "net");
-        s->report_dns = !plan->log_report || strv_contains(plan->log_report, "dns");
-
-        if (!target || streq(target, "stderr"))
-                s->target = TARGET_STDERR;
-        else if (streq(target, "journald"))
-                s->target = TARGET_JOURNAL;
-        else {
-                struct stat st;
-                s->target = TARGET_FILE;
-                /* scudo appends here outside any sandbox, and a command may write the directory
-                 * it is in: a symlink planted in its place (to ~/.bashrc, say) must not make
-                 * scudo append the names a command asked for there, nor a hard link, nor a
-                 * FIFO make it wait. */
-                s->log_fd = path_open_no_symlinks(target, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY | O_NONBLOCK,
-                                                  0600);
-                if (s->log_fd == -ELOOP)
-                        return fail(-ELOOP, "log.target '%s': a symlink is in the way; not writing through it",
-                                    target);
-                if (s->log_fd == -ENXIO)        /* a FIFO nobody reads */
-                        return fail(-ENXIO, "log.target '%s' is not a regular file; not writing to it", target);
-                if (s->log_fd < 0)
-                        return fail(s->log_fd, "log.target '%s' cannot be opened: %s", target, strerror(-s->log_fd));
-                if (fstat(s->log_fd, &st) < 0)
-                        return fail(negative_errno(), "log.target '%s' cannot be opened: %m", target);
-                if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
-                        return fail(-EPERM, "log.target '%s' is not a regular file of yours with a single name; "
-                                    "not writing to it", target);
-        }
-        return 0;
-}
-
-int net_session_open(const char *cgroup_path, const Plan *plan, NetSession **ret) {
+int net_session_open(const char *cgroup_path, const Plan *plan, unsigned flags, NetSession **ret) {
         _cleanup_(net_session_freep) NetSession *s = NULL;
         _cleanup_free_ BpfdRule *rules = NULL;
         _cleanup_free_ char *names = NULL;
@@ -287,24 +244,21 @@ int net_session_open(const char *cgroup_path, const Plan *plan, NetSession **ret
         int k;
 
         session_error[0] = 0;
-        session_error_local = false;
         if (!cgroup_path || strlen(cgroup_path) >= BPFD_CGROUP_PATH_MAX)
                 return fail(-EINVAL, "bad cgroup path");
 
-        k = net_rules_compile(plan->net_allow, plan->net_deny, &rules, &n_rules, &names, &names_size);
+        if (!plan->network_filtered && !(flags & NET_SESSION_FILES))
+                return fail(-EINVAL, "a session that asks for nothing");
+        k = net_rules_compile(plan->network_filtered ? plan->net_allow : NULL,
+                              plan->network_filtered ? plan->net_deny : NULL,
+                              &rules, &n_rules, &names, &names_size);
         if (k < 0)
                 return k;
 
         s = calloc(1, sizeof(NetSession));
         if (!s)
                 return -ENOMEM;
-        s->fd = s->log_fd = -EBADF;
-
-        k = setup_reporting(s, plan);
-        if (k < 0) {
-                session_error_local = true;     /* before the helper was asked anything */
-                return k;
-        }
+        s->fd = -EBADF;
 
         socket_path = secure_getenv("SCUDO_BPFD_SOCKET") ?: SCUDO_BPFD_SOCKET;
         if (strlen(socket_path) >= sizeof(sa.sun_path))
@@ -320,7 +274,9 @@ int net_session_open(const char *cgroup_path, const Plan *plan, NetSession **ret
         }
 
         open_msg = (BpfdOpen) {
-                .dns = plan->dns == DNS_OPEN ? BPFD_DNS_OPEN : BPFD_DNS_FILTERED,
+                .dns = !plan->network_filtered ? 0 : plan->dns == DNS_OPEN ? BPFD_DNS_OPEN : BPFD_DNS_FILTERED,
+                .flags = (flags & NET_SESSION_FILES ? BPFD_OPEN_FILES : 0) |
+                         (plan->network_filtered ? 0 : BPFD_OPEN_NO_NETWORK),
                 .n_rules = (uint32_t) n_rules,
                 .path_len = (uint32_t) strlen(cgroup_path),
         };
@@ -348,6 +304,7 @@ int net_session_open(const char *cgroup_path, const Plan *plan, NetSession **ret
                 return -ECONNRESET;
 
         s->proxy4 = reply.proxy4;
+        (void) snprintf(s->notice, sizeof(s->notice), "%s", reply.reason);
         k = fcntl(s->fd, F_GETFL);
         if (k < 0 || fcntl(s->fd, F_SETFL, k | O_NONBLOCK) < 0)
                 return fail(negative_errno(), "fcntl: %m");
@@ -356,167 +313,19 @@ int net_session_open(const char *cgroup_path, const Plan *plan, NetSession **ret
         return 0;
 }
 
-static const char *protocol_name(uint8_t p) {
-        switch (p) {
-        case IPPROTO_TCP:
-                return "tcp";
-        case IPPROTO_UDP:
-                return "udp";
-        case IPPROTO_ICMP:
-                return "icmp";
-        case IPPROTO_ICMPV6:
-                return "icmpv6";
-        case IPPROTO_RAW:
-                return "raw";
-        case IPPROTO_SCTP:
-                return "sctp";
-        default:
-                return NULL;
-        }
-}
-
-static const char *qtype_name(uint16_t t) {
-        switch (t) {
-        case 1:
-                return "A";
-        case 28:
-                return "AAAA";
-        case 5:
-                return "CNAME";
-        case 15:
-                return "MX";
-        case 16:
-                return "TXT";
-        case 33:
-                return "SRV";
-        case 65:
-                return "HTTPS";
-        case 12:
-                return "PTR";
-        default:
-                return NULL;
-        }
-}
-
-static void format_address(const uint8_t addr[16], uint16_t port, char *buf, size_t size) {
-        static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-        char a[INET6_ADDRSTRLEN];
-
-        if (memcmp(addr, mapped, sizeof(mapped)) == 0) {
-                (void) inet_ntop(AF_INET, addr + 12, a, sizeof(a));
-                (void) snprintf(buf, size, "%s:%u", a, port);
-        } else {
-                (void) inet_ntop(AF_INET6, addr, a, sizeof(a));
-                (void) snprintf(buf, size, "[%s]:%u", a, port);
-        }
-}
-
-/* A process name or a DNS name is whatever the command made it: in a report, only letters,
- * digits and "._-+@:/ " stay as they are, the rest becomes '?'. A report goes to a terminal,
- * the journal or a file, and must not bring escape sequences to the first, nor quotes, `;`,
- * `$(...)` to a file that some program might one day read as more than text. */
-static void keep_plain(char *s) {
-        for (char *c = s; *c; c++)
-                if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-                      strchr("._-+@:/ ", *c)))
-                        *c = '?';
-}
-
-static void format_who(const BpfdEvent *e, char *buf, size_t size) {
-        char comm[sizeof(e->comm) + 1];
-
-        memcpy(comm, e->comm, sizeof(e->comm));
-        comm[sizeof(e->comm)] = 0;
-        keep_plain(comm);
-        if (e->pid > 0 && comm[0])
-                (void) snprintf(buf, size, " by pid %u (%s)", e->pid, comm);
-        else if (e->pid > 0)
-                (void) snprintf(buf, size, " by pid %u", e->pid);
-        else
-                buf[0] = 0;
-}
-
-int net_event_format(const BpfdEvent *e, char *buf, size_t size) {
-        char addr[INET6_ADDRSTRLEN + 16], who[64], name[sizeof(e->name)], num[16];
-        const char *proto = protocol_name(e->protocol), *qt;
-
-        if (!proto) {
-                (void) snprintf(num, sizeof(num), "proto %u", e->protocol);
-                proto = num;
-        }
-        format_who(e, who, sizeof(who));
-
-        switch (e->kind) {
-        case BPFD_EVENT_CONNECT:
-        case BPFD_EVENT_SENDMSG:
-                format_address(e->addr, e->port, addr, sizeof(addr));
-                return snprintf(buf, size, "network: refused %s to %s (%s)%s",
-                                e->kind == BPFD_EVENT_CONNECT ? "connection" : "datagram",
-                                addr, proto, who);
-        case BPFD_EVENT_INBOUND:
-                format_address(e->addr, e->port, addr, sizeof(addr));
-                return snprintf(buf, size, "network: refused incoming %s from %s (%s)",
-                                e->protocol == IPPROTO_TCP ? "connection" : "datagram", addr, proto);
-        case BPFD_EVENT_SOCKET:
-                return snprintf(buf, size, "network: refused socket (family %u, type %u, %s)%s",
-                                e->family, e->sock_type, proto, who);
-        case BPFD_EVENT_DNS:
-                memcpy(name, e->name, sizeof(name));
-                name[sizeof(name) - 1] = 0;
-                keep_plain(name);
-                qt = qtype_name(e->qtype);
-                if (qt)
-                        return snprintf(buf, size, "dns: refused name '%s' (%s)%s", name, qt, who);
-                return snprintf(buf, size, "dns: refused name '%s' (type %u)%s", name, e->qtype, who);
-        case BPFD_EVENT_LOST:
-                return snprintf(buf, size, "network: %u more refusals not reported", e->count);
-        default:
-                return snprintf(buf, size, "network: unknown event %u", e->kind);
-        }
-}
-
-static void emit(NetSession *s, const BpfdEvent *e) {
-        char line[512];
-        bool dns = e->kind == BPFD_EVENT_DNS;
-
-        if ((dns && !s->report_dns) || (!dns && !s->report_net))
-                return;
-
-        (void) net_event_format(e, line, sizeof(line));
-
-        switch (s->target) {
-        case TARGET_STDERR:
-                (void) fprintf(stderr, "scudo: %s\n", line);
-                break;
-        case TARGET_JOURNAL:
-                (void) sd_journal_send("MESSAGE=scudo: %s", line,
-                                       "PRIORITY=5",
-                                       "SYSLOG_IDENTIFIER=scudo",
-                                       "SCUDO_REFUSED=%s", dns ? "dns" : "net",
-                                       "SCUDO_PID=%u", e->pid,
-                                       NULL);
-                break;
-        case TARGET_FILE: {
-                char stamp[64];
-                time_t now = time(NULL);
-                struct tm tm;
-
-                (void) strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S%z", localtime_r(&now, &tm));
-                (void) dprintf(s->log_fd, "%s scudo: %s\n", stamp, line);
-                break;
-        }
-        }
-}
-
-int net_session_dispatch(NetSession *s) {
+int net_session_dispatch(NetSession *s, const NetSessionHandler *h) {
         if (s->gone)
                 return -ECONNRESET;
 
         for (;;) {
-                BpfdEvent e;
+                union {
+                        BpfdHeader header;
+                        BpfdEvent event;
+                        BpfdFileEvent file;
+                } m;
                 ssize_t n;
 
-                n = recv(s->fd, &e, sizeof(e), MSG_DONTWAIT | MSG_TRUNC);
+                n = recv(s->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_TRUNC);
                 if (n < 0) {
                         if (errno == EAGAIN || errno == EINTR)
                                 return 0;
@@ -528,10 +337,15 @@ int net_session_dispatch(NetSession *s) {
                                 "restrictions stay in force, but refusals are no longer reported\n");
                         return -ECONNRESET;
                 }
-                if ((size_t) n != sizeof(e) || e.header.magic != BPFD_MAGIC ||
-                    e.header.version != BPFD_VERSION || e.header.type != BPFD_MSG_EVENT ||
-                    e.header.size != sizeof(e))
+                if ((size_t) n < sizeof(m.header) || (size_t) n > sizeof(m) || m.header.magic != BPFD_MAGIC ||
+                    m.header.version != BPFD_VERSION || m.header.size != (size_t) n)
                         continue;       /* not ours to interpret; the helper is newer or confused */
-                emit(s, &e);
+                if (m.header.type == BPFD_MSG_EVENT && n == sizeof(m.event)) {
+                        if (h && h->event)
+                                h->event(&m.event, h->userdata);
+                } else if (m.header.type == BPFD_MSG_FILE_EVENT && n == sizeof(m.file)) {
+                        if (h && h->file_event)
+                                h->file_event(&m.file, h->userdata);
+                }
         }
 }

@@ -16,6 +16,7 @@
 #include "manager-bus.h"
 #include "net/net-session.h"
 #include "pty-relay.h"
+#include "report/refusals.h"
 #include "run.h"
 #include "unit-build.h"
 #include "util/log.h"
@@ -37,13 +38,16 @@ typedef struct RunContext {
         char unit_name[64];
         char *unit_path;
 
-        /* With network rules: the run's own slice, restricted by scudo-bpfd before the
-         * service starts in it. A flat name, so that no parent slice is left behind. */
+        /* With network rules, or file reports: the run's own slice, restricted (or watched)
+         * by scudo-bpfd before the service starts in it. A flat name, so that no parent slice
+         * is left behind. */
         char slice_name[64];
         bool slice_job_done;
+        bool in_slice;
         char *slice_job_result;
         NetSession *net;
         sd_event_source *net_source;
+        Refusals *refusals;     /* the run's refusal reports (src/report/) */
 
         bool job_done;
         char *job_result;
@@ -79,6 +83,7 @@ static void run_context_done(RunContext *c) {
         bus_proxy_stop(c->bus, &c->bus_proxy);
         sd_event_source_disable_unref(c->net_source);
         net_session_free(c->net);
+        refusals_free(c->refusals);
         free(c->slice_job_result);
         pty_relay_free(c->pty);
         free(c->unit_path);
@@ -345,16 +350,65 @@ static int start_unit(RunContext *c, const Plan *plan, const UnitContext *uctx, 
         return sd_bus_call_async(c->bus, NULL, m, on_start_reply, c, 0);
 }
 
+static int dispatch_reports(RunContext *c) {
+        const NetSessionHandler h = {
+                .event = refusals_on_event,
+                .file_event = refusals_on_file_event,
+                .userdata = c->refusals,
+        };
+        return net_session_dispatch(c->net, &h);
+}
+
 static int on_net_event(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         RunContext *c = userdata;
-        if (net_session_dispatch(c->net) < 0)
+        if (dispatch_reports(c) < 0)
                 (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
         return 0;
 }
 
-/* Starts the run's slice and has scudo-bpfd restrict its cgroup. The service is started in
- * it only after that succeeded, so the command's first instruction already runs under the
- * network rules; anything that fails here fails the run. */
+/* The helper's session for the slice's cgroup. With network rules, any failure fails the run.
+ * File reports alone are no confinement: without the helper the run goes on, and says so. */
+static int open_helper_session(RunContext *c, const Plan *plan, const char *cgroup) {
+        unsigned flags = refusals_want_files(c->refusals) ? NET_SESSION_FILES : 0;
+        ReportFeed *feed = refusals_feed(c->refusals);
+        char line[512];
+        int r;
+
+        r = net_session_open(cgroup, plan, flags, &c->net);
+        if (r < 0 && !plan->network_filtered) {
+                const char *why = net_session_error();
+
+                (void) snprintf(line, sizeof(line), "file refusals are not reported: %s%s%s",
+                                r == -ECONNREFUSED || r == -ENOENT ? "scudo-bpfd is not reachable" :
+                                "scudo-bpfd refused", *why ? " (" : "", *why ? why : "");
+                if (*why)
+                        (void) strncat(line, ")", sizeof(line) - strlen(line) - 1);
+                report_feed_notice(feed, line);
+                return 0;
+        }
+        if (r < 0) {
+                const char *why = net_session_error();
+                if (r == -ECONNREFUSED || r == -ENOENT)
+                        return log_error_errno(r, "The profile has network rules, but scudo-bpfd is not "
+                                               "reachable (%s). Enable it with 'systemctl enable --now "
+                                               "scudo-bpfd.socket' (see docs/network.md); the command "
+                                               "was not run.", *why ? why : "no socket");
+                return log_error_errno(r, "scudo-bpfd could not restrict the network: %s%s%m",
+                                       why, *why ? ": " : "");
+        }
+        if (flags && net_session_notice(c->net)) {
+                (void) snprintf(line, sizeof(line), "file refusals are not reported: %s", net_session_notice(c->net));
+                report_feed_notice(feed, line);
+        }
+        r = sd_event_add_io(c->event, &c->net_source, net_session_get_fd(c->net), EPOLLIN, on_net_event, c);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch the network helper: %m");
+        return 0;
+}
+
+/* Starts the run's slice and has scudo-bpfd restrict (or watch) its cgroup. The service is
+ * started in it only after that, so the command's first instruction already runs under the
+ * network rules and its first refusal is reported. */
 static int start_restricted_slice(RunContext *c, const Plan *plan) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
@@ -370,7 +424,7 @@ static int start_restricted_slice(RunContext *c, const Plan *plan) {
                 r = sd_bus_message_append(m, "ss", c->slice_name, "fail");
         if (r >= 0)
                 r = sd_bus_message_append(m, "a(sv)", 2,
-                                          "Description", "s", "scudo: network-restricted slice",
+                                          "Description", "s", "scudo: the slice of one run",
                                           "CollectMode", "s", "inactive-or-failed");
         if (r >= 0)
                 r = sd_bus_message_append(m, "a(sa(sv))", 0);
@@ -397,23 +451,8 @@ static int start_restricted_slice(RunContext *c, const Plan *plan) {
         if (r < 0 || !cgroup || !*cgroup)
                 return log_error_errno(r < 0 ? r : -ENODATA, "Cannot find the cgroup of the run's slice: %m");
 
-        r = net_session_open(cgroup, plan, &c->net);
-        if (r < 0) {
-                const char *why = net_session_error();
-                if (net_session_error_is_local())
-                        return log_error_errno(r, "%s; the command was not run", why);
-                if (r == -ECONNREFUSED || r == -ENOENT)
-                        return log_error_errno(r, "The profile has network rules, but scudo-bpfd is not "
-                                               "reachable (%s). Enable it with 'systemctl enable --now "
-                                               "scudo-bpfd.socket' (see docs/network.md); the command "
-                                               "was not run.", *why ? why : "no socket");
-                return log_error_errno(r, "scudo-bpfd could not restrict the network: %s%s%m",
-                                       why, *why ? ": " : "");
-        }
-        r = sd_event_add_io(c->event, &c->net_source, net_session_get_fd(c->net), EPOLLIN, on_net_event, c);
-        if (r < 0)
-                return log_error_errno(r, "Failed to watch the network helper: %m");
-        return 0;
+        c->in_slice = true;
+        return open_helper_session(c, plan, cgroup);
 }
 
 static void stop_slice(RunContext *c) {
@@ -635,7 +674,15 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         if (r < 0)
                 return log_error_errno(r, "Failed to arm the unit watcher: %m"), EXIT_SCUDO_SETUP;
 
-        if (plan->network_filtered) {
+        /* Before anything starts: a report file that cannot be opened stops the run. */
+        {
+                _cleanup_free_ char *why = NULL;
+                r = refusals_new(plan, opts->report_json, &c.refusals, &why);
+                if (r < 0)
+                        return log_error_errno(r, "%s; the command was not run", why ?: "Out of memory"),
+                               EXIT_SCUDO_SETUP;
+        }
+        if (plan->network_filtered || refusals_want_files(c.refusals)) {
                 r = start_restricted_slice(&c, plan);
                 if (r < 0)
                         return EXIT_SCUDO_SETUP;
@@ -679,7 +726,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 .unit_name = c.unit_name,
                 .confine_path = opts->confine_path,
                 .bpfd_socket = opts->bpfd_socket,
-                .slice = plan->network_filtered ? c.slice_name : NULL,
+                .slice = c.in_slice ? c.slice_name : NULL,
                 .bus_proxy_socket = c.bus_proxy.unit[0] ? c.bus_proxy.socket : NULL,
         };
         /* The caller's terminal raw (when its input is relayed) before the command starts: in
@@ -721,9 +768,10 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 pty_relay_restore_terminal(c.pty);
         }
 
-        /* The last reports of refused connections, then the slice can go. */
+        /* The last reports of refusals, then the slice can go. */
         if (c.net)
-                (void) net_session_dispatch(c.net);
+                (void) dispatch_reports(&c);
+        refusals_finish(c.refusals);
 
         int status;
         if (c.start_error) {

@@ -21,6 +21,7 @@
 
 #include "config.h"
 #include "net/net-session.h"
+#include "report/refusals.h"
 #include "util/strv.h"
 
 static int send_raw(const char *file) {
@@ -66,6 +67,8 @@ int main(int argc, char *argv[]) {
                 {}
         };
         _cleanup_(net_session_freep) NetSession *s = NULL;
+        _cleanup_(refusals_freep) Refusals *refusals = NULL;
+        _cleanup_free_ char *why = NULL;
         _cleanup_strv_free_ char **allow = NULL, **deny = NULL, **report = NULL;
         const char *log_target = NULL;
         Plan plan = { .dns = DNS_FILTERED, .network_filtered = true };
@@ -110,7 +113,18 @@ int main(int argc, char *argv[]) {
         plan.log_target = (char *) log_target;
         plan.log_report = report;
 
-        k = net_session_open(argv[optind], &plan, &s);
+        k = refusals_new(&plan, NULL, &refusals, &why);
+        if (k < 0) {
+                printf("error %d %s\n", k, why ?: "out of memory");
+                fflush(stdout);
+                return 1;
+        }
+        const NetSessionHandler h = {
+                .event = refusals_on_event,
+                .file_event = refusals_on_file_event,
+                .userdata = refusals,
+        };
+        k = net_session_open(argv[optind], &plan, 0, &s);
         if (k < 0) {
                 printf("error %d %s\n", k, net_session_error());
                 fflush(stdout);
@@ -130,7 +144,7 @@ int main(int argc, char *argv[]) {
                 if (poll(p, 2, -1) < 0)
                         continue;
                 if (p[1].revents) {
-                        k = net_session_dispatch(s);
+                        k = net_session_dispatch(s, &h);
                         if (k == -ECONNRESET)
                                 gone = true;
                         fflush(stderr);
@@ -140,6 +154,7 @@ int main(int argc, char *argv[]) {
         }
         /* let the last reports arrive */
         usleep(200 * 1000);
-        (void) net_session_dispatch(s);
+        (void) net_session_dispatch(s, &h);
+        refusals_finish(refusals);
         return 0;
 }

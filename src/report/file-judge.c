@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "report/file-judge.h"
+#include "util/path-util.h"
+
+typedef enum Need {
+        NEED_EXIST,             /* the path is there outside */
+        NEED_READ,
+        NEED_WRITE,
+        NEED_EXEC,
+        NEED_PARENT_WRITE,      /* its directory is there and writable outside */
+} Need;
+
+struct FileJudge {
+        const Plan *plan;
+        const char *home;
+        char resolved[PATH_MAX];
+        char rule[PATH_MAX + 64];
+        char path[BPFD_FILE_PATH_MAX + 1];
+        char comm[17];
+};
+
+/* x86-64 numbers, as bpf/scudo-files.bpf.c knows them. */
+const char *file_judge_operation(uint32_t nr, uint32_t flags) {
+        switch (nr) {
+        case 2: case 257: case 437: case 85:    /* open, openat, openat2, creat */
+                if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)))
+                        return "write";
+                return "read";
+        case 4: case 6: case 262: case 332:     /* stat, lstat, newfstatat, statx */
+                return "stat";
+        case 21: case 269: case 439:            /* access, faccessat, faccessat2 */
+                return "access";
+        case 59: case 322:                      /* execve, execveat */
+                return "exec";
+        case 83: case 258: case 133: case 259:  /* mkdir, mkdirat, mknod, mknodat */
+        case 86: case 265: case 88: case 266:   /* link, linkat, symlink, symlinkat */
+                return "create";
+        case 87: case 263: case 84:             /* unlink, unlinkat, rmdir */
+                return "remove";
+        case 82: case 264: case 316:            /* rename, renameat, renameat2 */
+                return "rename";
+        case 90: case 268: case 92: case 94:    /* chmod, fchmodat, chown, lchown */
+        case 260: case 280: case 76:            /* fchownat, utimensat, truncate */
+                return "change";
+        case 80:
+                return "chdir";
+        case 89: case 267:
+                return "readlink";
+        default:
+                return NULL;
+        }
+}
+
+static Need need_of(const char *op, uint32_t nr, uint32_t flags) {
+        if (streq(op, "read"))
+                return NEED_READ;
+        if (streq(op, "write"))
+                return NEED_WRITE;
+        if (streq(op, "exec"))
+                return NEED_EXEC;
+        if (streq(op, "create") || streq(op, "remove") || streq(op, "rename"))
+                return NEED_PARENT_WRITE;
+        if (streq(op, "change") && nr == 76)
+                return NEED_WRITE;
+        if (streq(op, "access"))
+                return flags & W_OK ? NEED_WRITE : flags & X_OK ? NEED_EXEC : flags & R_OK ? NEED_READ : NEED_EXIST;
+        return NEED_EXIST;
+}
+
+int file_judge_new(const Plan *plan, const char *home, FileJudge **ret) {
+        FileJudge *j = calloc(1, sizeof(FileJudge));
+
+        if (!j)
+                return -ENOMEM;
+        j->plan = plan;
+        j->home = home && path_is_absolute(home) && !streq(home, "/") ? home : NULL;
+        *ret = j;
+        return 0;
+}
+
+FileJudge *file_judge_free(FileJudge *j) {
+        free(j);
+        return NULL;
+}
+
+/* The absolute form of the path the process named, from /proc while it is there. */
+static int resolve(FileJudge *j, const BpfdFileEvent *e, const char *path) {
+        _cleanup_free_ char *joined = NULL, *n = NULL;
+        char link[64], base[PATH_MAX];
+        ssize_t l = -1;
+
+        if (path[0] != '/') {
+                if (e->dirfd == AT_FDCWD)
+                        (void) snprintf(link, sizeof(link), "/proc/%u/cwd", e->pid);
+                else if (e->dirfd >= 0)
+                        (void) snprintf(link, sizeof(link), "/proc/%u/fd/%d", e->pid, e->dirfd);
+                else
+                        return 0;
+                if (e->pid > 0)
+                        l = readlink(link, base, sizeof(base) - 1);
+                if (l > 0 && base[0] == '/')
+                        base[l] = 0;
+                else if (e->dirfd == AT_FDCWD && j->plan->working_directory)
+                        (void) snprintf(base, sizeof(base), "%s", j->plan->working_directory);
+                else
+                        return 0;
+                joined = path_join(base, path);
+                if (!joined)
+                        return -ENOMEM;
+                path = joined;
+        }
+        if (path_normalize(path, &n) < 0)
+                return 0;
+        if (strlen(n) >= sizeof(j->resolved))
+                return 0;
+        strcpy(j->resolved, n);
+        return 1;
+}
+
+/* The directory of an absolute normalized path, in buf. */
+static void parent_of(const char *path, char *buf, size_t size) {
+        const char *slash = strrchr(path, '/');
+        size_t l = slash && slash != path ? (size_t) (slash - path) : 1;
+
+        (void) snprintf(buf, size, "%.*s", (int) l, path);
+}
+
+/* Whether the access would have worked outside, as the user and without following a last
+ * symlink for the existence checks. */
+static bool possible_outside(const char *path, Need need, int error) {
+        struct stat st;
+        char parent[PATH_MAX];
+
+        if (need == NEED_PARENT_WRITE) {
+                parent_of(path, parent, sizeof(parent));
+                if (error == ENOENT)
+                        return fstatat(AT_FDCWD, parent, &st, AT_NO_AUTOMOUNT) >= 0 && S_ISDIR(st.st_mode);
+                return faccessat(AT_FDCWD, parent, W_OK, AT_EACCESS) >= 0;
+        }
+        if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) < 0) {
+                /* A write that creates: its directory counts. */
+                if (need == NEED_WRITE && errno == ENOENT) {
+                        parent_of(path, parent, sizeof(parent));
+                        return error != ENOENT ? faccessat(AT_FDCWD, parent, W_OK, AT_EACCESS) >= 0 :
+                                fstatat(AT_FDCWD, parent, &st, AT_NO_AUTOMOUNT) >= 0 && S_ISDIR(st.st_mode);
+                }
+                return false;
+        }
+        if (error == ENOENT)
+                return true;
+        switch (need) {
+        case NEED_READ:
+                return faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) >= 0;
+        case NEED_WRITE:
+                return faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) >= 0;
+        case NEED_EXEC:
+                return faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) >= 0;
+        default:
+                return true;
+        }
+}
+
+static const char *tilde(FileJudge *j, const char *path, char *buf, size_t size) {
+        const char *rest = j->home ? path_startswith(path, j->home) : NULL;
+
+        if (!rest)
+                return path;
+        (void) snprintf(buf, size, "~%s%s", *rest ? "/" : "", rest);
+        return buf;
+}
+
+static const PlanPath *deepest_entry(const Plan *p, const char *path) {
+        const PlanPath *best = NULL;
+        size_t best_len = 0;
+
+        for (size_t i = 0; i < p->n_paths; i++) {
+                const PlanPath *e = &p->paths[i];
+                size_t l = strlen(e->path);
+
+                if (path_startswith(path, e->path) && (!best || l > best_len)) {
+                        best = e;
+                        best_len = l;
+                }
+        }
+        return best;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+        size_t a = strlen(s), b = strlen(suffix);
+
+        return a >= b && streq(s + a - b, suffix);
+}
+
+static bool below_any(const char *path, const char *const *roots) {
+        for (; *roots; roots++)
+                if (path_startswith(path, *roots))
+                        return true;
+        return false;
+}
+
+/* The unit property that makes this path read-only, hidden or inaccessible, if any. */
+static const char *property_for(const Plan *p, const char *path, int error, const char **ret_value) {
+        static const char *const home_dirs[] = { "/home", "/root", "/run/user", NULL };
+        static const char *const tmp_dirs[] = { "/tmp", "/var/tmp", NULL };
+        static const char *const full_dirs[] = { "/usr", "/boot", "/efi", "/etc", NULL };
+        static const char *const yes_dirs[] = { "/usr", "/boot", "/efi", NULL };
+        static const char *const open_dirs[] = { "/dev", "/proc", "/sys", "/tmp", "/var/tmp", NULL };
+        const char *v;
+
+        if ((v = plan_property(p, "PrivateTmp")) && !streq(v, "no") && !streq(v, "false") &&
+            below_any(path, tmp_dirs)) {
+                *ret_value = v;
+                return "PrivateTmp";
+        }
+        if ((v = plan_property(p, "PrivateDevices")) && !streq(v, "no") && !streq(v, "false") &&
+            path_startswith(path, "/dev")) {
+                *ret_value = v;
+                return "PrivateDevices";
+        }
+        if ((v = plan_property(p, "ProtectHome")) && !streq(v, "no") && !streq(v, "false") &&
+            below_any(path, home_dirs)) {
+                *ret_value = v;
+                return "ProtectHome";
+        }
+        if (error != EROFS && error != EACCES && error != EPERM)
+                return NULL;
+        v = plan_property(p, "ProtectSystem");
+        if (!v)
+                return NULL;
+        if ((streq(v, "strict") && !below_any(path, open_dirs)) ||
+            (streq(v, "full") && below_any(path, full_dirs)) ||
+            ((streq(v, "yes") || streq(v, "true")) && below_any(path, yes_dirs))) {
+                *ret_value = v;
+                return "ProtectSystem";
+        }
+        return NULL;
+}
+
+static const char *property_origin(const Plan *p, const char *name) {
+        const char *o = NULL;
+
+        for (size_t i = 0; i < p->n_properties; i++)
+                if (streq(p->properties[i].name, name))
+                        o = p->properties[i].origin;
+        return o;
+}
+
+static void attribute(FileJudge *j, const char *path, int error, Report *r) {
+        const PlanPath *e = deepest_entry(j->plan, path);
+        const char *prop, *value = NULL;
+        char shown[PATH_MAX];
+
+        if (e && (e->access == PATH_ACCESS_DENY || e->access == PATH_ACCESS_HIDE ||
+                  (e->access == PATH_ACCESS_READ && error != ENOENT))) {
+                (void) snprintf(j->rule, sizeof(j->rule), "filesystem.%s \"%s\"", path_access_to_string(e->access),
+                                tilde(j, e->path, shown, sizeof(shown)));
+                r->rule = j->rule;
+                r->origin = e->origin && *e->origin ? e->origin : NULL;
+                r->access = path_access_to_string(e->access);
+                return;
+        }
+        if (e && e->access == PATH_ACCESS_WRITE && error != ENOENT) {
+                const char *rest = path_startswith(path, e->path);
+
+                /* git-guard.c and unit-build.c: a .git in a writable directory is bound
+                 * read-only unless the plan names it. */
+                if (rest && (startswith(rest, ".git/") || streq(rest, ".git") || strstr(rest, "/.git/") ||
+                             ends_with(rest, "/.git"))) {
+                        /* git status takes .git/index.lock on its own, to refresh the index
+                         * in passing, and goes on without it: no report for that. */
+                        if (ends_with(path, "/.git/index.lock") && streq(r->op, "write")) {
+                                r->rule = NULL;
+                                return;
+                        }
+                        r->rule = "a .git in a writable directory is read-only unless a profile names it";
+                        r->origin = "<scudo>";
+                        r->access = "read";
+                        return;
+                }
+        }
+        prop = property_for(j->plan, path, error, &value);
+        if (prop) {
+                (void) snprintf(j->rule, sizeof(j->rule), "%s=%s", prop, value);
+                r->rule = j->rule;
+                r->origin = property_origin(j->plan, prop);
+                r->access = error == ENOENT ? "hide" : error == EROFS ? "read" : "deny";
+                return;
+        }
+        r->rule = "no rule allows it";
+        r->origin = NULL;
+        r->access = NULL;
+}
+
+int file_judge(FileJudge *j, const BpfdFileEvent *e, Report *ret) {
+        char *path = j->path, *comm = j->comm;
+        const char *op;
+        int error = -e->error, k;
+
+        static_assert(sizeof(j->path) == sizeof(e->path) + 1 && sizeof(j->comm) == sizeof(e->comm) + 1,
+                      "room for a NUL");
+        memcpy(path, e->path, sizeof(e->path));
+        path[sizeof(e->path)] = 0;
+        memcpy(comm, e->comm, sizeof(e->comm));
+        comm[sizeof(e->comm)] = 0;
+
+        if (error != ENOENT && error != EACCES && error != EPERM && error != EROFS)
+                return 0;
+        /* systemd setting the sandbox up, and scudo-confine checking it */
+        if (comm[0] == '(' || streq(comm, "scudo-confine"))
+                return 0;
+        op = file_judge_operation(e->nr, e->flags);
+        if (!op || !path[0])
+                return 0;
+        k = resolve(j, e, path);
+        if (k <= 0)
+                return k;
+        if (!possible_outside(j->resolved, need_of(op, e->nr, e->flags), error))
+                return 0;
+
+        *ret = (Report) {
+                .kind = REPORT_FILE,
+                .op = op,
+                .target = path,
+                .resolved = streq(j->resolved, path) ? NULL : j->resolved,
+                .error = error,
+                .pid = e->pid,
+                .comm = comm,
+        };
+        attribute(j, j->resolved, error, ret);
+        return ret->rule ? 1 : 0;
+}

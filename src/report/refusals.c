@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report/file-judge.h"
+#include "report/net-judge.h"
+#include "report/refusals.h"
+#include "util/path-util.h"
+#include "util/strv.h"
+
+#define FINISH_TIMEOUT_MS 1000U
+
+struct Refusals {
+        ReportFeed *feed;
+        FileJudge *files;
+        NetJudge *net;
+};
+
+/* scudo writes these files outside any sandbox, in directories a command may write: a symlink
+ * planted in a file's place (to ~/.bashrc, say) must not make scudo append what a command chose
+ * there, nor a hard link, nor a FIFO make it wait. */
+static int open_report_file(const char *what, const char *path, bool truncate, int *ret_fd, char **ret_error) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        fd = path_open_no_symlinks(path, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0600);
+        if (fd == -ELOOP)
+                return asprintf(ret_error, "%s '%s': a symlink is in the way; not writing through it", what,
+                                path) < 0 ? -ENOMEM : -ELOOP;
+        if (fd == -ENXIO)
+                return asprintf(ret_error, "%s '%s' is not a regular file; not writing to it", what, path) < 0 ?
+                        -ENOMEM : -ENXIO;
+        if (fd == -EINVAL)
+                return asprintf(ret_error, "%s '%s' is not a clean absolute path", what, path) < 0 ? -ENOMEM :
+                        -EINVAL;
+        if (fd < 0)
+                return asprintf(ret_error, "%s '%s' cannot be opened: %s", what, path, strerror(-fd)) < 0 ?
+                        -ENOMEM : fd;
+        if (fstat(fd, &st) < 0)
+                return asprintf(ret_error, "%s '%s' cannot be opened: %m", what, path) < 0 ? -ENOMEM : -errno;
+        if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
+                return asprintf(ret_error, "%s '%s' is not a regular file of yours with a single name; not "
+                                "writing to it", what, path) < 0 ? -ENOMEM : -EPERM;
+        /* One run per --report-json file: what `scudo suggest` reads is this run's. */
+        if (truncate && ftruncate(fd, 0) < 0)
+                return asprintf(ret_error, "%s '%s' cannot be emptied: %m", what, path) < 0 ? -ENOMEM : -errno;
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int refusals_new(const Plan *plan, const char *json_path, Refusals **ret, char **ret_error) {
+        _cleanup_(refusals_freep) Refusals *r = NULL;
+        ReportFeedConfig c = { .file_fd = -EBADF, .json_fd = -EBADF };
+        const char *target = plan->log_target;
+        int k;
+
+        *ret_error = NULL;
+        r = calloc(1, sizeof(Refusals));
+        if (!r)
+                return -ENOMEM;
+
+        c.kinds[REPORT_FILE] = !plan->log_report || strv_contains(plan->log_report, "file");
+        c.kinds[REPORT_NET] = !plan->log_report || strv_contains(plan->log_report, "net");
+        c.kinds[REPORT_DNS] = !plan->log_report || strv_contains(plan->log_report, "dns");
+        if (!target || streq(target, "stderr"))
+                c.target = REPORT_TARGET_STDERR;
+        else if (streq(target, "journald"))
+                c.target = REPORT_TARGET_JOURNAL;
+        else {
+                c.target = REPORT_TARGET_FILE;
+                k = open_report_file("log.target", target, false, &c.file_fd, ret_error);
+                if (k < 0)
+                        return k;
+        }
+        if (json_path) {
+                k = open_report_file("--report-json", json_path, true, &c.json_fd, ret_error);
+                if (k < 0) {
+                        safe_close(c.file_fd);
+                        return k;
+                }
+        }
+        k = report_feed_new(&c, &r->feed);
+        if (k < 0) {
+                safe_close(c.file_fd);
+                safe_close(c.json_fd);
+                return k;
+        }
+        k = file_judge_new(plan, getenv("HOME"), &r->files);
+        if (k >= 0)
+                k = net_judge_new(plan, &r->net);
+        if (k < 0)
+                return k;
+        *ret = TAKE_PTR(r);
+        return 0;
+}
+
+Refusals *refusals_free(Refusals *r) {
+        if (!r)
+                return NULL;
+        report_feed_free(r->feed);
+        file_judge_free(r->files);
+        net_judge_free(r->net);
+        free(r);
+        return NULL;
+}
+
+bool refusals_want_files(const Refusals *r) {
+        return report_feed_wants(r->feed, REPORT_FILE);
+}
+
+ReportFeed *refusals_feed(Refusals *r) {
+        return r->feed;
+}
+
+void refusals_on_event(const BpfdEvent *e, void *userdata) {
+        Refusals *r = userdata;
+        unsigned lost = 0;
+        Report rep;
+
+        if (net_judge(r->net, e, &rep, &lost) > 0)
+                report_feed_push(r->feed, &rep);
+        else if (lost > 0)
+                report_feed_lost(r->feed, REPORT_NET, lost);
+}
+
+void refusals_on_file_event(const BpfdFileEvent *e, void *userdata) {
+        Refusals *r = userdata;
+        Report rep;
+
+        if (e->dropped > 0)
+                report_feed_lost(r->feed, REPORT_FILE, e->dropped);
+        if (file_judge(r->files, e, &rep) > 0)
+                report_feed_push(r->feed, &rep);
+}
+
+void refusals_finish(Refusals *r) {
+        if (r)
+                report_feed_finish(r->feed, FINISH_TIMEOUT_MS);
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#pragma once
+
+/* The refusal reports of one run: what scudo-bpfd sends (net-session.h) judged against the
+ * plan (file-judge.h, net-judge.h) and written by the feed (report-feed.h) where the plan's
+ * log.target and --report-json say. */
+
+#include "net/protocol.h"
+#include "plan/plan.h"
+#include "report/report-feed.h"
+
+typedef struct Refusals Refusals;
+
+/* Opens the log.target file and the --report-json file (`json_path`, or NULL), each refusing
+ * a symlink, a FIFO, a hard link or another user's file in its place. On error `*ret_error`
+ * says why (to be printed once by the caller). */
+int refusals_new(const Plan *plan, const char *json_path, Refusals **ret, char **ret_error);
+Refusals *refusals_free(Refusals *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Refusals *, refusals_free);
+
+/* Whether log.report asks for file refusals. */
+bool refusals_want_files(const Refusals *r);
+ReportFeed *refusals_feed(Refusals *r);
+
+/* For net_session_dispatch(). */
+void refusals_on_event(const BpfdEvent *e, void *userdata);
+void refusals_on_file_event(const BpfdFileEvent *e, void *userdata);
+
+/* The run is over: summaries written, the queue flushed (at most about a second). */
+void refusals_finish(Refusals *r);

@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <assert.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <systemd/sd-journal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report/report-feed.h"
+#include "report/report-format.h"
+
+#define QUEUE_SIZE 256U
+#define SEEN_SLOTS 4096U        /* a power of two */
+#define LINE_MAX_BYTES 4096U
+
+/* A report kept beyond the call that pushed it: its strings are its own. */
+typedef struct Kept {
+        Report r;
+        char *strings[8];
+} Kept;
+
+typedef struct Entry {
+        Kept k;
+        unsigned count;
+        char time[40];
+        char *notice;           /* a line of scudo's own instead of a report */
+} Entry;
+
+typedef struct Seen {
+        uint64_t hash;
+        unsigned count;
+        Kept k;
+} Seen;
+
+struct ReportFeed {
+        ReportFeedConfig config;
+        bool stderr_tty;
+        ReportScreenFn screen;
+        void *screen_userdata;
+
+        Seen *seen;             /* SEEN_SLOTS, hash 0 = empty */
+        unsigned n_seen;
+        uint64_t window;        /* the second the rate limit counts in */
+        unsigned window_count;
+        bool finished;
+
+        pthread_t thread;
+        bool thread_started;
+        pthread_mutex_t lock;
+        pthread_cond_t wake, drained;
+        Entry queue[QUEUE_SIZE];
+        unsigned head, len;     /* under lock */
+        bool stop, busy;        /* under lock */
+        ReportFeedStats stats;  /* under lock */
+        unsigned lost[_REPORT_KIND_MAX];
+};
+
+static void kept_done(Kept *k) {
+        for (size_t i = 0; i < ELEMENTSOF(k->strings); i++) {
+                free(k->strings[i]);
+                k->strings[i] = NULL;
+        }
+        k->r = (Report) {};
+}
+
+static int kept_copy(Kept *k, const Report *r) {
+        const char *const src[] = { r->op, r->target, r->resolved, r->detail, r->comm, r->rule, r->origin,
+                                    r->access };
+        const char **dst[] = { &k->r.op, &k->r.target, &k->r.resolved, &k->r.detail, &k->r.comm, &k->r.rule,
+                               &k->r.origin, &k->r.access };
+
+        static_assert(ELEMENTSOF(src) == ELEMENTSOF(k->strings), "one slot per string");
+        *k = (Kept) { .r = *r };
+        for (size_t i = 0; i < ELEMENTSOF(src); i++) {
+                *dst[i] = NULL;
+                if (!src[i])
+                        continue;
+                k->strings[i] = strdup(src[i]);
+                if (!k->strings[i]) {
+                        kept_done(k);
+                        return -ENOMEM;
+                }
+                *dst[i] = k->strings[i];
+        }
+        return 0;
+}
+
+/* What makes two reports the same refusal: not who asked, so that a hundred compilers refused
+ * one path make one report; for a DNS name, not the type of record asked (A, AAAA: one name). */
+static const char *same_detail(const Report *r) {
+        return r->kind == REPORT_DNS ? NULL : r->detail;
+}
+
+/* FNV-1a over that. */
+static uint64_t report_hash(const Report *r) {
+        const char *const parts[] = { r->op, r->target, r->resolved, r->rule, r->origin, same_detail(r) };
+        uint64_t h = 0xcbf29ce484222325ULL;
+
+        h = (h ^ (uint64_t) r->kind) * 0x100000001b3ULL;
+        h = (h ^ (uint64_t) (unsigned) r->error) * 0x100000001b3ULL;
+        for (size_t i = 0; i < ELEMENTSOF(parts); i++) {
+                for (const char *c = parts[i] ?: ""; *c; c++)
+                        h = (h ^ (uint8_t) *c) * 0x100000001b3ULL;
+                h = (h ^ 0xff) * 0x100000001b3ULL;
+        }
+        return h ?: 1;
+}
+
+static bool same(const Report *a, const Report *b) {
+        return a->kind == b->kind && a->error == b->error && streq_ptr(a->op, b->op) &&
+                streq_ptr(a->target, b->target) && streq_ptr(a->resolved, b->resolved) &&
+                streq_ptr(a->rule, b->rule) && streq_ptr(a->origin, b->origin) &&
+                streq_ptr(same_detail(a), same_detail(b));
+}
+
+static void write_all(int fd, const struct iovec *iov, int n, unsigned *failed) {
+        ssize_t total = 0, k;
+
+        for (int i = 0; i < n; i++)
+                total += (ssize_t) iov[i].iov_len;
+        k = writev(fd, iov, n);
+        if (k != total)
+                (*failed)++;
+}
+
+/* In the writer thread, without the lock. */
+static void write_entry(ReportFeed *f, const Entry *e, unsigned *failed) {
+        char text[LINE_MAX_BYTES], json[LINE_MAX_BYTES];
+        const char *nl = f->stderr_tty ? "\r\n" : "\n";
+        const Report *r = &e->k.r;
+
+        if (e->notice) {
+                struct iovec v[] = { { (void *) "scudo: ", 7 }, { e->notice, strlen(e->notice) },
+                                     { (void *) nl, strlen(nl) } };
+                write_all(STDERR_FILENO, v, 3, failed);
+                return;
+        }
+
+        (void) report_format_text(r, e->count, text, sizeof(text));
+        switch (f->config.target) {
+        case REPORT_TARGET_STDERR:
+                if (!f->screen) {
+                        struct iovec v[] = { { (void *) "scudo: ", 7 }, { text, strlen(text) },
+                                             { (void *) nl, strlen(nl) } };
+                        write_all(STDERR_FILENO, v, 3, failed);
+                }
+                break;
+        case REPORT_TARGET_JOURNAL: {
+                char path[1100], rule[600], origin[600];
+                char err[16];
+
+                (void) report_escape(r->target, path, sizeof(path));
+                (void) report_escape(r->rule, rule, sizeof(rule));
+                (void) report_escape(r->origin, origin, sizeof(origin));
+                (void) snprintf(err, sizeof(err), "%s", report_errno_name(r->error) ?: "");
+                if (sd_journal_send("MESSAGE=scudo: %s", text,
+                                    "PRIORITY=5",
+                                    "SYSLOG_IDENTIFIER=scudo",
+                                    "SCUDO_KIND=%s", report_kind_to_string(r->kind),
+                                    "SCUDO_REFUSED=%s", r->kind == REPORT_FILE ? "file" :
+                                                        r->kind == REPORT_DNS ? "dns" : "net",
+                                    "SCUDO_OP=%s", strempty(r->op),
+                                    r->kind == REPORT_FILE ? "SCUDO_PATH=%s" : "SCUDO_TARGET=%s", path,
+                                    "SCUDO_ERRNO=%s", err,
+                                    "SCUDO_RULE=%s", rule,
+                                    "SCUDO_ORIGIN=%s", origin,
+                                    "SCUDO_PID=%u", r->pid,
+                                    "SCUDO_COUNT=%u", MAX(e->count, 1U),
+                                    NULL) < 0)
+                        (*failed)++;
+                break;
+        }
+        case REPORT_TARGET_FILE: {
+                struct iovec v[] = { { (void *) e->time, strlen(e->time) }, { (void *) " scudo: ", 8 },
+                                     { text, strlen(text) }, { (void *) "\n", 1 } };
+                write_all(f->config.file_fd, v, 4, failed);
+                break;
+        }
+        }
+
+        if (f->config.json_fd >= 0 && report_format_json(r, e->count, e->time, json, sizeof(json)) > 0) {
+                struct iovec v[] = { { json, strlen(json) }, { (void *) "\n", 1 } };
+                write_all(f->config.json_fd, v, 2, failed);
+        }
+}
+
+static void *writer(void *userdata) {
+        ReportFeed *f = userdata;
+
+        (void) pthread_mutex_lock(&f->lock);
+        for (;;) {
+                Entry e;
+                unsigned failed = 0;
+
+                while (f->len == 0 && !f->stop) {
+                        f->busy = false;
+                        (void) pthread_cond_broadcast(&f->drained);
+                        (void) pthread_cond_wait(&f->wake, &f->lock);
+                }
+                if (f->len == 0)
+                        break;
+                e = f->queue[f->head];
+                f->queue[f->head] = (Entry) {};
+                f->head = (f->head + 1) % QUEUE_SIZE;
+                f->len--;
+                f->busy = true;
+                (void) pthread_mutex_unlock(&f->lock);
+
+                write_entry(f, &e, &failed);
+                kept_done(&e.k);
+                free(e.notice);
+
+                (void) pthread_mutex_lock(&f->lock);
+                f->stats.write_failed += failed;
+                f->stats.written += !failed;
+        }
+        f->busy = false;
+        (void) pthread_cond_broadcast(&f->drained);
+        (void) pthread_mutex_unlock(&f->lock);
+        return NULL;
+}
+
+int report_feed_new(const ReportFeedConfig *config, ReportFeed **ret) {
+        ReportFeed *f;
+
+        f = calloc(1, sizeof(ReportFeed));
+        if (!f)
+                return -ENOMEM;
+        f->config = *config;
+        f->stderr_tty = isatty(STDERR_FILENO);
+        f->seen = calloc(SEEN_SLOTS, sizeof(Seen));
+        if (!f->seen) {
+                free(f);
+                return -ENOMEM;
+        }
+        (void) pthread_mutex_init(&f->lock, NULL);
+        (void) pthread_cond_init(&f->wake, NULL);
+        (void) pthread_cond_init(&f->drained, NULL);
+        *ret = f;
+        return 0;
+}
+
+static void stop_thread(ReportFeed *f) {
+        if (!f->thread_started)
+                return;
+        (void) pthread_mutex_lock(&f->lock);
+        f->stop = true;
+        (void) pthread_cond_signal(&f->wake);
+        (void) pthread_mutex_unlock(&f->lock);
+}
+
+ReportFeed *report_feed_free(ReportFeed *f) {
+        if (!f)
+                return NULL;
+        if (f->thread_started) {
+                bool idle;
+
+                stop_thread(f);
+                (void) pthread_mutex_lock(&f->lock);
+                idle = f->len == 0 && !f->busy;
+                (void) pthread_mutex_unlock(&f->lock);
+                /* A writer stuck in write() (a terminal that takes nothing) is left behind:
+                 * the feed is about to go with the process, and must not hold it up. */
+                if (idle) {
+                        (void) pthread_join(f->thread, NULL);
+                        f->thread_started = false;
+                } else {
+                        (void) pthread_detach(f->thread);
+                        return NULL;    /* its memory stays for the thread */
+                }
+        }
+        for (unsigned i = 0; i < QUEUE_SIZE; i++) {
+                kept_done(&f->queue[i].k);
+                free(f->queue[i].notice);
+        }
+        for (unsigned i = 0; i < SEEN_SLOTS; i++)
+                kept_done(&f->seen[i].k);
+        free(f->seen);
+        safe_close(f->config.file_fd);
+        safe_close(f->config.json_fd);
+        (void) pthread_mutex_destroy(&f->lock);
+        (void) pthread_cond_destroy(&f->wake);
+        (void) pthread_cond_destroy(&f->drained);
+        free(f);
+        return NULL;
+}
+
+void report_feed_set_screen(ReportFeed *f, ReportScreenFn fn, void *userdata) {
+        f->screen = fn;
+        f->screen_userdata = userdata;
+}
+
+bool report_feed_wants(const ReportFeed *f, ReportKind kind) {
+        return f && kind >= 0 && kind < _REPORT_KIND_MAX && f->config.kinds[kind];
+}
+
+static void now_text(char *buf, size_t size) {
+        struct timespec ts;
+        struct tm tm;
+        char zone[8];
+        size_t l;
+
+        (void) clock_gettime(CLOCK_REALTIME, &ts);
+        l = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", localtime_r(&ts.tv_sec, &tm));
+        (void) strftime(zone, sizeof(zone), "%z", &tm);
+        (void) snprintf(buf + l, size - l, ".%03ld%s", ts.tv_nsec / 1000000, zone);
+}
+
+/* Queues an entry for the writer, which takes over `e`'s strings; with the queue full they
+ * are freed and the report counted as dropped. */
+static void enqueue(ReportFeed *f, Entry *e) {
+        if (!f->thread_started) {
+                if (pthread_create(&f->thread, NULL, writer, f) != 0) {
+                        f->stats.queue_full++;
+                        kept_done(&e->k);
+                        free(e->notice);
+                        return;
+                }
+                f->thread_started = true;
+        }
+        (void) pthread_mutex_lock(&f->lock);
+        if (f->len == QUEUE_SIZE) {
+                f->stats.queue_full++;
+                (void) pthread_mutex_unlock(&f->lock);
+                kept_done(&e->k);
+                free(e->notice);
+                return;
+        }
+        f->queue[(f->head + f->len) % QUEUE_SIZE] = *e;
+        f->len++;
+        (void) pthread_cond_signal(&f->wake);
+        (void) pthread_mutex_unlock(&f->lock);
+}
+
+static void emit(ReportFeed *f, const Report *r, unsigned count) {
+        Entry e = { .count = count };
+
+        if (f->screen) {
+                char text[LINE_MAX_BYTES];
+
+                (void) report_format_text(r, count, text, sizeof(text));
+                f->screen(text, f->screen_userdata);
+        }
+        /* Only the screen, when there is nowhere else to write to. */
+        if (f->screen && f->config.target == REPORT_TARGET_STDERR && f->config.json_fd < 0)
+                return;
+        now_text(e.time, sizeof(e.time));
+        if (kept_copy(&e.k, r) < 0) {
+                f->stats.queue_full++;
+                return;
+        }
+        enqueue(f, &e);
+}
+
+/* Counts the report when it was seen before; otherwise remembers it. Returns true to write it. */
+static bool first_time(ReportFeed *f, const Report *r) {
+        uint64_t h = report_hash(r);
+
+        for (unsigned i = 0, slot = (unsigned) h & (SEEN_SLOTS - 1); i < SEEN_SLOTS;
+             i++, slot = (slot + 1) & (SEEN_SLOTS - 1)) {
+                Seen *s = &f->seen[slot];
+
+                if (s->hash == 0) {
+                        /* Three quarters full: keep the rest of the table for probing, and
+                         * write reports without counting them. */
+                        if (f->n_seen >= SEEN_SLOTS / 4 * 3 || kept_copy(&s->k, r) < 0)
+                                return true;
+                        s->hash = h;
+                        s->count = 1;
+                        f->n_seen++;
+                        return true;
+                }
+                if (s->hash == h && same(&s->k.r, r)) {
+                        s->count++;
+                        f->stats.repeated++;
+                        return false;
+                }
+        }
+        return true;
+}
+
+void report_feed_push(ReportFeed *f, const Report *r) {
+        struct timespec ts;
+
+        if (!f || f->finished || !report_feed_wants(f, r->kind))
+                return;
+        if (!first_time(f, r))
+                return;
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        if ((uint64_t) ts.tv_sec != f->window) {
+                f->window = (uint64_t) ts.tv_sec;
+                f->window_count = 0;
+        }
+        if (f->window_count >= REPORT_FEED_PER_SECOND) {
+                f->stats.flood++;
+                return;
+        }
+        f->window_count++;
+        emit(f, r, 1);
+}
+
+void report_feed_lost(ReportFeed *f, ReportKind kind, unsigned n) {
+        if (f && kind >= 0 && kind < _REPORT_KIND_MAX && f->config.kinds[kind]) {
+                f->lost[kind] += n;
+                f->stats.lost += n;
+        }
+}
+
+void report_feed_notice(ReportFeed *f, const char *line) {
+        Entry e = {};
+
+        if (!f || f->finished)
+                return;
+        if (f->screen) {
+                f->screen(line, f->screen_userdata);
+                return;
+        }
+        e.notice = strdup(line);
+        if (e.notice)
+                enqueue(f, &e);
+}
+
+void report_feed_finish(ReportFeed *f, unsigned timeout_ms) {
+        char line[256];
+        struct timespec deadline;
+        unsigned dropped;
+
+        if (!f || f->finished)
+                return;
+        for (unsigned i = 0; i < SEEN_SLOTS; i++)
+                if (f->seen[i].hash && f->seen[i].count > 1)
+                        emit(f, &f->seen[i].k.r, f->seen[i].count);
+        for (ReportKind k = 0; k < _REPORT_KIND_MAX; k++)
+                if (f->lost[k] > 0) {
+                        (void) snprintf(line, sizeof(line), "%s: %u more refusals not reported (too many "
+                                        "at once for the kernel's or the helper's share)",
+                                        report_kind_to_string(k), f->lost[k]);
+                        report_feed_notice(f, line);
+                }
+        (void) pthread_mutex_lock(&f->lock);
+        dropped = f->stats.flood + f->stats.queue_full;
+        (void) pthread_mutex_unlock(&f->lock);
+        if (dropped > 0) {
+                (void) snprintf(line, sizeof(line), "%u refusal reports dropped (more than %u a second, "
+                                "or written slower than they came)", dropped, REPORT_FEED_PER_SECOND);
+                report_feed_notice(f, line);
+        }
+        f->finished = true;
+        if (!f->thread_started)
+                return;
+
+        (void) clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (long) (timeout_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+                deadline.tv_sec++;
+                deadline.tv_nsec -= 1000000000L;
+        }
+        (void) pthread_mutex_lock(&f->lock);
+        while ((f->len > 0 || f->busy) &&
+               pthread_cond_timedwait(&f->drained, &f->lock, &deadline) != ETIMEDOUT)
+                ;
+        (void) pthread_mutex_unlock(&f->lock);
+}
+
+ReportFeedStats report_feed_stats(const ReportFeed *f) {
+        ReportFeedStats s;
+
+        (void) pthread_mutex_lock((pthread_mutex_t *) &f->lock);
+        s = f->stats;
+        (void) pthread_mutex_unlock((pthread_mutex_t *) &f->lock);
+        return s;
+}

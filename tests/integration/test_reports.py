@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
+"""Refusal reports: files, connections and DNS names, each tied to the plan entry that refused
+it, written once to stderr and to --report-json; nothing for a run that touches nothing
+forbidden; a run without network rules goes on without the helper, and says so once.
+
+scudo-bpfd is installed as a socket-activated system service pointing at the build tree (as
+test_network.py does). What a report says is compared with what the test made happen; the
+files are looked at from outside the sandbox."""
+import json
+import os
+import re
+import shlex
+import uuid
+
+import pytest
+
+from conftest import BUILD, SCUDO, wait_for
+
+BPFD = os.path.join(BUILD, "src", "bpfd", "scudo-bpfd")
+FILES_SKEL = os.path.join(BUILD, "bpf", "scudo-files.skel.h")
+
+pytestmark = pytest.mark.skipif(not os.path.exists(BPFD) or not os.path.exists(FILES_SKEL),
+                                reason="scudo-bpfd or its file reporter not built (-Dbpf=enabled, x86-64)")
+
+
+@pytest.fixture(scope="module")
+def helper(tb):
+    unit_dir = os.path.join(BUILD, "src", "bpfd")
+    r = tb.root("""set -e
+sed 's|^ExecStart=.*|ExecStart=%(bpfd)s -v --exit-idle-time=2|' %(dir)s/scudo-bpfd.service \
+    > /run/systemd/system/scudo-bpfd.service
+cp %(dir)s/scudo-bpfd.socket /run/systemd/system/scudo-bpfd.socket
+systemctl daemon-reload
+systemctl restart scudo-bpfd.socket
+""" % {"bpfd": BPFD, "dir": unit_dir})
+    assert r.rc == 0, r
+    yield tb
+    tb.root("systemctl stop scudo-bpfd.socket scudo-bpfd.service")
+
+
+def run(tb, args, cwd, json_path=None):
+    """scudo ARGS with --report-json; returns (result, the JSON records)."""
+    json_path = json_path or "/tmp/reports-%s.json" % uuid.uuid4().hex[:8]
+    r = tb.scudo(["--report-json", json_path] + args, cwd=cwd)
+    text = tb.dev("cat %s 2>/dev/null; rm -f %s" % (json_path, json_path)).out
+    records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return r, records
+
+
+def report_lines(err):
+    return [line for line in err.splitlines() if line.startswith("scudo: ")]
+
+
+def test_hidden_file_reported_once_with_its_rule(helper, work):
+    r, recs = run(helper, ["--", "cat", "/home/dev/.bashrc"], work)
+    assert r.rc == 1, r                                   # hidden: cat fails
+    assert len(recs) == 1, recs
+    rec = recs[0]
+    assert rec["kind"] == "file" and rec["op"] == "read" and rec["path"] == "/home/dev/.bashrc", rec
+    assert rec["error"] == "ENOENT" and rec["rule"] == 'filesystem.hide "~"', rec
+    assert rec["origin"].startswith("<built-in>/default.toml:"), rec
+    assert rec["comm"] == "cat" and rec["pid"] > 0, rec
+    lines = report_lines(r.err)
+    assert len(lines) == 1, r
+    assert re.match(r"scudo: file: refused read of '/home/dev/\.bashrc' \(ENOENT\) by pid \d+ \(cat\); "
+                    r"by <built-in>/default\.toml:\d+ filesystem\.hide \"~\"$", lines[0]), lines
+
+
+def test_denied_file_reported_once_with_its_rule(helper, work):
+    helper.dev("mkdir -p ~/.ssh && echo secret > ~/.ssh/id_test")
+    try:
+        r, recs = run(helper, ["--", "sh", "-c", "cat ~/.ssh/id_test"], work)
+    finally:
+        helper.dev("rm -f ~/.ssh/id_test")
+    assert r.rc != 0 and "secret" not in r.out, r
+    assert len(recs) == 1, recs
+    assert recs[0]["path"] == "/home/dev/.ssh/id_test" and recs[0]["rule"] == 'filesystem.deny "~/.ssh"', recs
+    assert recs[0]["access"] == "deny" and recs[0]["origin"].startswith("<built-in>/default.toml:"), recs
+
+
+def test_read_only_write_reported_once_with_its_rule(helper, work):
+    helper.dev("mkdir -p %s/ro" % work)
+    r, recs = run(helper, ["--fs-read", work + "/ro", "--", "sh", "-c", "echo x > ro/new"], work)
+    assert r.rc != 0, r
+    assert helper.dev("test -e %s/ro/new" % work).rc != 0, "the write went through"
+    assert len(recs) == 1, recs
+    rec = recs[0]
+    assert rec["op"] == "write" and rec["error"] == "EROFS" and rec["path"] == "ro/new", rec
+    assert rec["resolved"] == work + "/ro/new", rec
+    assert rec["rule"] == 'filesystem.read "~/%s/ro"' % os.path.basename(work) and rec["origin"] == "--fs-read", rec
+
+
+def test_refused_connection_and_name_reported_once_with_their_rules(helper, work):
+    probe = ("import socket\n"
+             "s = socket.socket(); s.settimeout(2)\n"
+             "try: s.connect(('127.0.0.9', 7))\n"
+             "except OSError as e: print('connect', e.errno)\n"
+             "try: socket.getaddrinfo('refused.example', 80, socket.AF_INET, socket.SOCK_STREAM)\n"
+             "except OSError as e: print('resolve', e.errno)\n")
+    r, recs = run(helper, ["--net-allow", "127.0.0.0/8", "--net-deny", "127.0.0.9", "--",
+                           "python3", "-c", probe], work)
+    assert r.rc == 0 and "connect 1" in r.out and "resolve" in r.out, r
+    net = [x for x in recs if x["kind"] == "network"]
+    dns = [x for x in recs if x["kind"] == "dns" and x["count"] == 1]
+    assert len(net) == 1 and net[0]["target"] == "127.0.0.9:7" and net[0]["op"] == "connect", recs
+    assert net[0]["rule"] == 'network.deny "127.0.0.9"' and net[0]["origin"] == "--net-deny", net
+    assert len(dns) == 1 and dns[0]["name"] == "refused.example", recs
+    assert dns[0]["rule"] == "no rule allows it" and "origin" not in dns[0], dns
+    # glibc may ask again: counted in one line at the end, never a second report of its own
+    assert len(re.findall(r"dns: refused name 'refused\.example' \(A\)[^\n]*no rule allows it$",
+                          r.err, re.M)) == 1, r
+
+
+@pytest.mark.parametrize("command", [
+    "git status",
+    "python3 -c pass",
+    "bash -c true",
+    "sh -c :",
+    "npm --version",
+])
+def test_run_touching_nothing_forbidden_reports_nothing(helper, work, command):
+    if command.startswith("npm") and helper.dev("command -v npm").rc != 0:
+        pytest.skip("no npm in the testbed")
+    helper.dev("cd %s && git init -q . && echo a > a && git add a && git -c user.name=t -c user.email=t@t "
+               "commit -qm a" % work)
+    r, recs = run(helper, ["--"] + shlex.split(command), work)
+    assert r.rc == 0, r
+    assert recs == [], recs
+    assert report_lines(r.err) == [], r
+
+
+def test_paths_with_escape_sequences_are_escaped(helper, work):
+    """A command names a path with a terminal escape in it: the report shows it escaped."""
+    helper.dev("mkdir -p ~/.ssh && touch \"$HOME/.ssh/$(printf 'a\\033]0;x\\007b')\"")
+    try:
+        r, recs = run(helper, ["--", "sh", "-c", "cat \"$HOME/.ssh/$(printf 'a\\033]0;x\\007b')\""], work)
+    finally:
+        helper.dev("rm -f \"$HOME/.ssh/$(printf 'a\\033]0;x\\007b')\"")
+    assert "\x1b" not in r.err and "\x07" not in r.err, r
+    assert "a\\x1b]0;x\\x07b" in r.err, r
+    assert len(recs) == 1 and recs[0]["path"].endswith("a\\x1b]0;x\\x07b"), recs
+
+
+def test_reports_to_the_journal_with_fields(helper, work):
+    tag = uuid.uuid4().hex[:8]
+    helper.dev("mkdir -p ~/.config/scudo && printf '[sandbox]\\nlog.target = \"journald\"\\n' "
+               "> ~/.config/scudo/config.toml")
+    try:
+        r = helper.scudo(["--", "cat", "/home/dev/.profile-%s" % tag], cwd=work)
+        helper.dev("touch ~/.profile-%s" % tag)     # exists outside only after the run: no report
+        r = helper.scudo(["--", "sh", "-c", "cat ~/.profile-%s; true" % tag], cwd=work)
+    finally:
+        helper.dev("rm -f ~/.config/scudo/config.toml ~/.profile-%s" % tag)
+    assert r.rc == 0 and report_lines(r.err) == [], r
+    query = "journalctl -q --no-pager -o json SCUDO_KIND=file SCUDO_PATH=/home/dev/.profile-%s" % tag
+    assert wait_for(lambda: helper.root(query).out.strip() != "", timeout=10)
+    entries = [json.loads(line) for line in helper.root(query).out.splitlines()]
+    assert len(entries) == 1, entries
+    e = entries[0]
+    assert e["SCUDO_RULE"] == 'filesystem.hide "~"' and e["SCUDO_ORIGIN"].startswith("<built-in>/default.toml:"), e
+    assert e["SCUDO_ERRNO"] == "ENOENT" and e["SCUDO_OP"] == "read" and e["SYSLOG_IDENTIFIER"] == "scudo", e
+
+
+def test_without_the_helper_a_run_goes_on_and_says_so_once(helper, work):
+    helper.root("systemctl stop scudo-bpfd.socket scudo-bpfd.service")
+    try:
+        r, recs = run(helper, ["--", "sh", "-c", "cat ~/.bashrc; echo ran"], work)
+    finally:
+        helper.root("systemctl start scudo-bpfd.socket")
+    assert r.rc == 0 and "ran" in r.out, r
+    lines = report_lines(r.err)
+    assert len(lines) == 1 and "file refusals are not reported: scudo-bpfd is not reachable" in lines[0], r
+    assert recs == [], recs
+
+
+def test_other_sandboxes_refusals_are_not_reported(helper, work):
+    """Two runs at once: each reports its own refusals only."""
+    a = "/tmp/ra-%s.json" % uuid.uuid4().hex[:6]
+    helper.dev("cd %s && (%s --report-json %s -- sh -c 'sleep 1; cat ~/.profile' > /dev/null 2>&1 &)"
+               % (work, SCUDO, a))
+    r, recs = run(helper, ["--", "sh", "-c", "sleep 0.2; cat ~/.bashrc"], work)
+    assert wait_for(lambda: helper.dev("grep -q profile %s" % a).rc == 0, timeout=10)
+    other = helper.dev("cat %s; rm -f %s" % (a, a)).out
+    assert [x["path"] for x in recs] == ["/home/dev/.bashrc"], recs
+    assert ".bashrc" not in other and ".profile" in other, other

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* Refusal reports (src/report/): what a command chose is escaped in every form; the plan entry
+ * that refused an access is the one named; what is not the sandbox's doing makes no report;
+ * the feed counts repeats, limits floods, and never waits on a writer that is stuck. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report/file-judge.h"
+#include "report/net-judge.h"
+#include "report/report-feed.h"
+#include "report/report-format.h"
+#include "tap.h"
+#include "util/macro.h"
+#include "util/path-util.h"
+
+static void test_escape(void) {
+        char buf[256];
+
+        report_escape("a\x1b[2Jb\r\n\x07", buf, sizeof(buf));
+        TAP_STREQ(buf, "a\\x1b[2Jb\\x0d\\x0a\\x07", "escape sequences and line breaks escaped");
+        report_escape("caf\xc3\xa9 \xe2\x82\xac", buf, sizeof(buf));
+        TAP_STREQ(buf, "caf\xc3\xa9 \xe2\x82\xac", "UTF-8 text stays");
+        report_escape("\xc2\x9b" "31m", buf, sizeof(buf));
+        TAP_STREQ(buf, "\\xc2\\x9b31m", "a C1 control (CSI) in UTF-8 escaped");
+        report_escape("\x9b" "31m \xff \xc3", buf, sizeof(buf));
+        TAP_STREQ(buf, "\\x9b31m \\xff \\xc3", "bytes that are not UTF-8 escaped");
+        report_escape("a\\x1b", buf, sizeof(buf));
+        TAP_STREQ(buf, "a\\\\x1b", "a backslash is escaped, so no escape can be faked");
+        report_escape("\x1b\x1b\x1b", buf, 6);
+        TAP_STREQ(buf, "\\x1b", "cut between escapes, never inside one");
+}
+
+static void test_format(void) {
+        Report r = {
+                .kind = REPORT_FILE,
+                .op = "read",
+                .target = "/home/u/.ssh/id\x1b]0;pwned\x07",
+                .error = EACCES,
+                .pid = 42,
+                .comm = "ca\x1bt",
+                .rule = "filesystem.deny \"~/.ssh\"",
+                .origin = "<built-in>/default.toml:20",
+                .access = "deny",
+        };
+        char line[1024];
+
+        report_format_text(&r, 1, line, sizeof(line));
+        TAP_STREQ(line, "file: refused read of '/home/u/.ssh/id\\x1b]0;pwned\\x07' (EACCES) by pid 42 (ca?t); "
+                  "by <built-in>/default.toml:20 filesystem.deny \"~/.ssh\"", "a file report as text");
+        report_format_text(&r, 3, line, sizeof(line));
+        TAP_CHECK(strstr(line, "\"~/.ssh\" (3 times)") != NULL, "repeats counted: %s", line);
+        report_format_json(&r, 1, "2026-01-01T00:00:00.000+0000", line, sizeof(line));
+        TAP_STREQ(line, "{\"kind\":\"file\",\"time\":\"2026-01-01T00:00:00.000+0000\",\"op\":\"read\","
+                  "\"path\":\"/home/u/.ssh/id\\\\x1b]0;pwned\\\\x07\",\"error\":\"EACCES\",\"pid\":42,"
+                  "\"comm\":\"ca?t\",\"rule\":\"filesystem.deny \\\"~/.ssh\\\"\","
+                  "\"origin\":\"<built-in>/default.toml:20\",\"access\":\"deny\",\"count\":1}",
+                  "a file report as JSON");
+
+        r = (Report) { .kind = REPORT_NET, .op = "connect", .target = "192.0.2.9:443", .detail = "tcp",
+                       .pid = 7, .comm = "curl", .rule = "no rule allows it" };
+        report_format_text(&r, 1, line, sizeof(line));
+        TAP_STREQ(line, "network: refused connection to 192.0.2.9:443 (tcp) by pid 7 (curl); no rule allows it",
+                  "a connection as text");
+}
+
+static void test_net_judge(void) {
+        _cleanup_(net_judge_freep) NetJudge *j = NULL;
+        char *deny[] = { (char *) "198.51.100.0/24:443", (char *) "telemetry.example.net", NULL };
+        char *deny_origin[] = { (char *) "--net-deny", (char *) "/p/.scudo.toml:3", NULL };
+        Plan plan = { .network_filtered = true, .net_deny = deny, .net_deny_origin = deny_origin };
+        BpfdEvent e = { .kind = BPFD_EVENT_CONNECT, .pid = 9, .port = 443, .protocol = 6,
+                        .addr = { [10] = 0xff, [11] = 0xff, 198, 51, 100, 7 } };
+        unsigned lost;
+        Report r;
+
+        TAP_CHECK(net_judge_new(&plan, &j) == 0, "net judge made");
+        TAP_CHECK(net_judge(j, &e, &r, &lost) == 1 && streq(r.rule, "network.deny \"198.51.100.0/24:443\"") &&
+                  streq_ptr(r.origin, "--net-deny") && streq(r.target, "198.51.100.7:443"),
+                  "a connection refused by a deny rule names it: %s (%s)", r.rule, strempty(r.origin));
+        e.port = 80;
+        TAP_CHECK(net_judge(j, &e, &r, &lost) == 1 && streq(r.rule, "no rule allows it") && !r.origin,
+                  "another port: no rule allows it");
+        e = (BpfdEvent) { .kind = BPFD_EVENT_DNS, .qtype = 28 };
+        snprintf(e.name, sizeof(e.name), "a.telemetry.example.net");
+        TAP_CHECK(net_judge(j, &e, &r, &lost) == 1 && streq(r.rule, "no rule allows it"),
+                  "a name below a host rule is not that rule's");
+        snprintf(e.name, sizeof(e.name), "telemetry.example.net");
+        TAP_CHECK(net_judge(j, &e, &r, &lost) == 1 && r.kind == REPORT_DNS &&
+                  streq(r.rule, "network.deny \"telemetry.example.net\"") && streq_ptr(r.origin, "/p/.scudo.toml:3"),
+                  "a refused name names its deny rule");
+        e = (BpfdEvent) { .kind = BPFD_EVENT_LOST, .count = 5 };
+        TAP_CHECK(net_judge(j, &e, &r, &lost) == 0 && lost == 5, "a count of lost events is no report");
+}
+
+static BpfdFileEvent file_event(uint32_t nr, uint32_t flags, int error, const char *path) {
+        BpfdFileEvent e = { .nr = nr, .flags = flags, .error = -error, .dirfd = AT_FDCWD };
+
+        memcpy(e.path, path, MIN(strlen(path) + 1, sizeof(e.path)));
+        e.path[sizeof(e.path) - 1] = 0;
+        snprintf(e.comm, sizeof(e.comm), "cat");
+        return e;
+}
+
+static void test_file_judge(void) {
+        char dir[] = "/tmp/test-report-XXXXXX", p[PATH_MAX], home[PATH_MAX];
+        _cleanup_(plan_freep) Plan *plan = plan_new();
+        _cleanup_(file_judge_freep) FileJudge *j = NULL;
+        BpfdFileEvent e;
+        Report r;
+
+        TAP_CHECK(mkdtemp(dir) != NULL, "a directory to judge in");
+        snprintf(home, sizeof(home), "%s/home", dir);
+        snprintf(p, sizeof(p), "mkdir -p %s/home/.ssh %s/home/proj/.git %s/home/proj/ro %s/tmp && touch "
+                 "%s/home/.ssh/id %s/home/.bashrc %s/home/proj/ro/f", dir, dir, dir, dir, dir, dir, dir);
+        TAP_CHECK(system(p) == 0, "files made");
+
+        snprintf(p, sizeof(p), "%s/home", dir);
+        plan_add_path(plan, PATH_ACCESS_HIDE, p, "<built-in>/default.toml:13");
+        snprintf(p, sizeof(p), "%s/home/.ssh", dir);
+        plan_add_path(plan, PATH_ACCESS_DENY, p, "<built-in>/default.toml:20");
+        snprintf(p, sizeof(p), "%s/home/proj", dir);
+        plan_add_path(plan, PATH_ACCESS_WRITE, p, "<built-in>/default.toml:17");
+        snprintf(p, sizeof(p), "%s/home/proj/ro", dir);
+        plan_add_path(plan, PATH_ACCESS_READ, p, "--fs-read");
+        snprintf(p, sizeof(p), "%s/home/proj", dir);
+        plan->working_directory = strdup(p);
+        TAP_CHECK(file_judge_new(plan, home, &j) == 0, "file judge made");
+
+        snprintf(p, sizeof(p), "%s/home/.ssh/id", dir);
+        e = file_event(257, O_RDONLY, EACCES, p);
+        TAP_CHECK(file_judge(j, &e, &r) == 1 && streq(r.rule, "filesystem.deny \"~/.ssh\"") &&
+                  streq_ptr(r.origin, "<built-in>/default.toml:20") && streq(r.op, "read") && r.error == EACCES,
+                  "a denied file: %s (%s)", r.rule, strempty(r.origin));
+        snprintf(p, sizeof(p), "%s/home/.bashrc", dir);
+        e = file_event(257, O_RDONLY, ENOENT, p);
+        TAP_CHECK(file_judge(j, &e, &r) == 1 && streq(r.rule, "filesystem.hide \"~\"") && streq_ptr(r.access, "hide"),
+                  "a hidden file that exists outside: %s", r.rule);
+        snprintf(p, sizeof(p), "%s/home/.nothing-here", dir);
+        e = file_event(4, 0, ENOENT, p);
+        TAP_CHECK(file_judge(j, &e, &r) == 0, "a path that does not exist outside either: no report");
+        e = file_event(257, O_WRONLY | O_CREAT, EROFS, "ro/f");
+        TAP_CHECK(file_judge(j, &e, &r) == 1 && streq(r.rule, "filesystem.read \"~/proj/ro\"") &&
+                  streq_ptr(r.origin, "--fs-read") && streq(r.op, "write") && r.resolved && strstr(r.resolved, "/home/proj/ro/f"),
+                  "a write to a read-only entry, relative to the start directory: %s", r.rule);
+        e = file_event(257, O_WRONLY | O_CREAT, EROFS, "ro/new");
+        TAP_CHECK(file_judge(j, &e, &r) == 1 && streq(r.rule, "filesystem.read \"~/proj/ro\""),
+                  "creating a file in a read-only entry (its directory is writable outside)");
+        e = file_event(83, 0, EROFS, ".git/hooks");
+        TAP_CHECK(file_judge(j, &e, &r) == 1 && streq_ptr(r.origin, "<scudo>") && streq(r.op, "create"),
+                  "a hook directory in a read-only .git: %s", r.rule);
+        e = file_event(257, O_RDWR | O_CREAT | O_EXCL, EROFS, ".git/index.lock");
+        TAP_CHECK(file_judge(j, &e, &r) == 0, "git's optional index.lock: no report");
+        e = file_event(257, O_RDONLY, ENOENT, p);
+        snprintf(e.comm, sizeof(e.comm), "(sd-exec)");
+        snprintf(p, sizeof(p), "%s/home/.bashrc", dir);
+        memcpy(e.path, p, MIN(strlen(p) + 1, sizeof(e.path)));
+        e.path[sizeof(e.path) - 1] = 0;
+        TAP_CHECK(file_judge(j, &e, &r) == 0, "systemd's set-up of the sandbox: no report");
+        e = file_event(1, 0, ENOENT, p);
+        TAP_CHECK(file_judge(j, &e, &r) == 0, "not a call about a path: no report");
+        e = file_event(257, O_RDONLY, EIO, p);
+        TAP_CHECK(file_judge(j, &e, &r) == 0, "an error no sandbox makes: no report");
+
+        /* relative to the process's own working directory, as /proc shows it */
+        TAP_CHECK(chdir(dir) == 0, "into the directory");
+        e = file_event(257, O_RDONLY, ENOENT, "home/.bashrc");
+        e.pid = (uint32_t) getpid();
+        TAP_CHECK(file_judge(j, &e, &r) == 1 && streq(r.rule, "filesystem.hide \"~\"") && streq(r.target, "home/.bashrc"),
+                  "a relative path from /proc/PID/cwd, reported as named");
+        if (geteuid() != 0) {
+                snprintf(p, sizeof(p), "%s/home/.bashrc", dir);
+                (void) chmod(p, 0);
+                e = file_event(257, O_RDONLY, EACCES, p);
+                TAP_CHECK(file_judge(j, &e, &r) == 0, "what the user may not read outside either: no report");
+        }
+        snprintf(p, sizeof(p), "rm -rf %s", dir);
+        (void) system(p);
+}
+
+static Report numbered(char *buf, size_t size, unsigned i) {
+        snprintf(buf, size, "/p/%u", i);
+        return (Report) { .kind = REPORT_FILE, .op = "read", .target = buf, .error = ENOENT, .rule = "r" };
+}
+
+static double now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec * 1000.0 + (double) ts.tv_nsec / 1e6;
+}
+
+static void test_feed(void) {
+        char name[] = "/tmp/test-report-json-XXXXXX", path[32], text[65536];
+        ReportFeedConfig c = { .target = REPORT_TARGET_FILE, .kinds = { true, true, false } };
+        ReportFeed *f = NULL;
+        ReportFeedStats st;
+        int pipefd[2], fd;
+        double t0;
+        ssize_t n;
+        Report r;
+
+        fd = mkstemp(name);
+        c.file_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        c.json_fd = fd;
+        TAP_CHECK(fd >= 0 && report_feed_new(&c, &f) == 0, "a feed to a JSON file");
+        for (unsigned i = 0; i < 5; i++) {
+                r = numbered(path, sizeof(path), 1);
+                report_feed_push(f, &r);
+        }
+        r = (Report) { .kind = REPORT_DNS, .op = "resolve", .target = "x.test" };
+        report_feed_push(f, &r);
+        for (unsigned i = 0; i < REPORT_FEED_PER_SECOND + 10; i++) {
+                r = numbered(path, sizeof(path), 100 + i);
+                report_feed_push(f, &r);
+        }
+        report_feed_finish(f, 2000);
+        st = report_feed_stats(f);
+        TAP_CHECK(st.repeated == 4, "identical reports counted, not repeated: %u", st.repeated);
+        TAP_CHECK(st.flood >= 10, "past %u a second, reports dropped and counted: %u", REPORT_FEED_PER_SECOND,
+                  st.flood);
+        n = pread(fd, text, sizeof(text) - 1, 0);
+        text[MAX(n, 0)] = 0;
+        TAP_CHECK(strstr(text, "\"path\":\"/p/1\",\"error\":\"ENOENT\",\"rule\":\"r\",\"count\":1}") &&
+                  strstr(text, "\"path\":\"/p/1\",\"error\":\"ENOENT\",\"rule\":\"r\",\"count\":5}"),
+                  "the first as it came, then the count at the end");
+        TAP_CHECK(!strstr(text, "x.test"), "a kind log.report leaves out is not written");
+        f = report_feed_free(f);
+
+        /* A writer that cannot write (a terminal that takes nothing): the feed goes on. */
+        TAP_CHECK(pipe2(pipefd, O_CLOEXEC) == 0, "a pipe nobody reads");
+        (void) fcntl(pipefd[1], F_SETPIPE_SZ, 4096);
+        c = (ReportFeedConfig) { .target = REPORT_TARGET_FILE, .file_fd = pipefd[1], .json_fd = -EBADF,
+                                 .kinds = { true, true, true } };
+        TAP_CHECK(report_feed_new(&c, &f) == 0, "a feed to it");
+        t0 = now_ms();
+        for (unsigned i = 0; i < 1000; i++) {
+                r = numbered(path, sizeof(path), i);
+                report_feed_push(f, &r);
+        }
+        report_feed_finish(f, 200);
+        TAP_CHECK(now_ms() - t0 < 1500, "pushing and finishing did not wait on the writer: %.0f ms", now_ms() - t0);
+        f = report_feed_free(f);
+        safe_close(pipefd[0]);
+        unlink(name);
+}
+
+int main(void) {
+        /* as scudo does (run.c): a reader that went away is an error return, not the end */
+        (void) signal(SIGPIPE, SIG_IGN);
+        test_escape();
+        test_format();
+        test_net_judge();
+        test_file_judge();
+        test_feed();
+        return tap_done();
+}
