@@ -17,6 +17,7 @@ typedef enum Need {
         NEED_EXIST,             /* the path is there outside */
         NEED_READ,
         NEED_WRITE,
+        NEED_WRITE_OR_CREATE,   /* open with O_CREAT: a missing file is made in its directory */
         NEED_EXEC,
         NEED_PARENT_WRITE,      /* its directory is there and writable outside */
 } Need;
@@ -66,7 +67,7 @@ static Need need_of(const char *op, uint32_t nr, uint32_t flags) {
         if (streq(op, "read"))
                 return NEED_READ;
         if (streq(op, "write"))
-                return NEED_WRITE;
+                return flags & O_CREAT ? NEED_WRITE_OR_CREATE : NEED_WRITE;
         if (streq(op, "exec"))
                 return NEED_EXEC;
         if (streq(op, "create") || streq(op, "remove") || streq(op, "rename"))
@@ -150,7 +151,7 @@ static bool possible_outside(const char *path, Need need, int error) {
         }
         if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) < 0) {
                 /* A write that creates: its directory counts. */
-                if (need == NEED_WRITE && errno == ENOENT) {
+                if (need == NEED_WRITE_OR_CREATE && errno == ENOENT) {
                         parent_of(path, parent, sizeof(parent));
                         return error != ENOENT ? faccessat(AT_FDCWD, parent, W_OK, AT_EACCESS) >= 0 :
                                 fstatat(AT_FDCWD, parent, &st, AT_NO_AUTOMOUNT) >= 0 && S_ISDIR(st.st_mode);
@@ -163,6 +164,7 @@ static bool possible_outside(const char *path, Need need, int error) {
         case NEED_READ:
                 return faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) >= 0;
         case NEED_WRITE:
+        case NEED_WRITE_OR_CREATE:
                 return faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) >= 0;
         case NEED_EXEC:
                 return faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) >= 0;
@@ -256,38 +258,49 @@ static const char *property_origin(const Plan *p, const char *name) {
         return o;
 }
 
-static void attribute(FileJudge *j, const char *path, int error, Report *r) {
+/* Fills in the entry that refused the access; false when none did (the access was judged
+ * against the real file, through a bind of it). */
+static bool attribute(FileJudge *j, const char *path, int error, Report *r) {
         const PlanPath *e = deepest_entry(j->plan, path);
-        const char *prop, *value = NULL;
+        const char *prop, *value = NULL, *rest;
         char shown[PATH_MAX];
 
-        if (e && (e->access == PATH_ACCESS_DENY || e->access == PATH_ACCESS_HIDE ||
-                  (e->access == PATH_ACCESS_READ && error != ENOENT))) {
+        if (e) {
+                switch (e->access) {
+                case PATH_ACCESS_DENY:
+                case PATH_ACCESS_HIDE:
+                        break;
+                case PATH_ACCESS_READ:
+                        /* the real directory, read-only: what is missing there is missing */
+                        if (error == ENOENT)
+                                return false;
+                        break;
+                default:
+                        /* the real directory, writable: what is missing there is missing, and
+                         * (a file checked for, then made) may be there by the time it is
+                         * looked at outside. Only a read-only .git of scudo's is refused. */
+                        rest = path_startswith(path, e->path);
+                        if (error == ENOENT || !rest ||
+                            !(startswith(rest, ".git/") || streq(rest, ".git") || strstr(rest, "/.git/") ||
+                              ends_with(rest, "/.git")))
+                                return false;
+                        /* git status takes .git/index.lock on its own, to refresh the index
+                         * in passing, and goes on without it: no report for that. */
+                        if (ends_with(path, "/.git/index.lock") && streq(r->op, "write"))
+                                return false;
+                        /* git-guard.c and unit-build.c: a .git in a writable directory is
+                         * bound read-only unless the plan names it. */
+                        r->rule = "a .git in a writable directory is read-only unless a profile names it";
+                        r->origin = "<scudo>";
+                        r->access = "read";
+                        return true;
+                }
                 (void) snprintf(j->rule, sizeof(j->rule), "filesystem.%s \"%s\"", path_access_to_string(e->access),
                                 tilde(j, e->path, shown, sizeof(shown)));
                 r->rule = j->rule;
                 r->origin = e->origin && *e->origin ? e->origin : NULL;
                 r->access = path_access_to_string(e->access);
-                return;
-        }
-        if (e && e->access == PATH_ACCESS_WRITE && error != ENOENT) {
-                const char *rest = path_startswith(path, e->path);
-
-                /* git-guard.c and unit-build.c: a .git in a writable directory is bound
-                 * read-only unless the plan names it. */
-                if (rest && (startswith(rest, ".git/") || streq(rest, ".git") || strstr(rest, "/.git/") ||
-                             ends_with(rest, "/.git"))) {
-                        /* git status takes .git/index.lock on its own, to refresh the index
-                         * in passing, and goes on without it: no report for that. */
-                        if (ends_with(path, "/.git/index.lock") && streq(r->op, "write")) {
-                                r->rule = NULL;
-                                return;
-                        }
-                        r->rule = "a .git in a writable directory is read-only unless a profile names it";
-                        r->origin = "<scudo>";
-                        r->access = "read";
-                        return;
-                }
+                return true;
         }
         prop = property_for(j->plan, path, error, &value);
         if (prop) {
@@ -295,11 +308,12 @@ static void attribute(FileJudge *j, const char *path, int error, Report *r) {
                 r->rule = j->rule;
                 r->origin = property_origin(j->plan, prop);
                 r->access = error == ENOENT ? "hide" : error == EROFS ? "read" : "deny";
-                return;
+                return true;
         }
         r->rule = "no rule allows it";
         r->origin = NULL;
         r->access = NULL;
+        return true;
 }
 
 int file_judge(FileJudge *j, const BpfdFileEvent *e, Report *ret) {
@@ -337,6 +351,5 @@ int file_judge(FileJudge *j, const BpfdFileEvent *e, Report *ret) {
                 .pid = e->pid,
                 .comm = comm,
         };
-        attribute(j, j->resolved, error, ret);
-        return ret->rule ? 1 : 0;
+        return attribute(j, j->resolved, error, ret) ? 1 : 0;
 }

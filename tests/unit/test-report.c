@@ -160,6 +160,15 @@ static void test_file_judge(void) {
         memcpy(e.path, p, MIN(strlen(p) + 1, sizeof(e.path)));
         e.path[sizeof(e.path) - 1] = 0;
         TAP_CHECK(file_judge(j, &e, &r) == 0, "systemd's set-up of the sandbox: no report");
+        snprintf(p, sizeof(p), "%s/home/proj/missing", dir);
+        e = file_event(21, W_OK, ENOENT, p);
+        TAP_CHECK(file_judge(j, &e, &r) == 0, "access(W_OK) of a file that is not there outside: no report");
+        e = file_event(257, O_WRONLY, ENOENT, p);
+        TAP_CHECK(file_judge(j, &e, &r) == 0, "a write without O_CREAT to a file not there outside: no report");
+        snprintf(p, sizeof(p), "%s/home/proj/ro/f", dir);
+        e = file_event(4, 0, ENOENT, p);
+        TAP_CHECK(file_judge(j, &e, &r) == 0, "missing in a directory bound as it is (it was there by the time "
+                  "it was looked at): no report");
         e = file_event(1, 0, ENOENT, p);
         TAP_CHECK(file_judge(j, &e, &r) == 0, "not a call about a path: no report");
         e = file_event(257, O_RDONLY, EIO, p);
