@@ -46,6 +46,8 @@ void help_run(void) {
                "  -t, --pty              stdout on the pseudo-terminal too, though not a terminal\n"
                "  -T, --no-pty           never use a pseudo-terminal (pass the streams as they are;\n"
                "                         refused when one is a terminal)\n"
+               "      --tui              the command in a terminal UI, its refusal reports below it\n"
+               "                         (^A s shows and hides them, ^A ^A sends ^A)\n"
                "      --report-json FILE write the run's refusal reports to FILE, one JSON object\n"
                "                         a line (emptied first), for 'scudo suggest'\n"
                "      --delegate         delegate every delegable profile's commands\n"
@@ -215,8 +217,8 @@ int parse_run_args(int argc, char **argv, const char *verb, RunArgs *ret) {
                         ret->dry_run = true;
                         break;
                 case ARG_TUI:
-                        return log_error_errno(SYNTHETIC_ERRNO(EOPNOTSUPP),
-                                               "--tui is not available in this version of scudo");
+                        ret->run.tui = true;
+                        break;
                 case ARG_JSON:
                         ret->json = true;
                         break;

@@ -29,7 +29,12 @@ struct PtyRelay {
         size_t in_len;
         pty_suspend_fn on_suspend;
         void *userdata;
+        PtyRelayLayer layer;    /* output == NULL: none */
 };
+
+static int write_all(int fd, const char *buf, size_t n);
+static void update_events(PtyRelay *p);
+static void flush_input(PtyRelay *p);
 
 int pty_relay_new(PtyRelay **ret, int input, int output, int terminal) {
         _cleanup_free_ PtyRelay *p = calloc(1, sizeof(PtyRelay));
@@ -74,10 +79,25 @@ int pty_relay_slave_fd(PtyRelay *p) {
         return p->slave;
 }
 
+void pty_relay_set_layer(PtyRelay *p, const PtyRelayLayer *layer) {
+        p->layer = *layer;
+}
+
 void pty_relay_resize(PtyRelay *p) {
         struct winsize ws;
-        if (ioctl(p->terminal, TIOCGWINSZ, &ws) >= 0)
-                (void) ioctl(p->master, TIOCSWINSZ, &ws);
+        if (ioctl(p->terminal, TIOCGWINSZ, &ws) < 0)
+                return;
+        if (p->layer.size)
+                p->layer.size(&ws, p->layer.userdata);
+        (void) ioctl(p->master, TIOCSWINSZ, &ws);
+}
+
+/* What the command wrote goes to the caller's terminal, or to the layer. */
+static void show(PtyRelay *p, const char *buf, size_t n) {
+        if (p->layer.output)
+                p->layer.output(buf, n, p->layer.userdata);
+        else
+                (void) write_all(p->output, buf, n);
 }
 
 static int write_all(int fd, const char *buf, size_t n) {
@@ -139,6 +159,8 @@ static int on_input(sd_event_source *s, int fd, uint32_t revents, void *userdata
                 (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
                 return 0;
         }
+        if (p->layer.input)
+                k = (ssize_t) p->layer.input(buf, (size_t) k, p->layer.userdata);
         for (ssize_t i = 0; i < k; i++) {
                 if (p->on_suspend && is_suspend_char(p, buf[i])) {
                         /* Pass on what came before it, then suspend; the character itself
@@ -163,7 +185,7 @@ static int on_master(sd_event_source *s, int fd, uint32_t revents, void *userdat
         if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
                 ssize_t k = read(fd, buf, sizeof(buf));
                 if (k > 0)
-                        (void) write_all(p->output, buf, (size_t) k);
+                        show(p, buf, (size_t) k);
                 else if (k == 0 || (errno != EAGAIN && errno != EINTR)) {
                         /* Cannot happen while we hold the slave open; if it does, stop
                          * watching rather than spin on a hang-up. */
@@ -186,6 +208,8 @@ int pty_relay_raw_terminal(PtyRelay *p) {
         if (tcgetattr(p->input, &p->raw_mode) < 0)
                 p->raw_mode = raw;
         p->raw = true;
+        if (p->layer.take)
+                p->layer.take(p->layer.userdata);
         return 0;
 }
 
@@ -199,11 +223,22 @@ void pty_relay_restore_terminal(PtyRelay *p) {
         if (!p || !p->raw)
                 return;
         p->raw = false;
+        if (p->layer.release)
+                p->layer.release(p->layer.userdata);
         /* Changed since it was made raw: another program of the same job has the terminal now
          * (`scudo cmd | less`), and its settings stay. */
         if (tcgetattr(p->input, &now) >= 0 && !same_mode(&now, &p->raw_mode))
                 return;
         (void) tcsetattr(p->input, TCSADRAIN, &p->saved);
+}
+
+void pty_relay_send(PtyRelay *p, const char *buf, size_t n) {
+        n = MIN(n, sizeof(p->in_buf) - p->in_len);     /* a terminal's answers are short */
+        memcpy(p->in_buf + p->in_len, buf, n);
+        p->in_len += n;
+        flush_input(p);
+        if (p->master_source)
+                update_events(p);
 }
 
 int pty_relay_start(PtyRelay *p, sd_event *e, pty_suspend_fn on_suspend, void *userdata) {
@@ -231,7 +266,7 @@ void pty_relay_drain(PtyRelay *p) {
                 ssize_t k = read(p->master, buf, sizeof(buf));
                 if (k <= 0)
                         break;
-                (void) write_all(p->output, buf, (size_t) k);
+                show(p, buf, (size_t) k);
         }
 }
 

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/ioctl.h>
 #include <systemd/sd-event.h>
 #include <termios.h>
 
@@ -20,10 +21,31 @@ typedef struct PtyRelay PtyRelay;
 /* Called when the user types the suspend character: the runner freezes the unit. */
 typedef void (*pty_suspend_fn)(void *userdata);
 
+/* A layer between the pty and the caller's terminal: the --tui screen (tui.h) shows what the
+ * command writes in an area of its own, keeps some keys, and gives the command a window of
+ * that area's size. Without one, bytes pass as they are. */
+typedef struct PtyRelayLayer {
+        /* What the command wrote, instead of writing it to the output. */
+        void (*output)(const char *buf, size_t n, void *userdata);
+        /* What the user typed: keeps its own keys, moves the rest to the front of buf and
+         * returns how many to pass on. */
+        size_t (*input)(char *buf, size_t n, void *userdata);
+        /* The command's window, from the caller's (changed in place). */
+        void (*size)(struct winsize *ws, void *userdata);
+        /* The terminal is given back (to suspend, at the end), or taken again. */
+        void (*release)(void *userdata);
+        void (*take)(void *userdata);
+        void *userdata;
+} PtyRelayLayer;
+
 /* `input`: the caller's standard input, when it is a terminal whose input the command is to
  * get (put in raw mode while relaying), or -EBADF; `output`: where what the command prints on
  * the pty goes; `terminal`: the caller's terminal, whose settings and size the pty starts with. */
 int pty_relay_new(PtyRelay **ret, int input, int output, int terminal);
+/* Before pty_relay_start(). */
+void pty_relay_set_layer(PtyRelay *p, const PtyRelayLayer *layer);
+/* Bytes for the command, as if typed (a terminal's answer to a query). Never blocks. */
+void pty_relay_send(PtyRelay *p, const char *buf, size_t n);
 /* The pty's slave side, to hand to the command in place of the streams that are terminals. */
 int pty_relay_slave_fd(PtyRelay *p);
 /* Starts relaying (the caller's terminal in raw mode, when input is relayed). */

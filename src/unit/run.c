@@ -18,6 +18,7 @@
 #include "pty-relay.h"
 #include "report/refusals.h"
 #include "run.h"
+#include "tui.h"
 #include "unit-build.h"
 #include "util/log.h"
 #include "util/macro.h"
@@ -62,6 +63,7 @@ typedef struct RunContext {
          * without one. */
         const char *kill_whom;
         PtyRelay *pty;
+        Tui *tui;               /* --tui: the screen between the pty and the terminal */
         int watcher_fd;
         BusProxy bus_proxy;     /* unit[0] == 0: none */
         GitGuard git_guard;
@@ -86,6 +88,7 @@ static void run_context_done(RunContext *c) {
         refusals_free(c->refusals);
         free(c->slice_job_result);
         pty_relay_free(c->pty);
+        tui_free(c->tui);
         free(c->unit_path);
         free(c->job_result);
         free(c->active_state);
@@ -570,6 +573,25 @@ static int open_stdio(RunContext *c, const RunOptions *opts, UnitStdio *stdio) {
         return 0;
 }
 
+/* --tui: the command's pty drawn in the main area of the terminal, the reports below it. The
+ * watcher is told first, so that should scudo die the terminal is given back all the same. */
+static int start_tui(RunContext *c, const RunOptions *opts) {
+        int r;
+
+        if (!c->pty)
+                return log_error_errno(SYNTHETIC_ERRNO(ENOTTY), "--tui needs a terminal on standard input and "
+                                       "output");
+        r = tui_new(&c->tui);
+        if (r < 0)
+                return log_error_errno(r, "Cannot start the terminal UI: %m");
+        r = watcher_guard_terminal(c->watcher_fd, true);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm the unit watcher: %m");
+        tui_attach(c->tui, c->pty);
+        report_feed_set_screen(refusals_feed(c->refusals), tui_report, c->tui);
+        return 0;
+}
+
 /* The filtered session bus, before the service that is to use it. The watcher knows of it
  * first: should scudo die now, it goes too. */
 static int start_bus_proxy(RunContext *c, const Plan *plan, const RunOptions *opts, char **manager_env) {
@@ -682,6 +704,11 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                         return log_error_errno(r, "%s; the command was not run", why ?: "Out of memory"),
                                EXIT_SCUDO_SETUP;
         }
+        if (opts->tui) {
+                r = start_tui(&c, opts);
+                if (r < 0)
+                        return EXIT_SCUDO_SETUP;
+        }
         if (plan->network_filtered || refusals_want_files(c.refusals)) {
                 r = start_restricted_slice(&c, plan);
                 if (r < 0)
@@ -767,6 +794,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 pty_relay_drain(c.pty);
                 pty_relay_restore_terminal(c.pty);
         }
+        tui_finish(c.tui);     /* the reports it showed, to stderr where they stay */
 
         /* The last reports of refusals, then the slice can go. */
         if (c.net)

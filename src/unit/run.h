@@ -21,6 +21,7 @@ typedef struct RunOptions {
         bool force_pty;         /* -t: stdout on the pty too, though not a terminal */
         bool no_pty;            /* -T: never a pty (refused with a terminal among the streams) */
         char *report_json;      /* --report-json: absolute and clean, or NULL */
+        bool tui;               /* --tui: the command and its refusal reports side by side */
 } RunOptions;
 
 /* Returns the exit status to use (the command's own, 128+N for signal N, or one of the

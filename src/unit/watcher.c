@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #include <sys/uio.h>
 #include <systemd/sd-bus.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "git-guard.h"
@@ -16,6 +17,23 @@
 #include "watcher.h"
 
 #define WATCHER_MAX_UNITS 8
+#define WATCHER_TTY_FD 4        /* the caller's terminal, when stdin was one */
+
+/* What the caller's terminal was like when the watcher started, before scudo made it raw. */
+static struct termios tty_saved;
+static bool tty_saved_valid;
+
+static void restore_terminal(bool alternate) {
+        static const char leave[] = "\033[0m\033[?25h\033[?1049l\r\n";
+
+        if (!tty_saved_valid)
+                return;
+        /* the watcher is in a process group of its own, and blocks SIGTTOU: this works from
+         * the background */
+        (void) tcsetattr(WATCHER_TTY_FD, TCSAFLUSH, &tty_saved);
+        if (alternate)
+                (void) write(WATCHER_TTY_FD, leave, sizeof(leave) - 1);
+}
 
 static void stop_units(char units[][256], int n) {
         sd_bus *bus = NULL;
@@ -53,6 +71,7 @@ _noreturn_ static void watcher_main(int fd) {
         char line[PATH_MAX];
         size_t len = 0;
         int n = 0, np = 0;
+        int tty = 0;            /* 1: restore the terminal; 2: and leave the alternate screen */
 
         for (;;) {
                 char c;
@@ -69,13 +88,18 @@ _noreturn_ static void watcher_main(int fd) {
                 if (len == 0)
                         _exit(0);       /* the run ended normally */
                 line[len] = 0;
-                if (line[0] == '/') {
+                if (streq(line, "=tty") || streq(line, "=tui")) {
+                        tty = MAX(tty, line[3] == 'y' ? 1 : 2);
+                } else if (line[0] == '/') {
                         if (np < GIT_GUARD_MAX)
                                 memcpy(placeholders[np++], line, len + 1);
                 } else if (n < WATCHER_MAX_UNITS && len < sizeof(units[0]))
                         memcpy(units[n++], line, len + 1);
                 len = 0;
         }
+        /* The terminal first: the stop below may take a second or more. */
+        if (tty)
+                restore_terminal(tty == 2);
         stop_units(units, n);
         /* Only once the sandbox is gone: until then, the placeholders keep it from planting a
          * repository. */
@@ -88,6 +112,7 @@ int watcher_start(int *ret_fd) {
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
                 return negative_errno();
+        tty_saved_valid = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &tty_saved) >= 0;
 
         pid_t pid = fork();
         if (pid < 0) {
@@ -103,6 +128,8 @@ int watcher_start(int *ret_fd) {
                 (void) prctl(PR_SET_NAME, "scudo-watch");
                 (void) sigfillset(&all);
                 (void) sigprocmask(SIG_SETMASK, &all, NULL);
+                /* the terminal, kept away from the low numbers rearranged below */
+                int tty = tty_saved_valid ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 16) : -1;
                 int null = open("/dev/null", O_RDWR | O_CLOEXEC);
                 if (null >= 0) {
                         (void) dup2(null, 0);
@@ -111,7 +138,8 @@ int watcher_start(int *ret_fd) {
                 }
                 if (dup2(p[0], 3) < 0)
                         _exit(1);
-                (void) close_range(4, ~0U, 0);
+                tty_saved_valid = tty >= 0 && dup2(tty, WATCHER_TTY_FD) == WATCHER_TTY_FD;
+                (void) close_range(WATCHER_TTY_FD + 1, ~0U, 0);
                 watcher_main(3);
         }
         (void) close(p[0]);
@@ -135,6 +163,14 @@ int watcher_add_placeholder(int fd, const char *path) {
                 return -EINVAL;
         struct iovec v[2] = { { (void *) path, l }, { (void *) "\n", 1 } };
         if (writev(fd, v, 2) != (ssize_t) (l + 1))
+                return -EIO;
+        return 0;
+}
+
+int watcher_guard_terminal(int fd, bool alternate) {
+        const char *line = alternate ? "=tui\n" : "=tty\n";
+
+        if (write(fd, line, 5) != 5)
                 return -EIO;
         return 0;
 }

@@ -9,9 +9,15 @@
  * the watcher stops the units over the user bus, then exits. It costs one fork per run and
  * needs nothing inside the sandbox. */
 
+#include <stdbool.h>
+
 int watcher_start(int *ret_fd);
 int watcher_add_unit(int fd, const char *unit);
 /* A .git placeholder (git-guard.h) to remove once the units are stopped. */
 int watcher_add_placeholder(int fd, const char *path);
+/* The caller's terminal is scudo's now (raw, and with `alternate` the alternate screen of
+ * --tui): should scudo die, the watcher puts back the settings the terminal had when the
+ * watcher started, and leaves the alternate screen, before it stops the units. */
+int watcher_guard_terminal(int fd, bool alternate);
 /* Tells the watcher the run ended normally; closes fd. */
 void watcher_release(int fd);
