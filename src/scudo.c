@@ -28,6 +28,7 @@ static const Verb verbs[] = {
         { "trust",    verb_trust },
         { "untrust",  verb_untrust },
         { "trusted",  verb_trusted },
+        { "suggest",  verb_suggest },
         { "link",     verb_link },
         { "unlink",   verb_unlink },
 };

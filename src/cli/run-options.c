@@ -23,7 +23,7 @@ void run_args_done(RunArgs *a) {
 
 void help_run(void) {
         printf("Usage: scudo [OPTIONS] [--] COMMAND [ARG...]\n"
-               "       scudo explain|check|profiles|trust|untrust|trusted|link|unlink ...\n"
+               "       scudo explain|check|profiles|trust|untrust|trusted|link|unlink|suggest ...\n"
                "\n"
                "Runs COMMAND confined in a transient systemd --user unit, as the profiles that\n"
                "match it say. Invoked through a symlink named after a command (scudo link),\n"

@@ -9,3 +9,4 @@ int verb_profiles(int argc, char **argv);
 int verb_trust(int argc, char **argv);
 int verb_untrust(int argc, char **argv);
 int verb_trusted(int argc, char **argv);
+int verb_suggest(int argc, char **argv);

@@ -9,12 +9,15 @@
 #include "report/file-judge.h"
 #include "report/net-judge.h"
 #include "report/refusals.h"
+#include "report/run-record.h"
 #include "util/path-util.h"
 #include "util/strv.h"
 
 #define FINISH_TIMEOUT_MS 1000U
 
 struct Refusals {
+        const Plan *plan;
+        bool json;
         ReportFeed *feed;
         FileJudge *files;
         NetJudge *net;
@@ -94,6 +97,16 @@ int refusals_new(const Plan *plan, const char *json_path, Refusals **ret, char *
                 k = net_judge_new(plan, &r->net);
         if (k < 0)
                 return k;
+        r->plan = plan;
+        r->json = json_path;
+        if (r->json) {
+                char *line;
+
+                k = run_record_json(plan, &line);
+                if (k < 0)
+                        return k;
+                report_feed_json_line(r->feed, line);
+        }
         *ret = TAKE_PTR(r);
         return 0;
 }
@@ -137,7 +150,12 @@ void refusals_on_file_event(const BpfdFileEvent *e, void *userdata) {
                 report_feed_push(r->feed, &rep);
 }
 
-void refusals_finish(Refusals *r) {
-        if (r)
-                report_feed_finish(r->feed, FINISH_TIMEOUT_MS);
+void refusals_finish(Refusals *r, const struct timespec *started) {
+        char *line;
+
+        if (!r)
+                return;
+        if (r->json && started && usage_record_json(r->plan, started, &line) >= 0)
+                report_feed_json_line(r->feed, line);
+        report_feed_finish(r->feed, FINISH_TIMEOUT_MS);
 }

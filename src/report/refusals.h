@@ -5,6 +5,8 @@
  * plan (file-judge.h, net-judge.h) and written by the feed (report-feed.h) where the plan's
  * log.target and --report-json say. */
 
+#include <time.h>
+
 #include "net/protocol.h"
 #include "plan/plan.h"
 #include "report/report-feed.h"
@@ -26,5 +28,7 @@ ReportFeed *refusals_feed(Refusals *r);
 void refusals_on_event(const BpfdEvent *e, void *userdata);
 void refusals_on_file_event(const BpfdFileEvent *e, void *userdata);
 
-/* The run is over: summaries written, the queue flushed (at most about a second). */
-void refusals_finish(Refusals *r);
+/* The run is over: summaries written, with --report-json which write grants were used since
+ * `started` (the start of the unit; NULL: not known), the queue flushed (at most about a
+ * second). */
+void refusals_finish(Refusals *r, const struct timespec *started);

@@ -28,6 +28,7 @@ typedef struct Entry {
         unsigned count;
         char time[40];
         char *notice;           /* a line of scudo's own instead of a report */
+        char *json_line;        /* a record of the run's for the JSON file only */
 } Entry;
 
 typedef struct Seen {
@@ -133,6 +134,12 @@ static void write_entry(ReportFeed *f, const Entry *e, unsigned *failed) {
         const char *nl = f->stderr_tty ? "\r\n" : "\n";
         const Report *r = &e->k.r;
 
+        if (e->json_line) {
+                struct iovec v[] = { { e->json_line, strlen(e->json_line) }, { (void *) "\n", 1 } };
+                if (f->config.json_fd >= 0)
+                        write_all(f->config.json_fd, v, 2, failed);
+                return;
+        }
         if (e->notice) {
                 struct iovec v[] = { { (void *) "scudo: ", 7 }, { e->notice, strlen(e->notice) },
                                      { (void *) nl, strlen(nl) } };
@@ -213,6 +220,7 @@ static void *writer(void *userdata) {
                 write_entry(f, &e, &failed);
                 kept_done(&e.k);
                 free(e.notice);
+                free(e.json_line);
 
                 (void) pthread_mutex_lock(&f->lock);
                 f->stats.write_failed += failed;
@@ -276,6 +284,7 @@ ReportFeed *report_feed_free(ReportFeed *f) {
         for (unsigned i = 0; i < QUEUE_SIZE; i++) {
                 kept_done(&f->queue[i].k);
                 free(f->queue[i].notice);
+                free(f->queue[i].json_line);
         }
         for (unsigned i = 0; i < SEEN_SLOTS; i++)
                 kept_done(&f->seen[i].k);
@@ -318,6 +327,7 @@ static void enqueue(ReportFeed *f, Entry *e) {
                         f->stats.queue_full++;
                         kept_done(&e->k);
                         free(e->notice);
+                        free(e->json_line);
                         return;
                 }
                 f->thread_started = true;
@@ -328,6 +338,7 @@ static void enqueue(ReportFeed *f, Entry *e) {
                 (void) pthread_mutex_unlock(&f->lock);
                 kept_done(&e->k);
                 free(e->notice);
+                free(e->json_line);
                 return;
         }
         f->queue[(f->head + f->len) % QUEUE_SIZE] = *e;
@@ -422,6 +433,16 @@ void report_feed_notice(ReportFeed *f, const char *line) {
         e.notice = strdup(line);
         if (e.notice)
                 enqueue(f, &e);
+}
+
+void report_feed_json_line(ReportFeed *f, char *line) {
+        Entry e = { .json_line = line };
+
+        if (!f || f->finished || f->config.json_fd < 0) {
+                free(line);
+                return;
+        }
+        enqueue(f, &e);
 }
 
 void report_feed_finish(ReportFeed *f, unsigned timeout_ms) {

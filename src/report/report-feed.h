@@ -53,6 +53,9 @@ void report_feed_lost(ReportFeed *f, ReportKind kind, unsigned n);
  * (or the screen) once, whatever the target. */
 void report_feed_notice(ReportFeed *f, const char *line);
 
+/* A line of the run's own for the --report-json file only (run-record.h), taken over. */
+void report_feed_json_line(ReportFeed *f, char *line);
+
 /* The end of the run: the counts of repeated and dropped reports, then whatever is queued is
  * written, waiting at most `timeout_ms` for it. The feed takes nothing more after this. */
 void report_feed_finish(ReportFeed *f, unsigned timeout_ms);

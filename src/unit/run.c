@@ -765,6 +765,9 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                         return log_error_errno(r, "Failed to set the terminal to raw mode: %m"), EXIT_SCUDO_SETUP;
         }
 
+        struct timespec unit_start;
+        /* file times are the coarse clock's, which may lag the fine one by a tick */
+        (void) clock_gettime(CLOCK_REALTIME_COARSE, &unit_start);
         c.started = true;       /* from the call on, as far as scudo can tell */
         r = start_unit(&c, plan, &uctx, &stdio);
         if (r == -ELOOP)
@@ -799,7 +802,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         /* The last reports of refusals, then the slice can go. */
         if (c.net)
                 (void) dispatch_reports(&c);
-        refusals_finish(c.refusals);
+        refusals_finish(c.refusals, &unit_start);
 
         int status;
         if (c.start_error) {

@@ -13,6 +13,7 @@
 #include "report/net-judge.h"
 #include "report/report-feed.h"
 #include "report/report-format.h"
+#include "report/suggest.h"
 #include "tap.h"
 #include "util/macro.h"
 #include "util/path-util.h"
@@ -257,9 +258,49 @@ static void test_feed(void) {
         unlink(name);
 }
 
+static void test_suggest(void) {
+        const char *text =
+                "{\"kind\":\"run\",\"command\":[\"sh\"],\"start_dir\":\"/h/p\",\"profiles\":[\"sandbox\",\"npm\"],"
+                "\"config_files\":[],\"write\":[{\"path\":\"/h/p\",\"origin\":\"d:17\"},{\"path\":\"/h/c\",\"origin\":\"--fs-write\"}],"
+                "\"read\":[],\"network_filtered\":true,\"allow\":[],\"deny\":[{\"rule\":\"1.2.3.4\",\"origin\":\"--net-deny\"}]}\n"
+                "{\"kind\":\"file\",\"op\":\"read\",\"path\":\"/h/.npmrc\",\"error\":\"ENOENT\",\"rule\":\"filesystem.hide \\\"~\\\"\",\"origin\":\"d:13\"}\n"
+                "{\"kind\":\"file\",\"op\":\"write\",\"path\":\"/h/p/.git/hooks/x\",\"error\":\"EROFS\",\"rule\":\"r\",\"origin\":\"<scudo>\"}\n"
+                "{\"kind\":\"network\",\"op\":\"connect\",\"target\":\"192.0.2.7:443\",\"rule\":\"no rule allows it\"}\n"
+                "{\"kind\":\"network\",\"op\":\"connect\",\"target\":\"1.2.3.4:80\",\"rule\":\"network.deny \\\"1.2.3.4\\\"\",\"origin\":\"--net-deny\"}\n"
+                "{\"kind\":\"dns\",\"op\":\"resolve\",\"name\":\"x.example\",\"rule\":\"no rule allows it\"}\n"
+                "{\"kind\":\"usage\",\"written\":[\"/h/p\"]}\n";
+        char *out = NULL;
+        size_t size = 0;
+        unsigned line = 0;
+        FILE *f = open_memstream(&out, &size);
+        int r;
+
+        r = suggest_write(text, "/h", f, &line);
+        fclose(f);
+        TAP_CHECK(r == 0, "a run's report read: %d", r);
+        TAP_CHECK(out && strstr(out, "[npm]\n") && strstr(out, "/h/p/.scudo.toml"), "the most specific profile, the "
+                  "project file");
+        TAP_CHECK(out && strstr(out, "filesystem.read = [\n    \"~/.npmrc\","), "a hidden file read: a read grant");
+        TAP_CHECK(out && strstr(out, "\"~/p/.git\","), "a read-only .git: the .git granted");
+        TAP_CHECK(out && strstr(out, "\"192.0.2.7:443\",") && strstr(out, "\"x.example\","), "a host and a name allowed");
+        TAP_CHECK(out && !strstr(out, "\"1.2.3.4:80\",") && strstr(out, "which an allow rule does not lift"),
+                  "a deny rule's refusal: only a note");
+        TAP_CHECK(out && strstr(out, "filesystem.write \"~/c\" at --fs-write: nothing written there") &&
+                  !strstr(out, "filesystem.write \"~/p\" at"), "the unused write grant, not the used one");
+        free(out);
+
+        out = NULL;
+        f = open_memstream(&out, &size);
+        r = suggest_write("{\"kind\":\"file\"}\n", NULL, f, &line);
+        fclose(f);
+        TAP_CHECK(r == -EBADMSG && line == 1, "a file that does not start with a run's record refused");
+        free(out);
+}
+
 int main(void) {
         /* as scudo does (run.c): a reader that went away is an error return, not the end */
         (void) signal(SIGPIPE, SIG_IGN);
+        test_suggest();
         test_escape();
         test_format();
         test_net_judge();

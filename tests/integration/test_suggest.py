@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
+"""scudo suggest: a run refused a write and a host; the snippet it prints, put in a trusted
+project file, lets the same run succeed. Unused grants are listed, nothing is applied."""
+import os
+import shlex
+import uuid
+
+import pytest
+
+from conftest import BUILD, SCUDO, wait_for
+
+BPFD = os.path.join(BUILD, "src", "bpfd", "scudo-bpfd")
+FILES_SKEL = os.path.join(BUILD, "bpf", "scudo-files.skel.h")
+
+pytestmark = pytest.mark.skipif(not os.path.exists(BPFD) or not os.path.exists(FILES_SKEL),
+                                reason="scudo-bpfd or its file reporter not built (-Dbpf=enabled, x86-64)")
+
+
+@pytest.fixture(scope="module")
+def helper(tb):
+    unit_dir = os.path.join(BUILD, "src", "bpfd")
+    r = tb.root("sed 's|^ExecStart=.*|ExecStart=%s --exit-idle-time=5|' %s/scudo-bpfd.service "
+                "> /run/systemd/system/scudo-bpfd.service && cp %s/scudo-bpfd.socket /run/systemd/system/ && "
+                "systemctl daemon-reload && systemctl restart scudo-bpfd.socket" % (BPFD, unit_dir, unit_dir))
+    assert r.rc == 0, r
+    yield tb
+    tb.root("systemctl stop scudo-bpfd.socket scudo-bpfd.service")
+
+
+def test_suggestion_lets_the_same_run_succeed(helper, work):
+    t = helper
+    other = "/home/dev/out-" + uuid.uuid4().hex[:6]     # outside the project: hidden by the default
+    port = 8300 + int(uuid.uuid4().hex[:2], 16)
+    t.dev("mkdir -p %s %s/cache" % (other, work))
+    listener = t.dev("setsid python3 -c 'import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, "
+                     "socket.SO_REUSEADDR, 1); s.bind((\"127.0.0.3\", %d)); s.listen(); time.sleep(60)' "
+                     ">/dev/null 2>&1 </dev/null & echo $!" % port).out.strip()
+    probe = ("(echo data > %s/file); w=$?; python3 -c 'import socket; socket.create_connection((\"127.0.0.3\", %d), 2)'; "
+             "n=$?; [ $w = 0 ] && [ $n = 0 ] && echo all-ok" % (other, port))
+    args = ["--net-allow", "127.0.0.2:9", "--fs-write", work + "/cache", "--", "sh", "-c", probe]
+    report = "/tmp/suggest-%s.json" % uuid.uuid4().hex[:6]
+    try:
+        r = t.scudo(["--report-json", report] + args, cwd=work)
+        assert r.rc != 0 and "all-ok" not in r.out, r
+        s = t.scudo(["suggest", report], cwd=work)
+        assert s.rc == 0, s
+        assert "[sandbox]" in s.out and "%s/.scudo.toml" % work in s.out, s
+        assert '"~/%s",' % os.path.basename(other) in s.out, s
+        assert '"127.0.0.3:%d",' % port in s.out, s
+        assert 'filesystem.write "~/%s/cache" at --fs-write: nothing written there' % os.path.basename(work) in s.out, s
+        assert t.dev("test -e %s/.scudo.toml" % work).rc != 0, "suggest applied something"
+
+        # the snippet as it is, in a project file, trusted
+        snippet = "\n".join(line for line in s.out.splitlines() if not line.startswith("# Granted")
+                            and not line.startswith("#   "))
+        r = t.dev("cat > %s/.scudo.toml" % work, input=snippet.encode())
+        assert r.rc == 0, r
+        r = t.dev("cd %s && %s trust --yes %s/.scudo.toml" % (work, shlex.quote(SCUDO), work))
+        assert r.rc == 0, r
+        r = t.scudo(args, cwd=work)
+        assert r.rc == 0 and "all-ok" in r.out, r
+        assert t.dev("cat %s/file" % other).out.strip() == "data"
+    finally:
+        t.dev("kill %s 2>/dev/null; rm -rf %s %s" % (listener, other, report))
+
+
+def test_suggest_refuses_what_is_not_a_report(helper, work):
+    t = helper
+    t.dev("echo 'not json' > %s/bad.json" % work)
+    r = t.scudo(["suggest", work + "/bad.json"], cwd=work)
+    assert r.rc == 1 and "bad.json:1: not a record of 'scudo --report-json'" in r.err, r
