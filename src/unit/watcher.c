@@ -123,6 +123,9 @@ int watcher_start(int *ret_fd) {
         }
         if (pid == 0) {
                 sigset_t all;
+                /* Its own copy of the write end would keep the watcher from ever seeing scudo
+                 * go. */
+                (void) close(p[1]);
                 /* Out of the terminal's foreground group; deaf to what the caller gets. */
                 (void) setpgid(0, 0);
                 (void) prctl(PR_SET_NAME, "scudo-watch");
@@ -139,7 +142,7 @@ int watcher_start(int *ret_fd) {
                 if (dup2(p[0], 3) < 0)
                         _exit(1);
                 tty_saved_valid = tty >= 0 && dup2(tty, WATCHER_TTY_FD) == WATCHER_TTY_FD;
-                (void) close_range(WATCHER_TTY_FD + 1, ~0U, 0);
+                (void) close_range(tty_saved_valid ? WATCHER_TTY_FD + 1 : WATCHER_TTY_FD, ~0U, 0);
                 watcher_main(3);
         }
         (void) close(p[0]);
