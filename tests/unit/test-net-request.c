@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Unit tests for src/bpfd/request.c: what scudo-bpfd accepts from an unprivileged client. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "bpfd/request.h"
 #include "net/net-session.h"
@@ -232,7 +233,9 @@ static void test_paths(void) {
                 const char *reason = NULL;
                 int k = bpfd_check_cgroup_path(cases[i].path, cases[i].uid, &reason);
 
-                TAP_CHECK(k == cases[i].expect, "path '%s' for uid %u: %d (%s)", cases[i].path,
+                /* up to a line break: the rest of a TAP line would end the test's output line */
+                TAP_CHECK(k == cases[i].expect, "path '%.*s' for uid %u: %d (%s)",
+                          (int) strcspn(cases[i].path, "\n"), cases[i].path,
                           (unsigned) cases[i].uid, k, reason ?: "ok");
         }
 }
