@@ -615,18 +615,23 @@ def test_agent_sockets_unreachable(tb, work):
     socks = ["/tmp/ssh-%s/agent.1" % tag, "/run/user/1001/gnupg/S.gpg-agent", "/run/user/1001/keyring/ssh",
              "/tmp/.X11-unix/X%s" % tag[:2].replace("a", "9")]
     tb.dev("mkdir -p /tmp/ssh-%s /run/user/1001/gnupg /run/user/1001/keyring /tmp/.X11-unix 2>/dev/null" % tag)
+    # The listeners wait a minute, far longer than the run and the control take on a busy
+    # machine, and are stopped at the end.
     for s in socks:
-        tb.dev("cd %s && (setsid python3 listen.py %s 6 </dev/null >/dev/null 2>&1 &)" % (work, s))
-    assert wait_for(lambda: all(host_exists(tb, s + ".ready") for s in socks), timeout=5)
-    r = tb.scudo(["python3", "client.py"] + socks, cwd=work,
-                 extra_env="SSH_AUTH_SOCK=%s" % socks[0])
-    assert "connected" not in r.out, r
-    time.sleep(0.3)
-    assert not any(host_exists(tb, s + ".CONNECTED") for s in socks), r
-    # control: outside, the same client reaches them
-    r = tb.dev("cd %s && python3 client.py %s" % (work, socks[0]))
-    assert "connected" in r.out, r
-    tb.root("rm -rf /tmp/ssh-%s /run/user/1001/gnupg /run/user/1001/keyring" % tag)
+        tb.dev("cd %s && (setsid python3 listen.py %s 60 </dev/null >/dev/null 2>&1 & echo $! > %s.pid)" % (work, s, s))
+    try:
+        assert wait_for(lambda: all(host_exists(tb, s + ".ready") for s in socks), timeout=30)
+        r = tb.scudo(["python3", "client.py"] + socks, cwd=work,
+                     extra_env="SSH_AUTH_SOCK=%s" % socks[0])
+        assert "connected" not in r.out, r
+        time.sleep(0.3)
+        assert not any(host_exists(tb, s + ".CONNECTED") for s in socks), r
+        # control: outside, the same client reaches them
+        r = tb.dev("cd %s && python3 client.py %s" % (work, socks[0]))
+        assert "connected" in r.out, r
+    finally:
+        tb.root("kill %s 2>/dev/null; rm -rf /tmp/ssh-%s /run/user/1001/gnupg /run/user/1001/keyring"
+                % (" ".join("$(cat %s.pid)" % s for s in socks), tag))
 
 
 def test_container_manager_socket_denied(tb, work):
