@@ -161,13 +161,14 @@ function Builder:derived_write_refused(c)
     return nil
 end
 
--- Adds a path entry; a later entry for the same path replaces the earlier one.
+-- Adds a path entry; a later entry for the same path replaces the earlier one. create: "dir"
+-- or "file" for a grant made when missing (plan-create.c checks where).
 --
 -- Hooks see the plan without the value of any variable the command does not get (a path
 -- written "/x/${env:SECRET}", SECRET denied): such an entry is in their view as written,
 -- whether or not it applies, and every other entry as if it were not there at all, so that
 -- nothing they see (not even which entry another one replaced) depends on its value.
-function Builder:add_path(access, raw, origin, base)
+function Builder:add_path(access, raw, origin, base, create)
     local key = KEY[access] or "filesystem." .. access
     local view, withheld = self.hook_view, nil
     if view then
@@ -209,7 +210,25 @@ function Builder:add_path(access, raw, origin, base)
         w[#w + 1] = ("%s: %s: %s not made writable: %s"):format(origin, key, c, refused)
         return
     end
-    local placed, old = place(self, c, e)
+    local old = self.paths[c]
+    -- One path made as a directory by one entry and as a file by another: neither can be
+    -- right, and which came later says nothing about which is.
+    if old and create and old.create and old.create ~= create then
+        util.fail("%s: %s: %s is to be created as a %s, but %s creates it as a %s", origin, key, c,
+            create == "dir" and "directory" or "file", old.create_origin,
+            old.create == "dir" and "directory" or "file")
+    end
+    -- The same entry again (two profiles extending one base) keeps either's create; a later
+    -- entry of another kind replaces the earlier one, its create with it.
+    if old and old.access == access then
+        if create and not old.create then
+            old.create, old.create_origin = create, origin
+        end
+        return
+    end
+    e.create, e.create_origin = create, create and origin or nil
+    local placed
+    placed, old = place(self, c, e)
     if placed and old then
         local o = self.explain.overridden
         o[#o + 1] = { path = c, access = old.access, origin = old.origin, by = origin, new = access }
@@ -527,7 +546,7 @@ function Builder:build()
         for k = 1, #ACCESS do
             local e = lists[k][i]
             if e and not last[e] then
-                self:add_path(ACCESS[k], e.value, e.origin, e.base)
+                self:add_path(ACCESS[k], e.value, e.origin, e.base, e.create)
             end
         end
     end
@@ -536,7 +555,7 @@ function Builder:build()
         local access = last[e] == i and access_of[e]
         if access then
             for _ = 1, count[e] do
-                self:add_path(access, e.value, e.origin, e.base)
+                self:add_path(access, e.value, e.origin, e.base, e.create)
             end
         end
     end

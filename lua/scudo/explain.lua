@@ -132,8 +132,13 @@ local function data(request, ex, validation_error)
             why = why_text(w), extends = array(table.move(a.resolved.chain, 2, #a.resolved.chain, 1, {})) }
     end
     for _, p in ipairs(plan.paths) do
+        -- A grant made when missing: whether this run would make it (explain makes nothing).
+        local created
+        if p.create then
+            created = require("scudo.sys").lstat(p.path) and "exists" or "would be created"
+        end
         d.filesystem[#d.filesystem + 1] = { access = p.access, path = p.path, written = p.written,
-            origin = p.origin, derived = p.derived or false }
+            origin = p.origin, derived = p.derived or false, create = p.create, created = created }
     end
     for _, x in ipairs(ex.dropped) do
         d.dropped[#d.dropped + 1] = { key = x.key, value = x.value, origin = x.origin, reason = x.reason }
@@ -200,6 +205,10 @@ local function text(d)
         local note = ""
         if p.written ~= p.path then
             note = " [" .. p.written .. "]"
+        end
+        if p.create then
+            note = note .. (" (%s created when missing: %s)"):format(p.create == "dir" and "directory" or "file",
+                p.created)
         end
         add("  %-6s %s%s   <- %s", p.access, p.path, note, p.origin)
     end

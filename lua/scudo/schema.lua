@@ -26,8 +26,9 @@ local KEYS = {
     ["delegate.all"] = { kind = "scalar", check = "boolean" },
     ["delegate.names"] = { kind = "list", check = "name" },
     ["confirm"] = { kind = "scalar", check = "boolean" },
-    ["filesystem.write"] = { kind = "list", check = "path" },
-    ["filesystem.read"] = { kind = "list", check = "path" },
+    -- `grant`: an item may also be { path = "...", create = "dir" | "file" } (M.grant_item).
+    ["filesystem.write"] = { kind = "list", check = "path", grant = true },
+    ["filesystem.read"] = { kind = "list", check = "path", grant = true },
     ["filesystem.hide"] = { kind = "list", check = "path" },
     ["filesystem.deny"] = { kind = "list", check = "path" },
     ["network.allow"] = { kind = "list", check = "netrule" },
@@ -244,45 +245,6 @@ local function check_value(r, check, v, origin, what)
     return true
 end
 
--- A list key: a list (or, with `single`, a string) of checked values.
-local function read_list(r, def, key, t, k, base)
-    local spec = KEYS[key]
-    local v = t[k]
-    local origin = r:origin(t, k, def.origin)
-    local items = {}
-    if not util.is_list(v) then
-        if spec.single and type(v) == "string" or key == "hook" and (type(v) == "string" or type(v) == "function") then
-            v = { v }
-        else
-            r:error(origin, "%s must be a list%s, not %s", key, spec.single and " or a string" or "",
-                util.describe(v))
-            return
-        end
-    end
-    local check = spec.check
-    for i = 1, rawlen(v) do
-        local x = v[i]
-        local o = r:origin(v, i, origin)
-        if check_value(r, check, x, o, key) then
-            local item = { value = x, origin = o, base = base, project = r.project }
-            -- (Only a hook can be a function: every other check wants a string or a boolean.)
-            if check == "hook" and type(x) == "function" then
-                local src, line = engine.funcinfo(x)
-                item.origin = (src or r.file.path) .. ":" .. tostring(line or 0)
-            end
-            items[#items + 1] = item
-        end
-    end
-    def.values[key] = items
-end
-
-local function read_scalar(r, def, key, t, k)
-    local origin = r:origin(t, k, def.origin)
-    if check_value(r, KEYS[key].check, t[k], origin, key) then
-        def.values[key] = { value = t[k], origin = origin }
-    end
-end
-
 -- Checks that every key of table t is in `known`; reports the others with a suggestion.
 local SETS = setmetatable({}, { __mode = "k" })
 
@@ -314,6 +276,78 @@ local function known_keys(r, t, known, where, origin)
             r:error(r:origin(t, k, origin), "unknown key '%s'%s", where .. tostring(k), hint)
             t[k] = nil
         end
+    end
+end
+
+-- A grant made when missing (filesystem.write and .read): { path = "...", create = "dir" or
+-- "file" }. Returns the path and the kind, or nil after reporting what is wrong. Where it may
+-- be made is C's to check (plan-create.c); two kinds for one path, build.lua's.
+local GRANT_KEYS = { "path", "create" }
+local CREATE_KINDS = { "dir", "file" }
+
+local function grant_item(r, x, origin, what)
+    known_keys(r, x, GRANT_KEYS, what .. ".", origin)
+    local path, create = x.path, x.create
+    if type(path) ~= "string" or path == "" or path:find("\0", 1, true) then
+        r:error(origin, "%s: an entry written as a table needs path = \"...\" (a non-empty string)%s", what,
+            path == nil and "" or ", not " .. util.describe(path))
+        return nil
+    end
+    if create == nil then
+        r:error(origin, "%s: { path = \"%s\" } without create: write the path alone, or add create = \"dir\" "
+            .. "or \"file\"", what, path)
+        return nil
+    end
+    if not check_value(r, CREATE_KINDS, create, origin, what .. ": create") then
+        return nil
+    end
+    return path, create
+end
+
+-- A list key: a list (or, with `single`, a string) of checked values.
+local function read_list(r, def, key, t, k, base)
+    local spec = KEYS[key]
+    local v = t[k]
+    local origin = r:origin(t, k, def.origin)
+    local items = {}
+    if not util.is_list(v) then
+        if spec.single and type(v) == "string" or key == "hook" and (type(v) == "string" or type(v) == "function") then
+            v = { v }
+        else
+            r:error(origin, "%s must be a list%s, not %s", key, spec.single and " or a string" or "",
+                util.describe(v))
+            return
+        end
+    end
+    local check = spec.check
+    for i = 1, rawlen(v) do
+        local x = v[i]
+        local o = r:origin(v, i, origin)
+        if util.is_table(x) and not spec.grant and check == "path" then
+            r:error(o, "%s: only filesystem.write and filesystem.read entries may be written as "
+                .. "{ path = ..., create = ... }", key)
+        elseif spec.grant and util.is_table(x) then
+            local path, create = grant_item(r, x, o, key)
+            if path then
+                items[#items + 1] = { value = path, create = create, origin = o, base = base, project = r.project }
+            end
+        elseif check_value(r, check, x, o, key) then
+            local item = { value = x, origin = o, base = base, project = r.project }
+            -- (Only a hook can be a function: every other check wants a string or a boolean.)
+            if check == "hook" and type(x) == "function" then
+                local src, line = engine.funcinfo(x)
+                item.origin = (src or r.file.path) .. ":" .. tostring(line or 0)
+            end
+            items[#items + 1] = item
+        end
+    end
+    def.values[key] = items
+end
+
+local function read_scalar(r, def, key, t, k)
+    local origin = r:origin(t, k, def.origin)
+    if check_value(r, KEYS[key].check, t[k], origin, key) then
+        def.values[key] = { value = t[k], origin = origin }
     end
 end
 

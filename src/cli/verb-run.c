@@ -22,9 +22,19 @@ static void print_plan(const Plan *p) {
         STRV_FOREACH(a, p->argv)
                 printf(" '%s'", *a);
         printf("\nworking directory: %s\n", strempty(p->working_directory));
-        for (size_t i = 0; i < p->n_paths; i++)
-                printf("filesystem.%s: %s   (%s)\n", path_access_to_string(p->paths[i].access),
-                       p->paths[i].path, p->paths[i].origin);
+        for (size_t i = 0; i < p->n_paths; i++) {
+                const PlanPath *e = &p->paths[i];
+                /* --dry-run makes nothing: a path to create says whether a run would. */
+                const char *create = "";
+                if (e->create != PATH_CREATE_NONE)
+                        create = access(e->path, F_OK) < 0 && errno == ENOENT ?
+                                (e->create == PATH_CREATE_DIR ? "   [directory: would be created]" :
+                                                                "   [file: would be created]") :
+                                (e->create == PATH_CREATE_DIR ? "   [directory: created when missing, exists]" :
+                                                                "   [file: created when missing, exists]");
+                printf("filesystem.%s: %s   (%s)%s\n", path_access_to_string(e->access), e->path, e->origin,
+                       create);
+        }
         for (size_t i = 0; i < p->n_properties; i++)
                 printf("unit.%s = %s   (%s)\n", p->properties[i].name, p->properties[i].value,
                        p->properties[i].origin);

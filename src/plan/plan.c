@@ -12,6 +12,12 @@ static const char * const path_access_table[_PATH_ACCESS_MAX] = {
         [PATH_ACCESS_DENY] = "deny",
 };
 
+static const char * const path_create_table[_PATH_CREATE_MAX] = {
+        [PATH_CREATE_NONE] = "none",
+        [PATH_CREATE_DIR] = "dir",
+        [PATH_CREATE_FILE] = "file",
+};
+
 static const char * const dns_mode_table[_DNS_MODE_MAX] = {
         [DNS_FILTERED] = "filtered",
         [DNS_OPEN] = "open",
@@ -37,6 +43,12 @@ const char *path_access_to_string(PathAccess a) {
 }
 PathAccess path_access_from_string(const char *s) {
         return (PathAccess) lookup(path_access_table, _PATH_ACCESS_MAX, s);
+}
+const char *path_create_to_string(PathCreate c) {
+        return c >= 0 && c < _PATH_CREATE_MAX ? path_create_table[c] : NULL;
+}
+PathCreate path_create_from_string(const char *s) {
+        return (PathCreate) lookup(path_create_table, _PATH_CREATE_MAX, s);
 }
 const char *dns_mode_to_string(DnsMode m) {
         return m >= 0 && m < _DNS_MODE_MAX ? dns_mode_table[m] : NULL;

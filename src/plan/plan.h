@@ -24,6 +24,19 @@ typedef enum PathAccess {
 const char *path_access_to_string(PathAccess a);
 PathAccess path_access_from_string(const char *s);
 
+/* What a grant makes when its path is missing (plan-create.h): nothing, a directory (0700) or
+ * an empty file (0600), owned by the user, just before the unit starts. */
+typedef enum PathCreate {
+        PATH_CREATE_NONE,
+        PATH_CREATE_DIR,
+        PATH_CREATE_FILE,
+        _PATH_CREATE_MAX,
+        _PATH_CREATE_INVALID = -EINVAL,
+} PathCreate;
+
+const char *path_create_to_string(PathCreate c);
+PathCreate path_create_from_string(const char *s);
+
 typedef struct PlanPath {
         PathAccess access;
         char *path;             /* absolute and canonical once validated */
@@ -31,6 +44,8 @@ typedef struct PlanPath {
         bool derived;           /* worked out from the request ($PWD, ${arg_*}, a lookup variable,
                                  * a relative path): a delegated run may only be granted it inside
                                  * what the caller can write */
+        PathCreate create;      /* made when missing, before the unit starts (write and read only;
+                                 * checked by plan_create_check) */
 } PlanPath;
 
 typedef struct PlanProperty {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "plan/plan-create.h"
 #include "plan/plan-validate.h"
 #include "policy/lua-engine.h"
 #include "policy/policy.h"
@@ -316,13 +317,21 @@ static int read_plan(lua_State *L) {
                                 break;
                         }
                         PathAccess a = path_access_from_string(get_string(L, "access", ""));
+                        PathCreate c = path_create_from_string(get_string(L, "create", "none"));
                         const char *path = get_string(L, "path", NULL);
-                        if (a < 0 || !path)
+                        /* For explain, `path` is canonical already, and plan_create_check needs the
+                         * path as written to tell a symlink on the way: `expanded` (a run passes
+                         * it as written, and `expanded` only with hooks). */
+                        if (c > 0)
+                                path = get_string(L, "expanded", path);
+                        if (a < 0 || c < 0 || !path)
                                 r = -EINVAL;
                         else
                                 r = plan_add_path(p, a, path, get_string(L, "origin", ""));
-                        if (r >= 0)
+                        if (r >= 0) {
                                 p->paths[p->n_paths - 1].derived = get_bool(L, "derived");
+                                p->paths[p->n_paths - 1].create = c;
+                        }
                         lua_pop(L, 1);                                          /* stack: .. paths */
                 }
         }
@@ -659,6 +668,9 @@ int policy_resolve(const Request *req, Plan **ret_plan, char **ret_error) {
         r = resolve_plan(e, req, &p, ret_error);
         if (r < 0)
                 return r;
+        r = plan_create_check(p, req->home, req->runtime_dir, ret_error);
+        if (r < 0)
+                return r;
         r = plan_validate(p, ret_error);
         if (r < 0)
                 return r;
@@ -697,6 +709,8 @@ int policy_explain(const Request *req, bool json, char **ret_text, char **ret_er
                 r = check_nested(req, &invalid);
         /* What protect_config_files adds is shown too: the entries past `checked`. */
         size_t checked = p ? p->n_paths : 0;
+        if (r >= 0)
+                r = plan_create_check(p, req->home, req->runtime_dir, &invalid);
         if (r >= 0 && plan_validate(p, &invalid) >= 0) {
                 checked = p->n_paths;
                 r = protect_config_files(p, req);

@@ -22,6 +22,7 @@
 #include "unit-build.h"
 #include "util/log.h"
 #include "util/macro.h"
+#include "util/path-create.h"
 #include "util/path-util.h"
 #include "util/sandbox-unit.h"
 #include "util/strv.h"
@@ -627,6 +628,28 @@ static int start_bus_proxy(RunContext *c, const Plan *plan, const RunOptions *op
         return bus_proxy_start(c->bus, &c->bus_proxy, plan, upstream);
 }
 
+/* Makes the directories and files the plan's grants create when missing (the checks are
+ * plan_create_check's; path_create_no_symlinks refuses a symlink planted since). What is made
+ * stays: it is the tool's cache or configuration, for the next run too. */
+static int create_missing_paths(const Plan *plan) {
+        for (size_t i = 0; i < plan->n_paths; i++) {
+                const PlanPath *e = &plan->paths[i];
+                if (e->create == PATH_CREATE_NONE)
+                        continue;
+                int r = path_create_no_symlinks(e->path, e->create == PATH_CREATE_DIR);
+                if (r == -ELOOP)
+                        return log_error_errno(r, "%s: %s is to be created when missing, but a symlink is in "
+                                               "its way (planted after the plan was checked?); not running "
+                                               "the command", e->origin, e->path);
+                if (r < 0)
+                        return log_error_errno(r, "%s: cannot create %s (%s): %m", e->origin, e->path,
+                                               path_create_to_string(e->create));
+                if (r > 0)
+                        log_debug("created %s (%s, %s)", e->path, path_create_to_string(e->create), e->origin);
+        }
+        return 0;
+}
+
 int run_plan(const Plan *plan, const RunOptions *opts) {
         _cleanup_(run_context_done) RunContext c = {
                 .watcher_fd = -EBADF,
@@ -731,6 +754,11 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 if (r < 0)
                         return EXIT_SCUDO_SETUP;
         }
+
+        /* The grants' paths to make when missing (plan-create.h), just before the unit starts. */
+        r = create_missing_paths(plan);
+        if (r < 0)
+                return EXIT_SCUDO_SETUP;
 
         /* An empty .git where the command starts and none is: see git-guard.h. */
         r = git_guard_acquire(plan, &c.git_guard);
