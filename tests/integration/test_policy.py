@@ -33,7 +33,7 @@ def test_explain_shows_files_profiles_and_origins(tb, work):
     assert r.rc == 0, r
     assert "<built-in>/default.toml" in r.out, r
     assert "sandbox: matched by regex" in r.out and "npm: matched by name 'npm'" in r.out, r
-    assert "extends supply-chain -> git-project -> sandbox" in r.out, r
+    assert "extends javascript -> supply-chain -> git-project -> sandbox" in r.out, r
     assert "write  %s [${PWD}]   <- <built-in>/default.toml:" % work in r.out, r
     assert "allow registry.npmjs.org:443" in r.out, r
     assert "plan: valid" in r.out, r
