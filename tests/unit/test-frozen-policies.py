@@ -16,6 +16,7 @@ import tempfile
 COMMANDS = [
     ["npm", "install"], ["npm", "publish"], ["pip", "install", "x"], ["cargo", "build"],
     ["cargo", "install", "x"], ["git", "status"], ["claude"], ["make", "-C", "sub"], ["true"],
+    ["npm", "login"], ["go", "install", "x"], ["yarn"], ["uv", "tool", "install", "x"], ["mvn"], ["code"],
     ["profiles"], ["check"],
 ]
 
@@ -37,7 +38,7 @@ def main():
         # Commands the machine may not have: only their names matter to the profiles.
         bindir = os.path.join(root, "bin")
         os.makedirs(bindir)
-        for name in ("npm", "pip", "cargo", "claude", "make"):
+        for name in ("npm", "pip", "cargo", "claude", "make", "go", "yarn", "uv", "mvn", "code"):
             with open(os.path.join(bindir, name), "w") as f:
                 f.write("#!/bin/sh\n")
             os.chmod(os.path.join(bindir, name), 0o755)
