@@ -223,3 +223,24 @@ def test_agent_reaches_its_api_only_and_keeps_its_state(agent_net, work):
     assert stat(t, "/home/dev/.claude") == ("700", "dev")
     assert t.root("cat /home/dev/.claude/state").out == "kept"
     assert t.root("sha256sum /home/dev/.bashrc").out == bashrc
+
+
+def test_electron_app_reaches_the_x11_socket(tb, work):
+    """The editors' base: X11's socket directory is the host's, through the sandbox's own /tmp."""
+    t = tb
+    r = t.root("mkdir -p /tmp/.X11-unix; chmod 1777 /tmp/.X11-unix; rm -f /tmp/.X11-unix/X9; "
+               "setsid python3 -c \"import socket, os, time; s = socket.socket(socket.AF_UNIX); "
+               "s.bind('/tmp/.X11-unix/X9'); os.chmod('/tmp/.X11-unix/X9', 0o777); s.listen(); time.sleep(60)\" "
+               ">/dev/null 2>&1 </dev/null & echo $! > /tmp/x9.pid")
+    assert r.rc == 0, r
+    try:
+        assert wait_for(lambda: t.root("test -S /tmp/.X11-unix/X9").rc == 0, timeout=10)
+        probe = ("import socket; s = socket.socket(socket.AF_UNIX); s.connect('/tmp/.X11-unix/X9'); "
+                 "print('connected')")
+        r = t.scudo(["--profile", "electron-app", "python3", "-c", probe], cwd=work)
+        assert r.rc == 0 and r.out.strip() == "connected", r
+        # Without the profile the sandbox's /tmp is its own: no display.
+        r = t.scudo(["python3", "-c", probe], cwd=work)
+        assert r.rc != 0, r
+    finally:
+        t.root("kill $(cat /tmp/x9.pid); rm -f /tmp/.X11-unix/X9 /tmp/x9.pid")
