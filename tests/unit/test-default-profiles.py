@@ -18,19 +18,20 @@ PYPI = ["pypi.org:443", "files.pythonhosted.org:443"]
 MAVEN = ["repo.maven.apache.org:443", "repo1.maven.org:443"]
 CRATES = ["crates.io:443", "index.crates.io:443", "static.crates.io:443"]
 GO = ["proxy.golang.org:443", "sum.golang.org:443"]
-JS_BASE = {"${XDG_CACHE_HOME}/node-gyp": "w+dir", "${XDG_CACHE_HOME}/node/corepack": "w+dir", "~/.nvm": "r"}
+JS_BASE = {"${XDG_CACHE_HOME}/node-gyp": "w+dir", "~/.nvm": "r"}
+COREPACK = "${XDG_CACHE_HOME}/node/corepack"
 
 # profile: (argv, grants {written: "w" | "r" | "w+dir" | "w+file" | "d"}, hosts (None: not
 # filtered), delegable, extra checks)
 TABLE = {
-    "npm": (["npm", "install"], dict(JS_BASE, **{"~/.npm": "w+dir"}), NPM, True, {}),
+    "npm": (["npm", "install"], dict(JS_BASE, **{"~/.npm": "w+dir"}), NPM, True, {"absent": COREPACK}),
     "npm-publish": (["npm", "publish"], {"~/.npm": "w+dir", "~/.npmrc": "r"}, NPM, False,
                     {"allow_env": "NPM_TOKEN"}),
     "npm-login": (["npm", "login"], {"~/.npmrc": "w+file"}, NPM, False, {}),
-    "yarn": (["yarn", "install"], dict(JS_BASE, **{"${XDG_CACHE_HOME}/yarn": "w+dir", "~/.yarn/berry": "w+dir"}),
+    "yarn": (["yarn", "install"], dict(JS_BASE, **{"${XDG_CACHE_HOME}/yarn": "w+dir", "~/.yarn/berry": "w+dir", COREPACK: "w+dir"}),
              NPM + ["registry.yarnpkg.com:443", "repo.yarnpkg.com:443"], True, {}),
     "pnpm": (["pnpm", "install"], {"${XDG_DATA_HOME}/pnpm/store": "w+dir", "${XDG_CACHE_HOME}/pnpm": "w+dir",
-                                   "${XDG_STATE_HOME}/pnpm": "w+dir"}, NPM, True, {}),
+                                   "${XDG_STATE_HOME}/pnpm": "w+dir", COREPACK: "w+dir"}, NPM, True, {}),
     "bun": (["bun", "install"], {"~/.bun/install/cache": "w+dir", "~/.bun/bin": "r"}, NPM, True, {}),
     "deno": (["deno", "run", "x.ts"], {"${XDG_CACHE_HOME}/deno": "w+dir", "~/.deno/bin": "r"},
              NPM + ["deno.land:443", "jsr.io:443"], True, {}),
@@ -207,6 +208,8 @@ def main():
                       "cargo-install" not in d["delegate"],
                       "%s: delegates the delegable tools (%s), not npm-publish or cargo-install" %
                       (name, extra["delegates"]), d["delegate"])
+            if "absent" in extra:
+                check(extra["absent"] not in fs, "%s: not %s" % (name, extra["absent"]), fs.get(extra["absent"]))
             if "allow_env" in extra:
                 check(extra["allow_env"] not in d["environment"]["removed"],
                       "%s: %s is passed on" % (name, extra["allow_env"]), d["environment"]["removed"])
