@@ -257,15 +257,19 @@ static void push_expansion(lua_State *L) {
                 return;
         }
 
+        /* The buffer's box stays on top whenever the buffer may grow (see docs/architecture.md,
+         * "C modules"): the text before each variable is added before get() is called, and
+         * the value get() left on top goes in with luaL_addvalue, the one call made for that. */
         luaL_Buffer b;
         size_t at = 0;
-        luaL_buffinit(L, &b);
+        luaL_buffinit(L, &b);                                                   /* stack: .. box */
         while (open) {
                 size_t o = (size_t) (open - s);
                 const char *close = memchr(s + o + 2, '}', n - o - 2);
                 if (!close)
                         break;
                 size_t c = (size_t) (close - s);
+                luaL_addlstring(&b, s + at, o - at);
                 lua_pushvalue(L, 3);
                 lua_pushvalue(L, 4);
                 lua_pushlstring(L, s + o + 2, c - o - 2);
@@ -284,8 +288,7 @@ static void push_expansion(lua_State *L) {
                         if (!lua_isstring(L, -1))
                                 luaL_error(L, "text.expand: the value of a variable is not text");
                 }
-                luaL_addlstring(&b, s + at, o - at);
-                luaL_addvalue(&b);
+                luaL_addvalue(&b);                                              /* stack: .. box */
                 at = c + 1;
                 open = at <= n ? memmem(s + at, n - at, "${", 2) : NULL;
         }
