@@ -64,25 +64,29 @@ static int push_text(lua_State *L, int idx) {
                 return 1;
         }
 
+        /* The buffer's box stays on top whenever the buffer may grow (see docs/architecture.md,
+         * "C modules"): the separator goes in before the element is pushed, and the element's
+         * text goes in with luaL_addvalue, the one call made for a value on top. */
         luaL_Buffer b;
         lua_Integer n = (lua_Integer) lua_rawlen(L, idx);
-        luaL_buffinit(L, &b);                                                   /* stack: .. [box] */
+        luaL_buffinit(L, &b);                                                   /* stack: .. box */
         for (lua_Integer i = 1; i <= n; i++) {
-                lua_rawgeti(L, idx, i);                                         /* stack: .. [box] v */
+                if (i > 1)
+                        luaL_addchar(&b, ' ');
+                lua_rawgeti(L, idx, i);                                         /* stack: .. box v */
                 const char *s = lua_type(L, -1) == LUA_TTABLE ? NULL :
                         scalar_text(L, -1, buf, sizeof(buf), &reason);
                 if (!s) {
-                        luaL_pushresult(&b);
+                        /* The box is left below the two results; it is closed on return. */
+                        lua_pop(L, 1);                                          /* stack: .. box */
                         lua_pushnil(L);
                         lua_pushstring(L, reason ?: "a list may not hold tables");
                         return 2;
                 }
-                /* The value stays on the stack while it is added: copy it below first. */
-                lua_pushstring(L, s);                                           /* stack: .. v s */
-                lua_remove(L, -2);                                              /* stack: .. s */
-                if (i > 1)
-                        luaL_addchar(&b, ' ');
-                luaL_addvalue(&b);
+                /* The text may be buf (numbers) or "yes"/"no": made a string on top. */
+                lua_pushstring(L, s);                                           /* stack: .. box v s */
+                lua_remove(L, -2);                                              /* stack: .. box s */
+                luaL_addvalue(&b);                                              /* stack: .. box */
         }
         luaL_pushresult(&b);
         return 1;
