@@ -120,8 +120,9 @@ static int l_unit_check(lua_State *L) {
         const char *name = lua_check_text(L, 1, 128);
         luaL_checkany(L, 2);
         lua_settop(L, 2);
-        if (push_text(L, 2) == 2) {                                             /* stack: n v nil why */
-                lua_pushfstring(L, "unit.%s: %s", name, lua_tostring(L, -1));
+        if (push_text(L, 2) == 2) {                                             /* stack: n v .. nil why */
+                lua_pushfstring(L, "unit.%s: %s", name, lua_tostring(L, -1));   /* stack: .. nil why msg */
+                lua_replace(L, -2);                                             /* stack: .. nil msg */
                 return 2;
         }
         const char *text = lua_tostring(L, -1);                                 /* stack: n v text */
