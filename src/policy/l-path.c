@@ -32,14 +32,23 @@ static int l_path_lookup(lua_State *L) {
         const char *markers[MARKERS_MAX];
         size_t n = 0;
 
+        lua_settop(L, 2);
         if (lua_type(L, 1) == LUA_TTABLE) {
                 lua_Integer len = (lua_Integer) lua_rawlen(L, 1);
                 luaL_argcheck(L, len > 0 && len <= MARKERS_MAX, 1, "needs 1 to 64 marker names");
                 for (lua_Integer i = 1; i <= len; i++) {
-                        lua_rawgeti(L, 1, i);
-                        /* The strings stay referenced by the table at index 1. */
-                        markers[n++] = lua_check_text(L, -1, 255);
+                        /* Strings only, which the table keeps referenced while they are used:
+                         * lua_tolstring() would make a number a string in the stack slot only,
+                         * for the collector to free once the slot is popped. */
+                        size_t ml;
+                        if (lua_rawgeti(L, 1, i) != LUA_TSTRING)
+                                return luaL_error(L, "scudo.path.lookup: marker %I is not a string", i);
+                        const char *m = lua_tolstring(L, -1, &ml);
                         lua_pop(L, 1);
+                        if (strlen(m) != ml || ml == 0 || ml > 255)
+                                return luaL_error(L, "scudo.path.lookup: marker %I is not a name of 1 to 255 "
+                                                  "bytes without NUL", i);
+                        markers[n++] = m;
                 }
         } else
                 markers[n++] = lua_check_text(L, 1, 255);
@@ -47,7 +56,7 @@ static int l_path_lookup(lua_State *L) {
                 if (!marker_ok(markers[i]))
                         return luaL_argerror(L, 1, "a marker is a relative name without '..'");
 
-        if (lua_isnoneornil(L, 2)) {
+        if (lua_isnil(L, 2)) {
                 lua_engine_push_context(L, "scudo.path.lookup");                /* stack: m s ctx */
                 lua_getfield(L, -1, "start_dir");                               /* stack: m s ctx d */
                 lua_replace(L, 2);
