@@ -588,14 +588,15 @@ static int l_text_command_matches(lua_State *L) {
                 lua_Integer n = (lua_Integer) lua_rawlen(L, 3);
                 for (lua_Integer j = 2; j <= n && wl > 0; j++) {
                         size_t al;
-                        lua_rawgeti(L, 3, j);
-                        const char *a = lua_tolstring(L, -1, &al);              /* held by argv */
-                        lua_pop(L, 1);
-                        if (!a)
+                        if (lua_rawgeti(L, 3, j) != LUA_TSTRING)                /* stack: p n argv a */
                                 return luaL_error(L, "text.command_matches: argument %I is not a string", j);
-                        if (al == wl && memcmp(a, w, wl) == 0)
+                        const char *a = lua_tolstring(L, -1, &al);
+                        bool word = al == wl && memcmp(a, w, wl) == 0;
+                        bool skip = al >= 2 && a[0] == '-' && !(al == 2 && a[1] == '-');
+                        lua_pop(L, 1);                                          /* stack: p n argv */
+                        if (word)
                                 NEXT_WORD();
-                        else if (al == 0 || a[0] != '-' || (al == 1) || (al == 2 && a[1] == '-')) {
+                        else if (!skip) {
                                 m = false;
                                 break;
                         }
