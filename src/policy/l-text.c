@@ -173,7 +173,7 @@ static int l_text_matching(lua_State *L) {
         size_t text = 0;
         for (size_t i = 0; nocase && i < ng; i++) {
                 if (lua_rawgeti(L, 1, (lua_Integer) i + 1) != LUA_TSTRING)
-                        return luaL_error(L, "text.matching: glob %zu is not a string", i + 1);
+                        return luaL_error(L, "text.matching: glob %I is not a string", (lua_Integer) i + 1);
                 size_t gl = lua_rawlen(L, -1);
                 lua_pop(L, 1);
                 if (gl >= SIZE_MAX / 2 - text)
@@ -184,7 +184,7 @@ static int l_text_matching(lua_State *L) {
         char *copies = (char *) (globs + MAX(ng, (size_t) 1));
         for (size_t i = 0; i < ng; i++) {
                 if (lua_rawgeti(L, 1, (lua_Integer) i + 1) != LUA_TSTRING)
-                        return luaL_error(L, "text.matching: glob %zu is not a string", i + 1);
+                        return luaL_error(L, "text.matching: glob %I is not a string", (lua_Integer) i + 1);
                 /* The string stays referenced: by the list, or its lower-case copy by the box. */
                 size_t gl;
                 const char *g = lua_tolstring(L, -1, &gl);
@@ -199,13 +199,13 @@ static int l_text_matching(lua_State *L) {
         lua_newtable(L);                                                        /* stack: g n box set */
         for (size_t j = 0; j < nn && ng > 0; j++) {
                 if (lua_rawgeti(L, 2, (lua_Integer) j + 1) != LUA_TSTRING)       /* stack: .. set name */
-                        return luaL_error(L, "text.matching: name %zu is not a string", j + 1);
+                        return luaL_error(L, "text.matching: name %I is not a string", (lua_Integer) j + 1);
                 size_t sl;
                 const char *s = lua_tolstring(L, -1, &sl);
                 char low[256];
                 bool m = false;
                 if (strlen(s) != sl)
-                        return luaL_error(L, "text.matching: name %zu holds a NUL byte", j + 1);
+                        return luaL_error(L, "text.matching: name %I holds a NUL byte", (lua_Integer) j + 1);
                 if (nocase && sl < sizeof(low)) {
                         copy_lower(low, s, sl);
                         s = low;
