@@ -268,7 +268,7 @@ static int l_sys_realpath(lua_State *L) {
 /* sys.canonical(path) -> the canonical form plan_validate() will check | nil, message, errno */
 static int l_sys_canonical(lua_State *L) {
         const char *path = check_path(L, 1);
-        char buf[PATH_MAX], *c = NULL;
+        char *c = NULL;
 
         int r = plan_path_canonicalize(path, &c);
         if (r == -EINVAL) {
@@ -279,9 +279,7 @@ static int l_sys_canonical(lua_State *L) {
         }
         if (r < 0)
                 return push_failure(L, path, -r);
-        (void) snprintf(buf, sizeof(buf), "%s", c);
-        free(c);
-        lua_pushstring(L, buf);
+        lua_engine_push_free(L, c);
         return 1;
 }
 

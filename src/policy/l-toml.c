@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* scudo.toml: the TOML parser (toml.c) as seen from the Lua library. Internal. */
 #include <lauxlib.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "policy/lua-engine.h"
@@ -20,13 +19,11 @@ static int l_toml_decode(lua_State *L) {
                 return luaL_error(L, "not enough memory");
         }
         if (r < 0) {
-                /* Copy the message into Lua before freeing it, without a call that raises in
-                 * between: lua_pushstring may raise, so hold it in a local buffer first. */
-                char buf[1024];
-                (void) snprintf(buf, sizeof(buf), "%s", error ?: "could not parse");
-                free(error);
                 lua_pushnil(L);
-                lua_pushstring(L, buf);
+                if (error)
+                        lua_engine_push_free(L, error);
+                else
+                        lua_pushliteral(L, "could not parse");
                 return 2;
         }
         return 1;

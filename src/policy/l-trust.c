@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* scudo.trust: the trust store (trust.c) as seen from the Lua library. Internal. */
 #include <lauxlib.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,10 +16,7 @@ static int l_trust_store(lua_State *L) {
                 lua_pushfstring(L, "cannot locate the trust store: %s", strerror(-r));
                 return 2;
         }
-        char buf[4096];
-        (void) snprintf(buf, sizeof(buf), "%s", p);
-        free(p);
-        lua_pushstring(L, buf);
+        lua_engine_push_free(L, p);
         return 1;
 }
 

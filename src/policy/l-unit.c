@@ -95,17 +95,17 @@ static int push_text(lua_State *L, int idx) {
 /* Checks name=text; on error pushes nil, message and returns 2, else returns 0. */
 static int check_property(lua_State *L, const char *name, const char *text) {
         char *error = NULL;
-        char msg[512];
 
         int r = unit_property_check(name, text, &error);
         if (r >= 0) {
                 free(error);
                 return 0;
         }
-        (void) snprintf(msg, sizeof(msg), "%s", error ?: "invalid unit property");
-        free(error);
         lua_pushnil(L);
-        lua_pushstring(L, msg);
+        if (error)
+                lua_engine_push_free(L, error);
+        else
+                lua_pushliteral(L, "invalid unit property");
         return 2;
 }
 

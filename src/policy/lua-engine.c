@@ -91,6 +91,22 @@ void lua_engine_push_where(lua_State *L) {
         lua_pushliteral(L, "?");
 }
 
+static int push_light_string(lua_State *L) {
+        lua_pushstring(L, lua_touserdata(L, 1));
+        return 1;
+}
+
+void lua_engine_push_free(lua_State *L, char *s) {
+        /* lua_pushstring raises when the memory cap is reached: pushed in a protected call,
+         * so that s is freed either way. Neither push below allocates. */
+        lua_pushcfunction(L, push_light_string);
+        lua_pushlightuserdata(L, s);
+        int status = lua_pcall(L, 1, 1, 0);                                     /* stack: s | err */
+        free(s);
+        if (status != LUA_OK)
+                lua_error(L);
+}
+
 void lua_engine_push_context(lua_State *L, const char *what) {
         LuaEngine *e = lua_engine_from(L);
 

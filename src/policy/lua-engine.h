@@ -89,6 +89,9 @@ void lua_engine_release(lua_State *L);
 /* Pushes the context table of the user code now running (set by engine.sandbox), or raises
  * "NAME: only available in user code" when there is none. */
 void lua_engine_push_context(lua_State *L, const char *what);
+/* Pushes the malloc'd string s (nil for NULL) and frees it, also when pushing raises. For C
+ * text of any length (messages that quote what they refuse), without a fixed-size copy. */
+void lua_engine_push_free(lua_State *L, char *s);
 /* luaL_where() for the innermost Lua frame, as "chunk:line" without the trailing ": ". */
 void lua_engine_push_where(lua_State *L);
 /* Raises a configuration error (reported without a traceback). Never returns. */
