@@ -275,20 +275,24 @@ local function origins(list)
 end
 
 -- deny_env and allow_env (globs: the profiles' and then the command line's, each once, in
--- order) and the names env.copy and --env give back, as a set.
+-- order) and the names env.copy and --env give back, as a set. Also where each deny_env glob
+-- was written (for explain), and where each allow_env entry that is a plain name (no wildcard)
+-- was, by its name in lower case: such an entry, like env.copy, is an explicit grant.
 function Builder:env_lists()
     if self.env_deny then
         return self.env_deny, self.env_allow, self.env_copy
     end
     local v, req = self.values, self.request
-    -- The values of a list key's entries and then the command line's, each once, in order.
-    local function unique(entries, extra)
-        local seen, r = {}, {}
+    -- The values of a list key's entries and then the command line's, each once, in order, and
+    -- where each was first written.
+    local function unique(entries, extra, flag)
+        local seen, r, from = {}, {}, {}
         for i = 1, #entries do
             local g = entries[i].value
             if not seen[g] then
                 seen[g] = true
                 r[#r + 1] = g
+                from[g] = entries[i].origin
             end
         end
         for i = 1, #extra do
@@ -296,74 +300,100 @@ function Builder:env_lists()
             if not seen[g] then
                 seen[g] = true
                 r[#r + 1] = g
+                from[g] = flag
             end
         end
-        return r
+        return r, from
     end
-    local deny = unique(list_values(v, "deny_env"), req.deny_env)
-    local allow = unique(list_values(v, "allow_env"), req.allow_env)
-    local copy = {}
+    local deny, deny_from = unique(list_values(v, "deny_env"), req.deny_env, "--deny-env")
+    local allow, allow_from = unique(list_values(v, "allow_env"), req.allow_env, "--allow-env")
+    local copy, exact = {}, {}
+    for _, g in ipairs(allow) do
+        if not g:find("[%*%?%[\\]") then
+            exact[g:lower()] = exact[g:lower()] or ("allow_env, " .. allow_from[g])
+        end
+    end
     for _, e in ipairs(list_values(v, "env.copy")) do
         copy[e.value] = true
+        exact[e.value:lower()] = exact[e.value:lower()] or ("env, " .. e.origin)
     end
     for _, n in ipairs(req.env_copy) do
         copy[n] = true
+        exact[n:lower()] = exact[n:lower()] or "--env"
     end
     self.env_deny, self.env_allow, self.env_copy = deny, allow, copy
+    self.env_deny_from, self.env_exact = deny_from, exact
     return deny, allow, copy
 end
 
--- The names among `names` that the command does not get: a deny_env glob matches them (without
--- regard to case: tools read npm_config__authToken as well as NPM_TOKEN) and neither allow_env
--- nor env.copy gives them back. Each glob is looked at once for all the names (one call per
--- list).
+-- The names among `names` that the command does not get by their name: a deny_env glob matches
+-- them (without regard to case: tools read npm_config__authToken as well as NPM_TOKEN) and
+-- neither allow_env nor env.copy gives them back, each with the glob that matched. Each glob
+-- is looked at once for all the names (one call per list).
 function Builder:withheld_names(names)
     local deny, allow, copy = self:env_lists()
     local denied, allowed = text.matching(deny, names, true), text.matching(allow, names, true)
     local r = {}
     for i = 1, #names do
         local name = names[i]
-        if denied[name] and not allowed[name] and not copy[name] then
-            r[name] = true
+        local d = denied[name]
+        if d and not allowed[name] and not copy[name] then
+            r[name] = deny[d]
         end
     end
     return r
 end
 
--- Whether the command does not get variable `name`, set or not (remembered per name).
+-- Whether the command does not get variable `name`, set or not, by its name (remembered per
+-- name). The values are not looked at: what hooks see must not depend on them.
 function Builder:withheld(name)
     local cache = self.withheld_cache or {}
     self.withheld_cache = cache
     local w = cache[name]
     if w == nil then
-        w = self:withheld_names({ name })[name] == true
+        w = self:withheld_names({ name })[name] ~= nil
         cache[name] = w
     end
     return w
 end
 
--- The environment the command gets: the caller's, less what Builder:withheld_names removes,
--- plus env's values. Returns the names it has, in order, the table of their values (policy.c
--- joins each name to its value), and the names to unset.
+-- The environment the command gets: the caller's, less what Builder:withheld_names removes by
+-- name and less every variable whose value is a credential by its shape (a URL with a password,
+-- a token of a well-known format: util/secret-value.c), whatever its name, unless an explicit
+-- grant names it (an allow_env entry without wildcard, env, --env, --allow-env NAME); plus
+-- env's values. Returns the names it has, in order, the table of their values (policy.c joins
+-- each name to its value), and the names to unset. Explain gets each name removed with the
+-- rule that removed it, and each value kept by an explicit grant, never a value.
 function Builder:environment()
     local v, req = self.values, self.request
     local deny, allow, copy = self:env_lists()
+    local exact = self.env_exact
     -- The caller's names in order (policy.c sorts them).
     local caller, names = req.env, req.env_names or util.sorted_keys(req.env)
     local withheld = self:withheld_names(names)
+    local secret = text.secret_values(names, caller)
     local set = v["env.set"]
     -- Without env values to add, the values are the caller's, and the list is made as the names
     -- go, already in order.
-    local list, unset, removed, env = {}, {}, {}, set and {} or nil
+    local list, unset, removed, why, kept, env = {}, {}, {}, {}, {}, set and {} or nil
     for i = 1, #names do
         local name = names[i]
-        if withheld[name] then
+        local glob, kind = withheld[name], secret[name]
+        local grant = kind and exact[name:lower()]
+        if glob or (kind and not grant) then
             removed[#removed + 1] = name
             unset[#unset + 1] = name
-        elseif env then
-            env[name] = caller[name]
+            why[#why + 1] = glob and { name = name, rule = "name", glob = glob, origin = self.env_deny_from[glob] }
+                or { name = name, rule = "value", kind = kind }
         else
-            list[#list + 1] = name
+            if grant then
+                kept[#kept + 1] = { name = name, kind = kind, grant = grant }
+            end
+            if env then
+                env[name] = caller[name]
+            else
+                list[#list + 1] = name
+            end
         end
     end
     -- Names denied outright (no wildcard) are also removed from what the service manager
@@ -378,16 +408,16 @@ function Builder:environment()
     if set then
         for _, name in ipairs(util.sorted_keys(set)) do
             local e = set[name]
-            local val, why = self.vars:expand(e.value)
+            local val, why_not = self.vars:expand(e.value)
             if val then
                 env[name] = val
             else
-                self:drop("env." .. name, e.value, e.origin, why)
+                self:drop("env." .. name, e.value, e.origin, why_not)
             end
         end
         list = util.sorted_keys(env)
     end
-    self.explain.env_removed = removed
+    self.explain.env_removed, self.explain.env_why, self.explain.env_kept = removed, why, kept
     return list, env or caller, unset
 end
 

@@ -107,7 +107,8 @@ local function data(request, ex, validation_error)
         network = { filtered = plan.network_filtered, allow = array(), deny = array(), dns = plan.dns },
         dbus = { session = plan.dbus, talk = array(plan.dbus_talk), own = array(plan.dbus_own),
             see = array(plan.dbus_see) },
-        environment = { removed = array(ex.env_removed), unset = array(plan.unset_environment) },
+        environment = { removed = array(ex.env_removed), why = array(ex.env_why), kept = array(ex.env_kept),
+            unset = array(plan.unset_environment) },
         processes = { private = own_pids, origin = pids_origin },
         delegable = plan.delegable,
         not_delegable_because = ex.not_delegable_by,
@@ -277,10 +278,22 @@ local function text(d)
             end
         end
     end
+    -- Each variable removed and the rule that removed it; never a value.
     if #d.environment.removed > 0 then
-        add("environment: removed %s", table.concat(d.environment.removed, " "))
+        add("environment: inherited, less %d variable%s:", #d.environment.removed,
+            #d.environment.removed == 1 and "" or "s")
+        for _, w in ipairs(d.environment.why) do
+            if w.rule == "name" then
+                add("  %s: name matches deny_env '%s'   <- %s", w.name, w.glob, w.origin or "?")
+            else
+                add("  %s: value is %s (whatever the name)", w.name, w.kind)
+            end
+        end
     else
         add("environment: inherited")
+    end
+    for _, k in ipairs(d.environment.kept) do
+        add("  %s: passed although its value is %s: named by %s", k.name, k.kind, k.grant)
     end
     add("delegable: %s%s", d.delegable and "yes" or "no",
         d.not_delegable_because and (" (profile '" .. d.not_delegable_because .. "' says delegable = false)") or "")

@@ -13,6 +13,7 @@
 #include "policy/regex.h"
 #include "policy/sha256.h"
 #include "util/edit-distance.h"
+#include "util/secret-value.h"
 
 /* A glob ready to be matched many times: fnmatch() for the common case of globs made of
  * literal characters and '*' (environment patterns such as "*_TOKEN", "AWS_*"), in the usual
@@ -156,9 +157,10 @@ static int l_text_match_any(lua_State *L) {
         return 1;
 }
 
-/* text.matching(globs, names [, nocase]) -> { [name] = true } for each name of the list that a
- * glob of the list matches (as text.match_any(globs, name, nocase) would say, for every name
- * at once: each glob is looked at once, not once per name). Both lists hold strings. */
+/* text.matching(globs, names [, nocase]) -> { [name] = i } for each name of the list that a
+ * glob of the list matches, i the index of the first glob that does (as
+ * text.match_any(globs, name, nocase) would say, for every name at once: each glob is looked
+ * at once, not once per name). Both lists hold strings. */
 static int l_text_matching(lua_State *L) {
         luaL_checktype(L, 1, LUA_TTABLE);
         luaL_checktype(L, 2, LUA_TTABLE);
@@ -213,12 +215,43 @@ static int l_text_matching(lua_State *L) {
                         s = push_lower(L, s, sl);                               /* stack: .. set name low */
                         lua_insert(L, -2);                                      /* stack: .. set low name */
                 }
-                for (size_t i = 0; i < ng && !m; i++)
+                size_t i;
+                for (i = 0; i < ng && !m; i++)
                         m = glob_matches(&globs[i], s, sl);
                 if (nocase && sl >= sizeof(low))
                         lua_remove(L, -2);                                      /* stack: .. set name */
                 if (m) {
-                        lua_pushboolean(L, true);
+                        lua_pushinteger(L, (lua_Integer) i);
+                        lua_rawset(L, -3);                                      /* stack: .. set */
+                } else
+                        lua_pop(L, 1);
+        }
+        return 1;
+}
+
+/* text.secret_values(names, values) -> { [name] = kind } for each name of the list whose
+ * value (values[name], a string) is a credential by its shape (util/secret-value.h): the kind
+ * is a phrase such as "a GitHub token", never the value. Names without a value are skipped. */
+static int l_text_secret_values(lua_State *L) {
+        luaL_checktype(L, 1, LUA_TTABLE);
+        luaL_checktype(L, 2, LUA_TTABLE);
+        size_t nn = lua_rawlen(L, 1);
+
+        lua_settop(L, 2);
+        lua_newtable(L);                                                        /* stack: names values set */
+        for (size_t j = 0; j < nn; j++) {
+                if (lua_rawgeti(L, 1, (lua_Integer) j + 1) != LUA_TSTRING)      /* stack: .. set name */
+                        return luaL_error(L, "text.secret_values: name %zu is not a string", j + 1);
+                lua_pushvalue(L, -1);
+                const char *kind = NULL;
+                if (lua_rawget(L, 2) == LUA_TSTRING) {                          /* stack: .. set name value */
+                        size_t vl;
+                        const char *v = lua_tolstring(L, -1, &vl);
+                        kind = secret_value_kind(v, vl);
+                }
+                lua_pop(L, 1);                                                  /* stack: .. set name */
+                if (kind) {
+                        lua_pushstring(L, kind);
                         lua_rawset(L, -3);                                      /* stack: .. set */
                 } else
                         lua_pop(L, 1);
@@ -613,6 +646,7 @@ static const luaL_Reg text_functions[] = {
         { "fnmatch", l_text_fnmatch },
         { "match_any", l_text_match_any },
         { "matching", l_text_matching },
+        { "secret_values", l_text_secret_values },
         { "clean_path", l_text_clean_path },
         { "join", l_text_join },
         { "ancestors", l_text_ancestors },

@@ -128,7 +128,10 @@ static const Case cases[] = {
         { "matching: names against globs",
           "return show(text.matching({ '*' .. Y, X:upper() }, { X .. Y, X, 'other' }, true), "
           "text.matching({ X:upper() }, { X }))",
-          "{$X=true,$X$Y=true}|{}" },
+          "{$X=2,$X$Y=1}|{}" },
+        { "secret_values: the kind, never the value",
+          "return show(text.secret_values({ X, Y, 'gone' }, { [X] = 'https://u:pw@' .. Y, [Y] = Y }))",
+          "{$X=a URL with a password}" },
 
         /* paths */
         { "clean_path", "return show(text.clean_path('//' .. X .. '/./' .. Y .. '//.'), text.clean_path('/' .. X))",

@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
+"""Secrets that are no files of their own: credentials in the environment, in git's
+configuration and credential stores, and other programs' log lines in the journal (issue 15,
+items 6, 9 and 10). Each test sets the secret up as the user would have it, runs scudo as dev,
+and judges from outside what the command saw: by its output, and for the journal as root."""
+import shlex
+
+from conftest import SCUDO
+
+Q = shlex.quote(SCUDO)
+
+# The names an attack run saw reach `scudo env`, each with a value found nowhere else.
+NAMED = {
+    "BW_SESSION": "bw-sess-1",
+    "OP_SESSION_my": "op-sess-2",
+    "GITHUB_PAT": "gh-pat-3",
+    "SECRET_KEY_BASE": "skb-4",
+    "DATABASE_URL": "db-url-5",
+    "DB_PASS": "db-pass-6",
+    "MY_CREDENTIAL": "cred-7",
+    "OPENAI_KEY": "oai-8",
+    "PRIVATE_KEY": "pk-9",
+    "SENTRY_DSN": "dsn-10",
+    "Some_Token_Here": "tok-11",
+    "APP_AUTH_HEADER": "auth-12",
+    "SLACK_WEBHOOK_URL": "hook-13",
+}
+
+# Harmless names holding credentials by their shape (made-up tokens of the real formats).
+BY_VALUE = {
+    "HARMLESS_A": ("ghp_" + "a1B2c3D4e5" * 4, "a GitHub token"),
+    "HARMLESS_B": ("glpat-" + "x9Y8z7W6v5" * 2, "a GitLab token"),
+    "HARMLESS_C": ("xoxb-1234567890-" + "abcdefghij", "a Slack token"),
+    "HARMLESS_D": ("sk-proj-" + "Q1w2E3r4T5" * 3, "an OpenAI key"),
+    "HARMLESS_E": ("sk-ant-api03-" + "Z0y9X8w7V6" * 3, "an Anthropic key"),
+    "HARMLESS_F": ("AKIA" + "QWERTYUIOP123456", "an AWS access key id"),
+    "HARMLESS_G": ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJkZXYtand0In0.c2lnbmF0dXJl", "a JSON Web Token"),
+    "HARMLESS_H": ("https://deploy:hunter2pw@git.example/r.git", "a URL with a password"),
+    "HARMLESS_I": ("-----BEGIN OPENSSH PRIVATE KEY-----", "a PEM private key"),
+}
+
+
+def env_args(d):
+    return " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in d.items())
+
+
+def test_env_credential_names_removed(tb, work):
+    r = tb.dev("cd %s && %s KEEP_THIS=kept XDG_SESSION_TYPE=wayland GIT_AUTHOR_NAME=Dev %s env"
+               % (work, env_args(NAMED), Q))
+    assert r.rc == 0, r
+    for name, value in NAMED.items():
+        assert name not in r.out and value not in r.out, (name, r)
+    # The rest is there, and so are the names the patterns would catch but give back.
+    for kept in ("KEEP_THIS=kept", "XDG_SESSION_TYPE=wayland", "GIT_AUTHOR_NAME=Dev"):
+        assert kept in r.out, (kept, r)
+
+
+def test_env_credential_values_removed_whatever_the_name(tb, work):
+    values = {k: v for k, (v, _) in BY_VALUE.items()}
+    r = tb.dev("cd %s && %s KEEP_THIS=kept %s env" % (work, env_args(values), Q))
+    assert r.rc == 0, r
+    for name, value in values.items():
+        assert name not in r.out and value not in r.out, (name, r)
+    assert "KEEP_THIS=kept" in r.out, r
+
+
+def test_env_explain_names_each_variable_and_its_rule_never_the_value(tb, work):
+    values = {k: v for k, (v, _) in BY_VALUE.items()}
+    r = tb.dev("cd %s && %s %s %s explain env" % (work, env_args(NAMED), env_args(values), Q))
+    assert r.rc == 0, r
+    lines = {l.split(":")[0].strip(): l for l in r.out.splitlines() if l.startswith("  ")}
+    assert "BW_SESSION: name matches deny_env '*_SESSION*'" in r.out, r
+    assert "SENTRY_DSN: name matches deny_env '*_DSN'" in r.out, r
+    for name in NAMED:
+        assert "name matches deny_env" in lines.get(name, ""), (name, r)
+    for name, (_, kind) in BY_VALUE.items():
+        assert "%s: value is %s" % (name, kind) in r.out, (name, r)
+    for value in list(NAMED.values()) + list(values.values()):
+        assert value not in r.out, (value, r)
+
+
+def test_env_exact_grant_passes_a_credential_value(tb, work):
+    token = BY_VALUE["HARMLESS_A"][0]
+    r = tb.scudo(["--allow-env", "HARMLESS_A", "sh", "-c", 'echo "[$HARMLESS_A][$HARMLESS_B]"'], cwd=work,
+                 extra_env="HARMLESS_A=%s HARMLESS_B=%s" % (token, BY_VALUE["HARMLESS_B"][0]))
+    assert r.rc == 0 and r.out == "[%s][]\n" % token, r
+    # A glob is no explicit grant: the value rule still holds.
+    r = tb.scudo(["--allow-env", "HARMLESS_*", "sh", "-c", 'echo "[$HARMLESS_A]"'], cwd=work,
+                 extra_env="HARMLESS_A=%s" % token)
+    assert r.rc == 0 and r.out == "[]\n", r
+    r = tb.scudo(["explain", "--allow-env", "HARMLESS_A", "true"], cwd=work, extra_env="HARMLESS_A=%s" % token)
+    assert "HARMLESS_A: passed although its value is a GitHub token: named by allow_env, --allow-env" in r.out, r
+    assert token not in r.out, r
