@@ -5,7 +5,7 @@ items 6, 9 and 10). Each test sets the secret up as the user would have it, runs
 and judges from outside what the command saw: by its output, and for the journal as root."""
 import shlex
 
-from conftest import SCUDO
+from conftest import SCUDO, wait_for
 
 Q = shlex.quote(SCUDO)
 
@@ -91,3 +91,27 @@ def test_env_exact_grant_passes_a_credential_value(tb, work):
     r = tb.scudo(["explain", "--allow-env", "HARMLESS_A", "true"], cwd=work, extra_env="HARMLESS_A=%s" % token)
     assert "HARMLESS_A: passed although its value is a GitHub token: named by allow_env, --allow-env" in r.out, r
     assert token not in r.out, r
+
+
+# ---------------------------------------------------------------------------------------------
+# The journal (item 6)
+
+def test_journal_files_hidden_logging_still_reaches_the_journal(tb, work):
+    tag = "scudo-it-" + work.rsplit("-", 1)[1]
+    outside = "outside-secret-" + tag
+    tb.dev("logger -t %s-out %s" % (tag, outside))
+    assert wait_for(lambda: outside in tb.root("journalctl --no-pager -t %s-out" % tag).out, timeout=10)
+    # Control: outside, dev reads that line back from the journal's files.
+    assert outside in tb.dev("journalctl --no-pager -t %s-out" % tag).out
+    r = tb.scudo(["sh", "-c", "logger -t %s-in via-logger-%s; echo via-cat-%s | systemd-cat -t %s-in; "
+                  "echo @files; ls -A /var/log/journal /run/log/journal; echo @log; "
+                  "journalctl --no-pager -t %s-out; journalctl --no-pager -n 50" % (tag, tag, tag, tag, tag)],
+                 cwd=work)
+    assert "@files" in r.out and "@log" in r.out, r
+    assert outside not in r.out, r
+    files = r.out.split("@files", 1)[1].split("@log", 1)[0]
+    assert files.split() in ([], ["/run/log/journal:", "/var/log/journal:"],
+                             ["/var/log/journal:", "/run/log/journal:"]), r
+    # Both ways of logging from inside reach the journal, read as root outside.
+    for line in ("via-logger-" + tag, "via-cat-" + tag):
+        assert wait_for(lambda: line in tb.root("journalctl --no-pager -t %s-in" % tag).out, timeout=10), (line, r)
