@@ -115,3 +115,29 @@ def test_journal_files_hidden_logging_still_reaches_the_journal(tb, work):
     # Both ways of logging from inside reach the journal, read as root outside.
     for line in ("via-logger-" + tag, "via-cat-" + tag):
         assert wait_for(lambda: line in tb.root("journalctl --no-pager -t %s-in" % tag).out, timeout=10), (line, r)
+
+
+# ---------------------------------------------------------------------------------------------
+# git's credentials (item 10)
+
+def git_project(tb, work):
+    r = tb.dev("cd %s && git init -q . && git config user.email dev@example.invalid" % work)
+    assert r.rc == 0, r
+
+
+def test_git_credential_stores_denied(tb, work):
+    git_project(tb, work)
+    tb.dev("mkdir -p ~/.config/git ~/.cache/git/credential && "
+           "echo 'https://dev:store-secret-1@git.example' > ~/.config/git/credentials && "
+           "echo 'https://dev:store-secret-2@git.example' > ~/.git-credentials && "
+           "echo '[core]' > ~/.config/git/config && echo '\teditor = ed-marker' >> ~/.config/git/config")
+    try:
+        r = tb.scudo(["-p", "git-project", "sh", "-c",
+                      "cat ~/.config/git/credentials ~/.git-credentials; ls -A ~/.cache/git/credential; "
+                      "git config --get core.editor"], cwd=work)
+        assert "store-secret" not in r.out, r
+        assert "ed-marker" in r.out, r          # the rest of ~/.config/git is there
+        # Control: dev reads both outside.
+        assert "store-secret-1" in tb.dev("cat ~/.config/git/credentials").out
+    finally:
+        tb.dev("rm -rf ~/.config/git ~/.git-credentials ~/.cache/git")
