@@ -173,6 +173,8 @@ int run_request(RunArgs *args) {
                 return EXIT_SCUDO_SETUP;
         }
         args->run.runtime_dir = args->request.runtime_dir;
+        args->run.home = args->request.home;
+        args->run.config_home = getenv("XDG_CONFIG_HOME");
         args->run.confine_path = confine;
         /* the helper's socket when it is not the system one (file-capabilities mode, tests):
          * kept out of the sandbox like the default */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bus-proxy.h"
+#include "git-config-copies.h"
 #include "git-guard.h"
 #include "manager-bus.h"
 #include "net/net-session.h"
@@ -68,6 +69,7 @@ typedef struct RunContext {
         int watcher_fd;
         BusProxy bus_proxy;     /* unit[0] == 0: none */
         GitGuard git_guard;
+        GitConfigCopies git_config;     /* git's configuration less its credentials */
         bool started;           /* the unit may be running */
 } RunContext;
 
@@ -80,6 +82,8 @@ static void run_context_done(RunContext *c) {
                 git_guard_release(&c->git_guard);
         else
                 git_guard_drop(&c->git_guard);
+        /* Mounted, a copy stays while the sandbox runs whatever becomes of its name. */
+        git_config_copies_remove(&c->git_config);
         /* Whatever way the run ended, its slice goes (and with its cgroup, the BPF programs),
          * and the session bus proxy with its socket. */
         stop_slice(c);
@@ -775,7 +779,14 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                         return log_error_errno(r, "Failed to arm the unit watcher: %m"), EXIT_SCUDO_SETUP;
         }
 
+        /* git's configuration files that hold credentials, as copies less them. */
+        r = git_config_copies_make(plan, opts->home, opts->config_home, opts->runtime_dir, c.unit_name,
+                                   &c.git_config);
+        if (r < 0)
+                return EXIT_SCUDO_SETUP;
+
         UnitContext uctx = {
+                .git_config = &c.git_config,
                 .manager_environment = manager_env,
                 .runtime_dir = opts->runtime_dir,
                 .unit_name = c.unit_name,

@@ -16,6 +16,8 @@ enum {
 
 typedef struct RunOptions {
         const char *runtime_dir;
+        const char *home;               /* the caller's, and */
+        const char *config_home;        /* $XDG_CONFIG_HOME or NULL: where git's configuration is */
         const char *confine_path;
         const char *bpfd_socket;
         bool force_pty;         /* -t: stdout on the pty too, though not a terminal */

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "properties.h"
 #include "unit-build.h"
+#include "git-config-copies.h"
 #include "util/log.h"
 #include "util/path-util.h"
 #include "util/strv.h"
@@ -215,6 +216,30 @@ static int protect_git_dirs(const Plan *plan, MountLists *l) {
         return 0;
 }
 
+/* The filtered copies of git's configuration (git-config-copies.h) shown where no read-only
+ * entry of the plan names the file itself (inside a directory the plan shows, or a .git that
+ * protect_git_dirs binds): each bound over it. */
+static int bind_git_config_copies(const UnitContext *ctx, MountLists *l) {
+        const GitConfigCopies *c = ctx->git_config;
+        for (size_t i = 0; c && c->dst && c->dst[i]; i++) {
+                struct stat st;
+                if (strv_contains(l->bind_ro_dst, c->dst[i]))
+                        continue;       /* a plan entry's bind took the copy */
+                int r = identify(c->src[i], &st);
+                if (r <= 0)
+                        return r < 0 ? r : log_error_errno(-ENOENT, "%s is gone; not running the command",
+                                                           c->src[i]);
+                r = strv_extend(&l->bind_ro_src, c->src[i]);
+                if (r >= 0)
+                        r = strv_extend(&l->bind_ro_dst, c->dst[i]);
+                if (r >= 0)
+                        r = add_check(l, '=', &st, c->dst[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *l) {
         _cleanup_free_ const PlanPath **sorted = calloc(plan->n_paths + 1, sizeof(PlanPath *));
         int r;
@@ -244,13 +269,22 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                         if (r >= 0)
                                 r = add_check(l, exists ? '=' : '-', exists ? &st : NULL, p->path);
                         break;
-                case PATH_ACCESS_READ:
-                        r = strv_extend(&l->bind_ro_src, p->path);
+                case PATH_ACCESS_READ: {
+                        /* git's configuration less its credentials, in place of the file */
+                        const char *src = git_config_copy_of(ctx->git_config, p->path);
+                        if (src) {
+                                r = identify(src, &st);
+                                if (r < 0)
+                                        return r;
+                                exists = r > 0;
+                        }
+                        r = strv_extend(&l->bind_ro_src, src ?: p->path);
                         if (r >= 0)
                                 r = strv_extend(&l->bind_ro_dst, p->path);
                         if (r >= 0)
                                 r = add_check(l, exists ? '=' : '-', exists ? &st : NULL, p->path);
                         break;
+                }
                 case PATH_ACCESS_HIDE:
                         if (!exists)
                                 r = 0;  /* nothing there to hide */
@@ -280,6 +314,9 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
         }
 
         r = protect_git_dirs(plan, l);
+        if (r < 0)
+                return r;
+        r = bind_git_config_copies(ctx, l);
         if (r < 0)
                 return r;
 

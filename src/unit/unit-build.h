@@ -27,6 +27,7 @@ typedef struct UnitContext {
         const char *bpfd_socket;        /* a helper socket other than the default, or NULL */
         const char *bus_proxy_socket;   /* the filtered session bus (bus-proxy.h), or NULL */
         char **manager_environment;     /* the service manager's own environment block */
+        const struct GitConfigCopies *git_config; /* shown in place of git's configuration, or NULL */
 } UnitContext;
 
 /* Whether the command gets a PID namespace of its own (scudo-confine --private-pids): yes

@@ -141,3 +141,63 @@ def test_git_credential_stores_denied(tb, work):
         assert "store-secret-1" in tb.dev("cat ~/.config/git/credentials").out
     finally:
         tb.dev("rm -rf ~/.config/git ~/.git-credentials ~/.cache/git")
+
+
+GH_TOKEN = "ghp_" + "Z9y8X7w6V5" * 4
+GITCONFIG = """[user]
+\tname = Dev Marker
+[url "https://dev:%s@github.com/"]
+\tinsteadOf = https://github.com/
+[http]
+\textraHeader = AUTHORIZATION: basic extraheader-secret
+\tcookieFile = ~/.gitcookies-secret
+[credential]
+\thelper = "!f() { echo password=helper-secret; }; f"
+[include]
+\tpath = ~/.config/git/work.inc
+[alias]
+\tst = status
+""" % GH_TOKEN
+WORK_INC = """[sendemail]
+\tsmtpPass = smtp-secret
+\tsmtpServer = mail.example
+"""
+PROJECT_REMOTE = "https://x-access-token:project-secret@github.com/o/r.git"
+
+
+def test_git_config_shown_without_credentials(tb, work):
+    git_project(tb, work)
+    tb.dev("mkdir -p ~/.config/git && cat > ~/.gitconfig && chmod 644 ~/.gitconfig", input=GITCONFIG.encode())
+    tb.dev("cat > ~/.config/git/work.inc", input=WORK_INC.encode())
+    tb.dev("cd %s && git remote add origin %s" % (work, PROJECT_REMOTE))
+    try:
+        r = tb.scudo(["-p", "git-project", "sh", "-c",
+                      "git config --list --show-origin; echo @files; cat ~/.gitconfig ~/.config/git/work.inc "
+                      ".git/config; echo @mode; stat -c %a ~/.gitconfig"], cwd=work)
+        assert r.rc == 0, r
+        for secret in (GH_TOKEN, "extraheader-secret", "gitcookies-secret", "helper-secret", "smtp-secret",
+                       "project-secret"):
+            assert secret not in r.out, (secret, r)
+        # What holds no credential is there, includes followed.
+        for kept in ("user.name=Dev Marker", "alias.st=status", "sendemail.smtpserver=mail.example",
+                     "remote.origin.fetch=+refs/heads/*:refs/remotes/origin/*", "include.path=~/.config/git/work.inc"):
+            assert kept in r.out, (kept, r)
+        assert r.out.split("@mode", 1)[1].split() == ["600"], r
+        # The originals are untouched, and the copies gone with the run.
+        assert GH_TOKEN in tb.dev("cat ~/.gitconfig").out
+        assert "project-secret" in tb.dev("cat %s/.git/config" % work).out
+        left = tb.dev("ls -A /run/user/$(id -u)/scudo 2>/dev/null | grep git-config || true")
+        assert left.out == "", left
+    finally:
+        tb.dev("rm -rf ~/.gitconfig ~/.config/git")
+
+
+def test_git_config_with_nothing_to_remove_is_the_original(tb, work):
+    git_project(tb, work)
+    tb.dev("printf '[user]\\n\\tname = Plain Dev\\n' > ~/.gitconfig")
+    try:
+        r = tb.scudo(["-p", "git-project", "sh", "-c", "stat -c '%i' ~/.gitconfig; git config user.name"], cwd=work)
+        outside = tb.dev("stat -c '%i' ~/.gitconfig").out.strip()
+        assert r.rc == 0 and r.out.split() == [outside, "Plain", "Dev"], (r, outside)
+    finally:
+        tb.dev("rm -f ~/.gitconfig")
