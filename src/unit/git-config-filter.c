@@ -216,7 +216,8 @@ int git_config_filter(const char *s, size_t n, GitConfigFiltered *ret) {
                                 i = next;
                                 continue;
                         }
-                        sec.drop = sub && secret_value_kind(sub, strlen(sub));
+                        sec.drop = (sub && secret_value_kind(sub, strlen(sub))) ||
+                                   secret_value_kind(s + i, hend - i);
                         if (sec.drop) {
                                 removed++;
                                 r = fputs("# (scudo: a section naming a credential removed)\n", f) < 0 ?
@@ -228,7 +229,7 @@ int git_config_filter(const char *s, size_t n, GitConfigFiltered *ret) {
                         while (p < eol && is_blank(s[p]))
                                 p++;
                         if (p == eol || s[p] == '#' || s[p] == ';') {
-                                if (r >= 0 && !sec.drop)
+                                if (r >= 0 && !sec.drop && !secret_value_kind(s + hend, eol - hend))
                                         r = emit(f, s + hend, next - hend);
                                 else if (r >= 0 && next > eol)
                                         r = emit(f, "\n", 1);
@@ -269,20 +270,29 @@ int git_config_filter(const char *s, size_t n, GitConfigFiltered *ret) {
                         i = next;
                         continue;
                 }
-                if (sec.drop || credential_key(sec.name, key) || secret_value_kind(s + p, end - p)) {
+                /* The value as git reads it is looked at too: quotes ("gh""p_...") and continued
+                 * lines can split a token that git joins. */
+                _cleanup_free_ char *decoded = v < eol && s[v] == '=' ? decode_value(s, v + 1, end) : NULL;
+                if (v < eol && s[v] == '=' && !decoded) {
+                        r = -ENOMEM;
+                        break;
+                }
+                if (sec.drop || credential_key(sec.name, key) || secret_value_kind(s + p, end - p) ||
+                    (decoded && secret_value_kind(decoded, strlen(decoded)))) {
+                        char what[160];
                         removed++;
-                        r = fprintf(f, "\t# (scudo: %s.%s removed: a credential)\n", sec.name, key) < 0 ?
-                                -ENOMEM : 0;
+                        (void) snprintf(what, sizeof(what), "%s.%s", sec.name, key);
+                        /* the name itself, unless it could be a token ([x] sk-...= 1) */
+                        r = fprintf(f, "\t# (scudo: %s removed: a credential)\n",
+                                    secret_value_kind(what, strlen(what)) ? "an entry" : what) < 0 ? -ENOMEM : 0;
                         i = end;
                         continue;
                 }
                 if (streq(key, "path") && (streq(sec.name, "include") || streq(sec.name, "includeif")) &&
-                    v < eol && s[v] == '=') {
-                        char *val = decode_value(s, v + 1, end);
-                        if (!val || strv_push(&includes, val) < 0) {
-                                free(val);
-                                r = -ENOMEM;
-                        }
+                    decoded) {
+                        r = strv_push(&includes, decoded);
+                        if (r >= 0)
+                                decoded = NULL;
                 }
                 if (r >= 0)
                         r = emit(f, s + start, end - start);

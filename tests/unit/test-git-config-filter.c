@@ -92,6 +92,13 @@ int main(void) {
         check("quoted ; and # are no comment",
               "[alias]\n\tl = \"!git log --format='%h #%s'; echo\"\n", 0, NULL, L("%h #%s'; echo"));
         check("no final newline", "[core]\n\teditor = vim", 0, NULL, L("editor = vim"));
+        check("a token split by quotes", "[alias]\n\tx = \"gh\"\"p_0123456789abcdefghijABCDEFGHIJ012345\"\n", 1,
+              L("0123456789abcdefghij"), NULL);
+        check("a token split by a continued line",
+              "[alias]\n\tx = gh\\\np_0123456789abcdefghijABCDEFGHIJ012345\n[core]\n\tbare = false\n", 1,
+              L("0123456789abcdefghij"), L("bare = false"));
+        check("a key that is a token is not named",
+              "[x]\n\tsk-abcdefghijklmnopqrstu1 = 1\n", 1, L("sk-abc"), L("an entry removed"));
         check("an entry before any section", "x = 1\n[core]\n\tbare = true\n", 1, L("x = 1"), L("bare = true"));
 
         /* Includes: their paths as git reads them, whatever the quoting. */

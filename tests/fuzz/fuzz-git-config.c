@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+
+/* libFuzzer target for git's configuration filter (src/unit/git-config-filter.c) and the rule
+ * it asks (src/util/secret-value.c): whatever the input, the filter returns, its text is as
+ * long as it says, and nothing in it is a credential by that rule. The sanitizers report
+ * leaks and overreads. */
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit/git-config-filter.h"
+#include "util/secret-value.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        GitConfigFiltered f = {};
+
+        (void) secret_value_kind((const char *) data, size);
+        if (git_config_filter((const char *) data, size, &f) < 0)
+                return 0;
+        if (!f.text || f.text[f.len] != 0)
+                abort();
+        if (secret_value_kind(f.text, f.len))
+                abort();
+        for (char **i = f.includes; i && *i; i++)
+                if (strlen(*i) > size)
+                        abort();
+        git_config_filtered_done(&f);
+        return 0;
+}
