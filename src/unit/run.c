@@ -784,6 +784,11 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                                    &c.git_config);
         if (r < 0)
                 return EXIT_SCUDO_SETUP;
+        if (c.git_config.dir) {
+                r = watcher_add_scratch_dir(c.watcher_fd, c.git_config.dir);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to arm the unit watcher: %m"), EXIT_SCUDO_SETUP;
+        }
 
         UnitContext uctx = {
                 .git_config = &c.git_config,

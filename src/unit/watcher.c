@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -65,9 +66,27 @@ static void stop_units(char units[][256], int n) {
         sd_bus_flush_close_unref(bus);
 }
 
+/* The files in dir (none of them a directory) and dir itself. */
+static void remove_scratch_dir(const char *dir) {
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                (void) close(fd);
+                return;
+        }
+        for (struct dirent *e; (e = readdir(d));)
+                if (!streq(e->d_name, ".") && !streq(e->d_name, ".."))
+                        (void) unlinkat(dirfd(d), e->d_name, 0);
+        (void) closedir(d);
+        (void) rmdir(dir);
+}
+
 _noreturn_ static void watcher_main(int fd) {
         char units[WATCHER_MAX_UNITS][256];
         char placeholders[GIT_GUARD_MAX][PATH_MAX];
+        char scratch[PATH_MAX] = "";
         char line[PATH_MAX];
         size_t len = 0;
         int n = 0, np = 0;
@@ -90,6 +109,8 @@ _noreturn_ static void watcher_main(int fd) {
                 line[len] = 0;
                 if (streq(line, "=tty") || streq(line, "=tui")) {
                         tty = MAX(tty, line[3] == 'y' ? 1 : 2);
+                } else if (line[0] == '-' && line[1] == '/') {
+                        memcpy(scratch, line + 1, len);
                 } else if (line[0] == '/') {
                         if (np < GIT_GUARD_MAX)
                                 memcpy(placeholders[np++], line, len + 1);
@@ -105,6 +126,8 @@ _noreturn_ static void watcher_main(int fd) {
          * repository. */
         for (int i = 0; i < np; i++)
                 git_guard_remove(placeholders[i]);
+        if (scratch[0])
+                remove_scratch_dir(scratch);
         _exit(0);
 }
 
@@ -166,6 +189,16 @@ int watcher_add_placeholder(int fd, const char *path) {
                 return -EINVAL;
         struct iovec v[2] = { { (void *) path, l }, { (void *) "\n", 1 } };
         if (writev(fd, v, 2) != (ssize_t) (l + 1))
+                return -EIO;
+        return 0;
+}
+
+int watcher_add_scratch_dir(int fd, const char *path) {
+        size_t l = strlen(path);
+        if (path[0] != '/' || l + 2 >= PATH_MAX || strchr(path, '\n'))
+                return -EINVAL;
+        struct iovec v[3] = { { (void *) "-", 1 }, { (void *) path, l }, { (void *) "\n", 1 } };
+        if (writev(fd, v, 3) != (ssize_t) (l + 2))
                 return -EIO;
         return 0;
 }

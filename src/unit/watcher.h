@@ -4,7 +4,8 @@
 /* The guard that stops a run's units when scudo dies without finishing (even by SIGKILL).
  *
  * A small child process, in its own process group so terminal signals pass it by, reads unit
- * names (and the paths of .git placeholders, which start with '/') from a pipe. scudo writes each name before it starts the unit, and an empty line once
+ * names (and the paths of .git placeholders, which start with '/', and of a scratch
+ * directory, after a '-') from a pipe. scudo writes each name before it starts the unit, and an empty line once
  * it has seen the run end. If the pipe reaches end-of-file without that line, scudo is gone:
  * the watcher stops the units over the user bus, then exits. It costs one fork per run and
  * needs nothing inside the sandbox. */
@@ -15,6 +16,9 @@ int watcher_start(int *ret_fd);
 int watcher_add_unit(int fd, const char *unit);
 /* A .git placeholder (git-guard.h) to remove once the units are stopped. */
 int watcher_add_placeholder(int fd, const char *path);
+/* A directory of scudo's own (git-config-copies.h) whose files and itself to remove once the
+ * units are stopped. One at a time. */
+int watcher_add_scratch_dir(int fd, const char *path);
 /* The caller's terminal is scudo's now (raw, and with `alternate` the alternate screen of
  * --tui): should scudo die, the watcher puts back the settings the terminal had when the
  * watcher started, and leaves the alternate screen, before it stops the units. */

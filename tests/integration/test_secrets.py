@@ -201,3 +201,19 @@ def test_git_config_with_nothing_to_remove_is_the_original(tb, work):
         assert r.rc == 0 and r.out.split() == [outside, "Plain", "Dev"], (r, outside)
     finally:
         tb.dev("rm -f ~/.gitconfig")
+
+
+def test_git_config_copies_removed_when_scudo_is_killed(tb, work):
+    git_project(tb, work)
+    tb.dev("cat > ~/.gitconfig", input=GITCONFIG.encode())
+    try:
+        r = tb.dev("cd %s && { %s -p git-project sh -c 'echo up > up; exec sleep 60' </dev/null >/dev/null 2>&1 & "
+                   "echo $! > scudo.pid; } ; for i in $(seq 100); do test -s up && break; sleep 0.1; done; "
+                   "ls -A /run/user/$(id -u)/scudo | grep -c git-config" % (work, Q))
+        assert r.out.strip() == "1", r       # the copy is there while the run is
+        tb.dev("kill -KILL $(cat %s/scudo.pid)" % work)
+        assert wait_for(lambda: tb.user_units() == [], timeout=5), tb.user_units()
+        assert wait_for(lambda: "git-config" not in tb.dev("ls -A /run/user/$(id -u)/scudo").out, timeout=5), \
+            tb.dev("ls -lAR /run/user/$(id -u)/scudo").out
+    finally:
+        tb.dev("rm -f ~/.gitconfig")
