@@ -5,10 +5,21 @@ Every test runs scudo as the unprivileged user 'dev' inside tools/testbed: a rea
 PID 1, dev's real user manager and D-Bus, the real kernel. Results are checked from outside
 the sandbox (as root in the testbed, or from the host through the testbed's overlay).
 
+Nothing runs from the checkout. The testbed's root is a throw-away overlay of /, and the
+session's first step installs into it what the tests run: `tools/testbed install BUILD`
+(`meson install`) puts scudo, scudo-confine, scudo-bpfd and its unit files where an
+installation does (the build's prefix, /usr/local by default; `meson introspect --installed`
+says where each went), and the helpers the tests run (tests/unit/test-net-client, the
+scripts beside this file) are copied to HELPERS. A checkout under /tmp (which every sandbox
+and scudo-bpfd's service replace with a private one) or /home (which ProtectHome= hides)
+passes as one anywhere else does.
+
 Environment:
   SCUDO_BUILD   the meson build directory holding the binaries to test (default: build)
   TESTBED_NAME  the testbed instance to use (default: scudo-it)
 """
+import glob
+import json
 import os
 import shlex
 import subprocess
@@ -17,11 +28,49 @@ import uuid
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 BUILD = os.path.abspath(os.environ.get("SCUDO_BUILD", os.path.join(ROOT, "build")))
 TESTBED = os.path.join(ROOT, "tools", "testbed")
 NAME = os.environ.get("TESTBED_NAME", "scudo-it")
-SCUDO = os.path.join(BUILD, "scudo")
+# Where the test helpers go inside the testbed: visible in every sandbox (read-only).
+HELPERS = "/usr/local/libexec/scudo-tests"
+
+
+def _installed():
+    """{path in the build tree: path it is installed at}, from meson."""
+    try:
+        p = subprocess.run(["meson", "introspect", "--installed", BUILD], capture_output=True, timeout=60)
+        found = json.loads(p.stdout) if p.returncode == 0 else {}
+    except (OSError, ValueError, subprocess.SubprocessError):
+        found = {}
+    return {os.path.realpath(k): v for k, v in found.items()}
+
+
+INSTALLED = _installed()
+
+
+def built(rel):
+    """The build tree's file REL (a path below BUILD), to check from the host that it exists."""
+    return os.path.join(BUILD, rel)
+
+
+def installed(rel):
+    """Where the build's file REL is inside the testbed once installed (None: not installed)."""
+    return INSTALLED.get(os.path.realpath(built(rel)))
+
+
+def helper(name):
+    """Where a test helper (a program of tests/unit, a script of this directory) is inside."""
+    return os.path.join(HELPERS, name)
+
+
+SCUDO = installed("scudo") or "/usr/local/bin/scudo"
+CONFINE = installed("scudo-confine")
+# the programs of tests/unit the tests run, and the scripts here that are not tests
+HELPER_PROGRAMS = ["tests/unit/test-net-client"]
+HELPER_SCRIPTS = sorted(f for f in glob.glob(os.path.join(HERE, "*.py"))
+                        if not os.path.basename(f).startswith(("test_", "conftest")))
 
 
 class Result:
@@ -73,17 +122,33 @@ class Testbed:
         return [c for c in r.out.split() if c]
 
 
+
+def install(t):
+    """Installs the build and the test helpers into the testbed's own root."""
+    up = subprocess.run([TESTBED, "install", BUILD], capture_output=True, env=t.env, timeout=300)
+    if up.returncode != 0:
+        pytest.fail("installing %s into the testbed failed: %s" % (BUILD, up.stderr.decode(errors="replace")))
+    files = [built(p) for p in HELPER_PROGRAMS if os.path.exists(built(p))] + HELPER_SCRIPTS
+    r = t.root("install -D -m 755 -t %s %s" % (HELPERS, " ".join(shlex.quote(f) for f in files)))
+    if r.rc != 0:
+        pytest.fail("installing the test helpers into the testbed failed: %r" % r)
+    for path in (SCUDO, CONFINE):
+        if not path or t.root("test -x %s" % shlex.quote(path)).rc != 0:
+            pytest.fail("%s is not installed in the testbed (meson introspect --installed %s)" % (path, BUILD))
+
+
 @pytest.fixture(scope="session")
 def tb():
     if os.geteuid() != 0:
         pytest.skip("the testbed needs root")
-    if not os.path.exists(SCUDO):
-        pytest.fail("no scudo binary at %s: build first" % SCUDO)
+    if not os.path.exists(built("scudo")):
+        pytest.fail("no scudo binary at %s: build first" % built("scudo"))
     env = dict(os.environ, TESTBED_NAME=NAME)
     up = subprocess.run([TESTBED, "up"], capture_output=True, env=env, timeout=120)
     if up.returncode != 0:
         pytest.fail("testbed did not start: %s" % up.stderr.decode(errors="replace"))
     t = Testbed(NAME)
+    install(t)
     yield t
     subprocess.run([TESTBED, "down"], capture_output=True, env=env, timeout=60)
 

@@ -13,10 +13,10 @@ import time
 
 import pytest
 
-from conftest import SCUDO, wait_for
+from conftest import CONFINE, SCUDO, helper, wait_for
 
 Q = shlex.quote(SCUDO)
-PTYRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ptyrun.py")
+PTYRUN = helper("ptyrun.py")
 
 
 def put(tb, path, text, mode=None):
@@ -990,7 +990,7 @@ def test_confine_refuses_mounts_other_than_checked(tb, work):
     # What scudo-confine checks once systemd has made the mounts, before the command runs: the
     # mount a path ended up with must be the one scudo identified. A unit of dev's own, made as
     # scudo makes them, with the checks right and then each one wrong.
-    confine = os.path.join(os.path.dirname(SCUDO), "scudo-confine")
+    confine = CONFINE
     d = work + "/cc"
     tb.dev("mkdir -p {d}/bind {d}/hide {d}/deny {d}/plain && touch {d}/hidefile {d}/plainfile && "
            "ln -s {d}/plain {d}/link".format(d=d))

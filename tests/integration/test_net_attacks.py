@@ -17,11 +17,10 @@ import uuid
 import pytest
 
 import test_network as tn
-from conftest import wait_for
+from conftest import helper, wait_for
 from test_network import bpfd, listen, ntb  # noqa: F401  (fixtures)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ATTACK = os.path.join(HERE, "net_attack_probe.py")
+ATTACK = helper("net_attack_probe.py")      # inside the testbed (conftest.py)
 
 
 def attack(t, actions, **kw):

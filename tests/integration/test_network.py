@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT OR Apache-2.0
 """Network filtering: scudo-bpfd, its BPF programs and its DNS proxy, in the testbed.
 
-The helper is installed as a socket-activated system service pointing at the build tree.
-A test DNS server runs as root on 127.0.0.153 and /etc/resolv.conf points at it. Each test
+The helper runs as the socket-activated system service `meson install` put in the testbed
+(conftest.py), with a drop-in for the options of the tests. A test DNS server runs as root on 127.0.0.153 and /etc/resolv.conf points at it. Each test
 restricts a fresh transient slice, runs a probe (net_probe.py) in a service inside it, and
 checks from outside: a root listener records which connections and datagrams arrived, the
 DNS server logs which names reached it, and the session's reports are read from stderr.
@@ -17,19 +17,17 @@ import re
 import shlex
 import time
 import uuid
-import subprocess
 
 import pytest
 
-from conftest import BUILD, NAME, SCUDO, TESTBED, wait_for
-from conftest import Testbed as _Testbed
+from conftest import SCUDO, built, helper, installed, wait_for
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-BPFD = os.path.join(BUILD, "src", "bpfd", "scudo-bpfd")
-CLIENT = os.path.join(BUILD, "tests", "unit", "test-net-client")
-PROBE = os.path.join(HERE, "net_probe.py")
-LISTEN = os.path.join(HERE, "net_listen.py")
-DNS_SERVER = os.path.join(HERE, "net_dns_server.py")
+# the paths inside the testbed, where conftest.py installed them
+BPFD = installed("src/bpfd/scudo-bpfd")
+CLIENT = helper("test-net-client")
+PROBE = helper("net_probe.py")
+LISTEN = helper("net_listen.py")
+DNS_SERVER = helper("net_dns_server.py")
 RESOLVER = "127.0.0.153"
 DNS_LOG = "/tmp/net-dns.log"
 VIA_SCUDO = os.environ.get("SCUDO_NET_VIA_SCUDO") == "1"
@@ -50,29 +48,21 @@ SANDBOX_PROPS = ["PrivateUsers=yes", "ProtectControlGroups=yes", "NoNewPrivilege
 
 @pytest.fixture(scope="module")
 def ntb(request):
-    if os.geteuid() != 0:
-        pytest.skip("the testbed needs root")
-    if not os.path.exists(BPFD) or not os.path.exists(CLIENT):
+    if not os.path.exists(built("src/bpfd/scudo-bpfd")) or not os.path.exists(built("tests/unit/test-net-client")):
         pytest.skip("scudo-bpfd or test-net-client not built (meson -Dbpf=enabled)")
-    if os.path.exists(SCUDO):
-        return request.getfixturevalue("tb")
-    env = dict(os.environ, TESTBED_NAME=NAME)
-    up = subprocess.run([TESTBED, "up"], capture_output=True, env=env, timeout=120)
-    if up.returncode != 0:
-        pytest.fail("testbed did not start: %s" % up.stderr.decode(errors="replace"))
-    request.addfinalizer(lambda: subprocess.run([TESTBED, "down"], capture_output=True, env=env, timeout=60))
-    return _Testbed(NAME)
+    return request.getfixturevalue("tb")
 
 
 def install_helper(t, extra=""):
-    unit_dir = os.path.join(BUILD, "src", "bpfd")
+    """The installed service, with the tests' options: verbose, idle after 2 s, no grace
+    for expired DNS answers."""
     r = t.root("""set -e
-sed 's|^ExecStart=.*|ExecStart=%(bpfd)s -v --exit-idle-time=2 --dns-grace=0 %(extra)s|' \
-    %(dir)s/scudo-bpfd.service > /run/systemd/system/scudo-bpfd.service
-cp %(dir)s/scudo-bpfd.socket /run/systemd/system/scudo-bpfd.socket
+mkdir -p /run/systemd/system/scudo-bpfd.service.d
+printf '[Service]\\nExecStart=\\nExecStart=%%s\\n' '%(bpfd)s -v --exit-idle-time=2 --dns-grace=0 %(extra)s' \
+    > /run/systemd/system/scudo-bpfd.service.d/tests.conf
 systemctl daemon-reload
 systemctl restart scudo-bpfd.socket
-""" % {"bpfd": BPFD, "dir": unit_dir, "extra": extra})
+""" % {"bpfd": BPFD, "extra": extra})
     assert r.rc == 0, r
 
 
@@ -580,8 +570,8 @@ def test_bad_rules_refused_before_anything(bpfd):
 
 def test_malformed_requests_refused(bpfd):
     t = bpfd
-    d = os.path.join(BUILD, "tmp-net")
-    os.makedirs(d, exist_ok=True)
+    d = "/tmp/net-raw-" + uuid.uuid4().hex[:8]      # the testbed's own /tmp
+    t.root("mkdir -m 755 %s" % d)
     cases = {
         "garbage": b"\x01\x02\x03",
         "badmagic": b"XXXX" + b"\x01\x00\x01\x00" + (560).to_bytes(4, "little") + b"\0" * 548,
@@ -590,11 +580,10 @@ def test_malformed_requests_refused(bpfd):
     }
     for name, data in cases.items():
         p = os.path.join(d, name)
-        with open(p, "wb") as f:
-            f.write(data)
-        os.chmod(p, 0o644)
+        assert t.root("cat > %s && chmod 644 %s" % (p, p), input=data).rc == 0
         out = client_as(t, "dev", "/", "--raw", p)
         assert out.startswith("reply -74 "), (name, out)   # EBADMSG
+    t.root("rm -rf %s" % d)
     # the helper is still there and still serves
     unit, cg = dev_slice(t)
     try:
@@ -672,7 +661,7 @@ def test_file_capabilities_variant(bpfd, listen):
 
 # --- through scudo itself ------------------------------------------------------------------
 
-needs_scudo = pytest.mark.skipif(not os.path.exists(SCUDO), reason="no scudo binary")
+needs_scudo = pytest.mark.skipif(not os.path.exists(built("scudo")), reason="no scudo binary")
 
 
 @needs_scudo
@@ -745,7 +734,7 @@ def test_nothing_left_after_runs(bpfd, listen):
         assert wait_for(lambda: t.root("systemctl is-active scudo-bpfd.service").out.strip() == "active", timeout=10)
         progs, maps = helper_objects(t)
         # 11 network programs, and the file refusal reporter where it is built (x86-64)
-        files = 1 if os.path.exists(os.path.join(BUILD, "bpf", "scudo-files.skel.h")) else 0
+        files = 1 if os.path.exists(built("bpf/scudo-files.skel.h")) else 0
         assert len(progs) == 11 + files and len(maps) >= 10, (progs, maps)
         # A run that fills every kind of entry: rules, name patterns, an address learned (by
         # the DNS fast path), cached verdicts.

@@ -4,15 +4,14 @@ caller's streams, working directory, environment and exit status. Every check th
 is hidden or kept is made from outside the sandbox too."""
 import json
 import re
-import os
 import shlex
 import time
 
 import pytest
 
-from conftest import SCUDO, wait_for
+from conftest import SCUDO, helper, wait_for
 
-PTYRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ptyrun.py")
+PTYRUN = helper("ptyrun.py")
 Q = shlex.quote(SCUDO)
 # Tests that name a process outside run in the PID namespace every sandbox gets and with a
 # profile that turns it off, where the other layers must hold on their own.
@@ -260,7 +259,7 @@ def test_symlink_invocation(tb, work):
     tb.dev("echo s3cret > ~/.link-secret; rm -rf ~/links; mkdir -p ~/links")
     r = tb.dev("%s link %s --dir ~/links && readlink ~/links/%s" % (shlex.quote(SCUDO), tool, tool))
     assert r.rc == 0, r
-    assert r.out.strip() == os.path.realpath(SCUDO), r
+    assert r.out.strip() == tb.dev("realpath %s" % shlex.quote(SCUDO)).out.strip(), r
     r = tb.dev("cd %s && PATH=$HOME/links:$PATH %s --flag 'a b'" % (work, tool))
     assert r.out == "real-tool --flag a b\nhidden\n", r
     # unlink removes only our link
