@@ -87,6 +87,7 @@ class Testbed:
     def __init__(self, name):
         self.name = name
         self.env = dict(os.environ, TESTBED_NAME=name)
+        self.uid = None          # dev's, set once up: useradd picks the first free one
 
     def _run(self, mode, script, input=None, timeout=60, env=None):
         e = dict(self.env)
@@ -149,6 +150,8 @@ def tb():
         pytest.fail("testbed did not start: %s" % up.stderr.decode(errors="replace"))
     t = Testbed(NAME)
     install(t)
+    t.uid = t.dev("id -u").out.strip()
+    assert t.uid.isdigit(), "no uid for dev"
     yield t
     subprocess.run([TESTBED, "down"], capture_output=True, env=env, timeout=60)
 

@@ -69,7 +69,7 @@ def test_run_and_run_lock_are_read_only(tb, work):
     assert "Read-only file system" in r.err, r
     # the hidden runtime directory is an empty one of the sandbox's own, still writable
     assert "runtime-dir-writable" in r.out, r
-    assert not host_exists(tb, "/run/user/1001/ok-" + tag)
+    assert not host_exists(tb, "/run/user/%s/ok-%s" % (tb.uid, tag))
 
 
 def test_system_directories_not_writable(tb, work):
@@ -114,9 +114,10 @@ def test_hidden_home_survives_a_nested_user_namespace(tb, work):
     # Root in a user namespace of its own may mount and unmount, but not the mounts it inherited
     # together: the empty home stays over the real one.
     tb.dev("echo userns-secret > ~/.userns-secret")
-    r = tb.scudo(["sh", "-c", "unshare -Urm sh -c 'umount -l /home/dev; umount -l /home; umount -l /run/user/1001;"
-                  " cat /home/dev/.userns-secret; ls /run/user/1001'; "
-                  "unshare -Urm sh -c 'mount --bind / /mnt && cat /mnt/home/dev/.userns-secret'; echo done"], cwd=work)
+    r = tb.scudo(["sh", "-c", "unshare -Urm sh -c 'umount -l /home/dev; umount -l /home; umount -l /run/user/{0};"
+                  " cat /home/dev/.userns-secret; ls /run/user/{0}'; "
+                  "unshare -Urm sh -c 'mount --bind / /mnt && cat /mnt/home/dev/.userns-secret'; echo done"
+                  .format(tb.uid)], cwd=work)
     assert "userns-secret" not in r.out, r
     assert "done" in r.out, r
     assert tb.dev("cat ~/.userns-secret").out == "userns-secret\n"
@@ -476,10 +477,11 @@ def test_background_command_cannot_read_the_terminal(tb, work):
 def test_user_manager_unreachable_by_any_path(tb, work):
     tag = work[-8:]
     mpid = tb.dev("pgrep -u dev -x systemd | head -1").out.strip()
-    addrs = ["unix:path=/run/user/1001/bus", "unix:path=/run/user/1001/systemd/private",
-             "unix:path=/proc/%s/root/run/user/1001/bus" % mpid,
-             "unix:path=/proc/%s/root/run/user/1001/systemd/private" % mpid,
-             "unix:abstract=/run/user/1001/bus"]
+    rt = "/run/user/%s" % tb.uid
+    addrs = ["unix:path=%s/bus" % rt, "unix:path=%s/systemd/private" % rt,
+             "unix:path=/proc/%s/root%s/bus" % (mpid, rt),
+             "unix:path=/proc/%s/root%s/systemd/private" % (mpid, rt),
+             "unix:abstract=%s/bus" % rt]
     script = "; ".join("DBUS_SESSION_BUS_ADDRESS=%s systemd-run --user --unit=evil-%s-%d touch %s/PWNED-%d 2>&1;"
                        " busctl --address=%s call org.freedesktop.systemd1 /org/freedesktop/systemd1 "
                        "org.freedesktop.systemd1.Manager Reload 2>&1"
@@ -512,7 +514,7 @@ def test_filtered_session_bus_passes_only_the_names_listed(tb, work):
     try:
         r = tb.scudo(["-p", "bus-none", "sh", "-c", start], cwd=work)
         assert r.rc == 0 and "DAEMON-ANSWERS" in r.out and "START-SENT" not in r.out, r
-        assert "bus=unix:path=/run/user/1001/bus" in r.out, r
+        assert "bus=unix:path=/run/user/%s/bus" % tb.uid in r.out, r
         time.sleep(0.5)
         assert not host_exists(tb, work + "/STARTED"), r
         # the same with the manager named: the witness starts
@@ -528,7 +530,7 @@ def test_filtered_session_bus_passes_only_the_names_listed(tb, work):
         assert "DAEMON-ANSWERS" in r.out and "bus=unix:path=%s/rt/bus" % work in r.out, r
         # and nothing of the proxy is left: its unit, its runtime directory
         assert wait_for(lambda: tb.user_units("scudo-*") == [], timeout=3), tb.user_units("scudo-*")
-        assert tb.dev("ls /run/user/1001 | grep -c '^scudo-'").out.strip() == "0"
+        assert tb.dev("ls $XDG_RUNTIME_DIR | grep -c '^scudo-'").out.strip() == "0"
     finally:
         tb.dev("rm -f ~/.config/systemd/user/%s; systemctl --user daemon-reload; %s untrust %s/.scudo.toml"
                % (unit, Q, work))
@@ -544,7 +546,7 @@ def test_filtered_session_bus_goes_with_a_killed_scudo(tb, work):
                    "echo rc=$?" % (work, Q, work))
         assert r.out.split()[0] == "1" and "rc=130" in r.out, r
         assert wait_for(lambda: tb.user_units("scudo-*") == [], timeout=3), tb.user_units("scudo-*")
-        assert tb.dev("ls /run/user/1001 | grep -c '^scudo-'").out.strip() == "0"
+        assert tb.dev("ls $XDG_RUNTIME_DIR | grep -c '^scudo-'").out.strip() == "0"
         tb.dev("rm -f %s/pid" % work)
         # SIGKILL
         r = tb.dev("cd %s && { %s -p bus-none sh -c 'echo $$ > pid; exec sleep 60' </dev/null >/dev/null 2>&1 & } ; "
@@ -553,7 +555,7 @@ def test_filtered_session_bus_goes_with_a_killed_scudo(tb, work):
         assert r.out.strip().split()[-1] == "1", r
         tb.dev("pkill -KILL -x scudo")
         assert wait_for(lambda: tb.user_units("scudo-*") == [], timeout=3), tb.user_units("scudo-*")
-        assert tb.dev("ls /run/user/1001 | grep -c '^scudo-'").out.strip() == "0"
+        assert tb.dev("ls $XDG_RUNTIME_DIR | grep -c '^scudo-'").out.strip() == "0"
     finally:
         tb.dev("%s untrust %s/.scudo.toml" % (Q, work))
 
@@ -612,9 +614,10 @@ def test_agent_sockets_unreachable(tb, work):
     tag = work[-8:]
     put(tb, work + "/listen.py", LISTENER)
     put(tb, work + "/client.py", CLIENT)
-    socks = ["/tmp/ssh-%s/agent.1" % tag, "/run/user/1001/gnupg/S.gpg-agent", "/run/user/1001/keyring/ssh",
+    rt = "/run/user/%s" % tb.uid
+    socks = ["/tmp/ssh-%s/agent.1" % tag, rt + "/gnupg/S.gpg-agent", rt + "/keyring/ssh",
              "/tmp/.X11-unix/X%s" % tag[:2].replace("a", "9")]
-    tb.dev("mkdir -p /tmp/ssh-%s /run/user/1001/gnupg /run/user/1001/keyring /tmp/.X11-unix 2>/dev/null" % tag)
+    tb.dev("mkdir -p /tmp/ssh-%s %s/gnupg %s/keyring /tmp/.X11-unix 2>/dev/null" % (tag, rt, rt))
     # The listeners wait a minute, far longer than the run and the control take on a busy
     # machine, and are stopped at the end.
     for s in socks:
@@ -630,8 +633,8 @@ def test_agent_sockets_unreachable(tb, work):
         r = tb.dev("cd %s && python3 client.py %s" % (work, socks[0]))
         assert "connected" in r.out, r
     finally:
-        tb.root("kill %s 2>/dev/null; rm -rf /tmp/ssh-%s /run/user/1001/gnupg /run/user/1001/keyring"
-                % (" ".join("$(cat %s.pid)" % s for s in socks), tag))
+        tb.root("kill %s 2>/dev/null; rm -rf /tmp/ssh-%s %s/gnupg %s/keyring"
+                % (" ".join("$(cat %s.pid)" % s for s in socks), tag, rt, rt))
 
 
 def test_container_manager_socket_denied(tb, work):
@@ -1036,8 +1039,8 @@ def test_nested_scudo_cannot_widen_by_clearing_its_marker(tb, work):
     tb.dev("echo nested-secret > ~/.nested-secret")
     r = tb.scudo(["sh", "-c", "env -u SCUDO_SANDBOX %s --fs-read /home/dev cat /home/dev/.nested-secret; "
                   "echo a=$?; SCUDO_SANDBOX=other %s --fs-read /home/dev cat /home/dev/.nested-secret; echo b=$?;"
-                  " env -u SCUDO_SANDBOX DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1001/bus %s -P cat "
-                  "/home/dev/.nested-secret; echo c=$?" % (Q, Q, Q)], cwd=work)
+                  " env -u SCUDO_SANDBOX DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/%s/bus %s -P cat "
+                  "/home/dev/.nested-secret; echo c=$?" % (Q, Q, tb.uid, Q)], cwd=work)
     assert "nested-secret" not in r.out, r
     for k in "abc":
         assert "%s=0" % k not in r.out, r

@@ -204,12 +204,13 @@ def test_helper_and_cgroups_not_reachable_through_proc(bpfd, listen):
     process's /proc/PID/root would lead around them, but PrivateUsers= keeps the sandbox
     from following it (ptrace access across user namespaces)."""
     ln = listen("tcp:127.0.0.3:9401")
-    base = "user.slice/user-1001.slice/user@1001.service"
+    base = "user.slice/user-{0}.slice/user@{0}.service".format(bpfd.uid)
+    bus = "procsock:/run/user/%s/bus" % bpfd.uid
     r = attack(bpfd, ["procescape:%s/init.scope" % base, "procescape:%s/app.slice" % base,
-                      "procsock:/run/scudo-bpfd.sock", "procsock:/run/user/1001/bus", "tcp:127.0.0.3:9401"],
+                      "procsock:/run/scudo-bpfd.sock", bus, "tcp:127.0.0.3:9401"],
                allow=["127.0.0.2:1"])
     for a in ("procescape:%s/init.scope" % base, "procescape:%s/app.slice" % base,
-              "procsock:/run/scudo-bpfd.sock", "procsock:/run/user/1001/bus"):
+              "procsock:/run/scudo-bpfd.sock", bus):
         assert not r.ok(a), (a, r)
     assert r.err("tcp:127.0.0.3:9401") == "EPERM", r
     assert ln.arrived() == []

@@ -478,7 +478,7 @@ def test_cannot_detach_or_get_program_fds(bpfd, listen):
 
 def test_cannot_escape_to_another_cgroup(bpfd, listen):
     ln = listen("tcp:127.0.0.3:7902")
-    base = "/sys/fs/cgroup/user.slice/user-1001.slice/user@1001.service"
+    base = "/sys/fs/cgroup/user.slice/user-{0}.slice/user@{0}.service".format(bpfd.uid)
     r = sandboxed(bpfd, ["escape:%s/app.slice" % base, "escape:%s/init.scope" % base, "tcp:127.0.0.3:7902"],
                   allow=["127.0.0.2:1"])
     assert r.err("escape:%s/app.slice" % base) in ("EROFS", "EACCES", "EPERM"), r
@@ -525,7 +525,9 @@ def test_refuses_cgroups_the_caller_does_not_own(bpfd):
         out = client_as(t, "other", cg, "--allow", ":443")
         assert out.startswith("error -1 ") and "not under the caller" in out, out
         other_uid = t.root("id -u other").out.strip()
-        out = client_as(t, "dev", cg.replace("1001", other_uid), "--allow", ":443")
+        theirs = cg.replace("user-%s.slice" % t.uid, "user-%s.slice" % other_uid).replace(
+            "user@%s.service" % t.uid, "user@%s.service" % other_uid)
+        out = client_as(t, "dev", theirs, "--allow", ":443")
         assert out.startswith("error -1 "), out
         out = client_as(t, "dev", "/system.slice/cron.service", "--allow", ":443")
         assert out.startswith("error -1 "), out
@@ -635,7 +637,7 @@ def test_file_capabilities_variant(bpfd, listen):
     its own, instead of the system service."""
     t = bpfd
     caps = "/usr/local/libexec/scudo-bpfd-caps"
-    sock = "/run/user/1001/scudo-bpfd-caps.sock"
+    sock = "/run/user/%s/scudo-bpfd-caps.sock" % t.uid
     r = t.root("mkdir -p /usr/local/libexec && install -m 755 %s %s && "
                "setcap cap_bpf,cap_net_admin,cap_perfmon,cap_net_bind_service+ep %s" % (BPFD, caps, caps))
     assert r.rc == 0, r
@@ -745,7 +747,7 @@ def test_nothing_left_after_runs(bpfd, listen):
         # sandboxed() stopped the slice: the helper notices and forgets the cgroup's entries.
         assert wait_for(lambda: all(n == 0 for n in map_entries(t, maps).values()), timeout=10), \
             map_entries(t, maps)
-        assert attached(t, "/user.slice/user-1001.slice/user@1001.service/app.slice") == ""
+        assert attached(t, "/user.slice/user-{0}.slice/user@{0}.service/app.slice".format(t.uid)) == ""
     finally:
         t.dev("kill %s 2>/dev/null" % keeper)
     # Then, idle, it exits (--exit-idle-time=2), and its programs and maps go with it.
