@@ -291,6 +291,8 @@ def test_prlimit_and_priority_through_the_32_bit_abi_refused(tb, work, pids):
 @PIDS
 def test_sigio_to_a_process_outside_refused(tb, work, pids):
     # F_SETOWN + O_ASYNC makes the kernel send SIGIO (default action: terminate) to any pid.
+    if pids == "shared":
+        tb.needs_landlock_scopes()
     pid = start_outside(tb, work, "sleep 60", "sigio")
     put(tb, work + "/sigio.py", r'''
 import fcntl, os, sys
@@ -314,6 +316,8 @@ except OSError as e:
 
 @PIDS
 def test_signals_through_pidfd_and_process_group_refused(tb, work, pids):
+    if pids == "shared":
+        tb.needs_landlock_scopes()    # without it, kill(-1, 9) would end the user manager
     pid = start_outside(tb, work, "sleep 60", "pg")
     try:
         r = tb.scudo(pid_args(pids) + ["python3", "-c", "import os, signal, sys\npid = int(sys.argv[1])\n"
