@@ -57,17 +57,30 @@ def test_unspecified_address_is_judged_as_loopback(bpfd, listen):
 # --- other ways to send -----------------------------------------------------------------------
 
 def test_other_ways_to_send_are_checked(bpfd, listen):
-    """TCP Fast Open, a destination on a connected UDP socket, sendmsg(), io_uring: each goes
-    through the same hooks as connect() and sendto()."""
-    ln = listen("tcp:127.0.0.3:9101", "udp:127.0.0.3:9102", "tcp:127.0.0.3:9103")
+    """TCP Fast Open, a destination on a connected UDP socket, sendmsg(): each goes through
+    the same hooks as connect() and sendto()."""
+    ln = listen("tcp:127.0.0.3:9101", "udp:127.0.0.3:9102")
     r = attack(bpfd, ["tfo:127.0.0.3:9101", "udpcs:127.0.0.2:9100/127.0.0.3:9102", "udpmsg:127.0.0.3:9102",
-                      "uring:127.0.0.3:9103", "udpcs:127.0.0.2:9100/127.0.0.2:9100"],
+                      "udpcs:127.0.0.2:9100/127.0.0.2:9100"],
                allow=["127.0.0.2:9100"])
     assert r.err("tfo:127.0.0.3:9101") == "EPERM", r
     assert r.err("udpcs:127.0.0.2:9100/127.0.0.3:9102") == "EPERM", r
     assert r.err("udpmsg:127.0.0.3:9102") == "EPERM", r
-    assert r.err("uring:127.0.0.3:9103") == "EPERM", r
     assert r.ok("udpcs:127.0.0.2:9100/127.0.0.2:9100"), r
+    assert ln.arrived() == []
+
+
+def test_io_uring_connect_is_checked(bpfd, listen):
+    """A connect submitted through io_uring goes through the same hook as connect()."""
+    # Outside any sandbox first: to a port where nothing listens, a kernel with io_uring
+    # says ECONNREFUSED; one built without it, or with it off (kernel.io_uring_disabled),
+    # refuses the ring itself, and there is nothing for the filter to see.
+    out = bpfd.dev("python3 %s uring:127.0.0.3:9109" % ATTACK).out.strip()
+    if out != "uring:127.0.0.3:9109 err ECONNREFUSED":
+        pytest.skip("no io_uring for dev on this kernel (%s outside the sandbox)" % out)
+    ln = listen("tcp:127.0.0.3:9103")
+    r = attack(bpfd, ["uring:127.0.0.3:9103"], allow=["127.0.0.2:9100"])
+    assert r.err("uring:127.0.0.3:9103") == "EPERM", r
     assert ln.arrived() == []
 
 
