@@ -981,7 +981,8 @@ def test_directory_swapped_for_a_symlink_while_the_sandbox_starts(tb, work):
     # a symlink to a hidden one after scudo checked the plan: systemd follows symlinks when it
     # binds, so it would bind the hidden directory writable in its place. strace holds scudo
     # for 3 s where the policy engine ends (timer_delete), after the checks of the plan and
-    # before the unit is built, and the swap happens then.
+    # before the unit is built, and the swap happens then: as soon as strace has written the
+    # call (at the start of the hold), however long scudo took to get there.
     tag = work[-8:]
     secret = "/home/dev/.swap-secret-" + tag
     tb.dev("mkdir -p %s %s/sub && echo TOPSECRET > %s/key" % (secret, work, secret))
@@ -989,8 +990,9 @@ def test_directory_swapped_for_a_symlink_while_the_sandbox_starts(tb, work):
         tb.dev("cd %s/sub && (strace -qq -f -tt -o ../trace -e trace=timer_delete "
                "-e inject=timer_delete:delay_exit=3000000 %s -T sh -c 'cat key; echo pwned > planted' "
                "> ../out 2> ../err; echo $? > ../rc) </dev/null >/dev/null 2>&1 & "
-               "(sleep 1.2; cd %s && mv sub sub.orig && ln -s %s sub && date +%%T.%%N > swapped) "
-               "</dev/null >/dev/null 2>&1 &" % (work, Q, work, secret))
+               "(for i in $(seq 400); do grep -q timer_delete %s/trace 2>/dev/null && break; sleep 0.05; done; "
+               "cd %s && mv sub sub.orig && ln -s %s sub && date +%%T.%%N > swapped) "
+               "</dev/null >/dev/null 2>&1 &" % (work, Q, work, work, secret))
         assert wait_for(lambda: host_exists(tb, work + "/rc"), timeout=30)
         out, err = tb.dev("cat %s/out" % work).out, tb.dev("cat %s/err" % work).out
         trace = tb.dev("cat %s/trace %s/swapped" % (work, work)).out

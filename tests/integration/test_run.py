@@ -411,11 +411,15 @@ def test_abstract_socket_outside_unreachable(tb, work):
     tb.needs_landlock_scopes()
     tb.dev("cat > %s/listen.py <<'EOF'\n%s\nEOF" % (work, ABSTRACT_LISTENER))
     tb.dev("cat > %s/client.py <<'EOF'\n%s\nEOF" % (work, ABSTRACT_CLIENT))
+    # The client runs once the listener listens, and the listener's output is read once it
+    # has ended (a connection, or 5 s without one), however slow python and scudo start.
+    run = ("cd %s && (python3 listen.py 5 > {0} &) ; "
+           "for i in $(seq 100); do grep -q listening {0} && break; sleep 0.1; done; %s python3 client.py; "
+           "for i in $(seq 100); do grep -qE 'CONNECTED|no-connection' {0} && break; sleep 0.1; done; cat {0}")
     # control: without scudo the client connects
-    r = tb.dev("cd %s && (python3 listen.py 5 > out1 &) ; sleep 0.5; python3 client.py; sleep 0.3; cat out1" % work)
+    r = tb.dev(run.format("out1") % (work, ""))
     assert "client-connected" in r.out and "CONNECTED" in r.out, r
-    r = tb.dev("cd %s && (python3 listen.py 3 > out2 &) ; sleep 0.5; %s python3 client.py; sleep 3; cat out2"
-               % (work, shlex.quote(SCUDO)))
+    r = tb.dev(run.format("out2") % (work, shlex.quote(SCUDO)))
     assert "client-refused 1" in r.out, r          # EPERM from the Landlock scope
     assert "no-connection" in r.out and "CONNECTED" not in r.out, r
 
