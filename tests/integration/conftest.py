@@ -14,6 +14,11 @@ scripts beside this file) are copied to HELPERS. A checkout under /tmp (which ev
 and scudo-bpfd's service replace with a private one) or /home (which ProtectHome= hides)
 passes as one anywhere else does.
 
+Tests hold on any machine of our kind or skip with the reason: what differs from one to
+the next (the kernel's 32-bit system calls, Landlock's ABI, keyrings, TIOCSTI, io_uring,
+dev's uid) is probed outside the sandbox first, never assumed; and a test waits for what it
+needs (a listener, a unit, a pid file) rather than sleeping a guess of a busy machine's speed.
+
 Environment:
   SCUDO_BUILD   the meson build directory holding the binaries to test (default: build)
   TESTBED_NAME  the testbed instance to use (default: scudo-it)
