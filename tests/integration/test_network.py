@@ -550,7 +550,10 @@ def test_second_request_for_a_cgroup_refused(bpfd):
     t = bpfd
     unit, cg = dev_slice(t)
     try:
-        r = t.dev("(sleep 3 | %s %s --allow 127.0.0.2:1 > /tmp/first.out &) ; sleep 1; "
+        # the second request once the first session is set up (it stays so for 10 s),
+        # however long the helper takes to start
+        r = t.dev("rm -f /tmp/first.out; (sleep 10 | %s %s --allow 127.0.0.2:1 > /tmp/first.out &) ; "
+                  "for i in $(seq 100); do grep -qE '^(ready|error)' /tmp/first.out 2>/dev/null && break; sleep 0.1; done; "
                   "%s %s --allow ':443' < /dev/null; cat /tmp/first.out"
                   % (CLIENT, cg, CLIENT, cg))
         assert "ready" in r.out, r
