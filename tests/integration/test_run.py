@@ -385,18 +385,28 @@ def test_fast_exit_status_is_reliable(tb, work):
     assert r.out.count('7 "rc": 7') == 25, r
 
 
+# Listens until a connection comes, or until the file argv[1] exists (a minute at most): a
+# connection made before that file is in the queue, so one more accept once it is there sees
+# it, however busy the machine is.
 ABSTRACT_LISTENER = r'''
-import socket, sys, time
+import os, socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.bind("\0scudo-test-abstract")
 s.listen(1)
-s.settimeout(float(sys.argv[1]))
+s.settimeout(0.1)
 print("listening", flush=True)
-try:
-    c, _ = s.accept()
-    print("CONNECTED", flush=True)
-except socket.timeout:
-    print("no-connection", flush=True)
+end = time.time() + 60
+while True:
+    last = os.path.exists(sys.argv[1]) or time.time() > end
+    try:
+        s.accept()
+        said = "CONNECTED"
+    except socket.timeout:
+        said = "no-connection" if last else None
+    if said:
+        s.close()           # the name is free again once this is printed
+        print(said, flush=True)
+        break
 '''
 
 ABSTRACT_CLIENT = ("import socket\n"
@@ -411,11 +421,12 @@ def test_abstract_socket_outside_unreachable(tb, work):
     tb.needs_landlock_scopes()
     tb.dev("cat > %s/listen.py <<'EOF'\n%s\nEOF" % (work, ABSTRACT_LISTENER))
     tb.dev("cat > %s/client.py <<'EOF'\n%s\nEOF" % (work, ABSTRACT_CLIENT))
-    # The client runs once the listener listens, and the listener's output is read once it
-    # has ended (a connection, or 5 s without one), however slow python and scudo start.
-    run = ("cd %s && (python3 listen.py 5 > {0} &) ; "
-           "for i in $(seq 100); do grep -q listening {0} && break; sleep 0.1; done; %s python3 client.py; "
-           "for i in $(seq 100); do grep -qE 'CONNECTED|no-connection' {0} && break; sleep 0.1; done; cat {0}")
+    # The client runs once the listener listens; then the listener is told to stop, and its
+    # output read once it has ended.
+    run = ("cd %s && rm -f {0}.stop && (python3 listen.py {0}.stop > {0} &) ; "
+           "for i in $(seq 300); do grep -q listening {0} && break; sleep 0.1; done; %s python3 client.py; "
+           "touch {0}.stop; for i in $(seq 300); do grep -qE 'CONNECTED|no-connection' {0} && break; sleep 0.1; done; "
+           "cat {0}")
     # control: without scudo the client connects
     r = tb.dev(run.format("out1") % (work, ""))
     assert "client-connected" in r.out and "CONNECTED" in r.out, r
