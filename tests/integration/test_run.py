@@ -223,14 +223,14 @@ def test_pty_ctrl_c_default_action(tb, work):
 
 def test_sigint_to_scudo_forwarded(tb, work):
     r = tb.dev("cd %s && (%s sh -c 'trap \"echo got-int; exit 3\" INT; echo started; sleep 20 & wait' > out.txt & "
-               "P=$!; for i in $(seq 50); do grep -q started out.txt && break; sleep 0.1; done; kill -INT $P; wait $P;"
+               "P=$!; for i in $(seq 300); do grep -q started out.txt && break; sleep 0.1; done; kill -INT $P; wait $P;"
                " echo rc=$?); cat out.txt" % (work, shlex.quote(SCUDO)))
     assert "rc=3" in r.out and "got-int" in r.out, r
 
 
 def test_scudo_sigkill_stops_unit(tb, work):
     r = tb.dev("cd %s && { %s sh -c 'echo $$ > pid; exec sleep 60' </dev/null >/dev/null 2>&1 & } ; "
-               "for i in $(seq 50); do test -s %s/pid && break; sleep 0.1; done; "
+               "for i in $(seq 300); do test -s %s/pid && break; sleep 0.1; done; "
                "systemctl --user list-units --no-legend 'scudo-*' | wc -l" % (work, shlex.quote(SCUDO), work))
     assert r.out.strip().split()[-1] != "0", r
     # (the pid the command wrote is its PID namespace's: its processes are found from outside)
@@ -248,8 +248,8 @@ def test_no_units_or_cgroups_left_after_200_runs(tb, work):
     r = tb.dev("cd %s && for i in $(seq 200); do %s true || exit 1; done; echo finished"
                % (work, shlex.quote(SCUDO)), timeout=300)
     assert "finished" in r.out, r
-    assert wait_for(lambda: tb.user_units() == [], timeout=3), tb.user_units()
-    assert wait_for(lambda: tb.scudo_cgroups() == [], timeout=3), tb.scudo_cgroups()
+    assert wait_for(lambda: tb.user_units() == [], timeout=10), tb.user_units()
+    assert wait_for(lambda: tb.scudo_cgroups() == [], timeout=10), tb.scudo_cgroups()
 
 
 def test_symlink_invocation(tb, work):
@@ -509,13 +509,13 @@ def test_second_signal_stops_the_unit(tb, work):
     # The command ignores SIGINT; the first one reaches it and does nothing, the second makes
     # scudo stop the unit.
     r = tb.dev("cd %s && { %s sh -c 'trap \"\" INT; echo started; sleep 30' > out.txt 2>&1 & } ; P=$!;"
-               " for i in $(seq 50); do grep -q started out.txt && break; sleep 0.1; done;"
+               " for i in $(seq 300); do grep -q started out.txt && break; sleep 0.1; done;"
                " kill -INT $P; sleep 0.5; kill -INT $P; S=$(date +%%s); wait $P; echo rc=$? took=$(( $(date +%%s) - S ))"
                % (work, shlex.quote(SCUDO)))
     assert "rc=" in r.out, r
     took = int(r.out.split("took=")[1].split()[0])
     assert took <= 5, r
-    assert wait_for(lambda: tb.user_units() == [], timeout=3), tb.user_units()
+    assert wait_for(lambda: tb.user_units() == [], timeout=10), tb.user_units()
 
 
 def put(tb, path, text):
@@ -574,12 +574,12 @@ def test_signals_reach_the_command_once(tb, work):
     # init, and the command's own exit status comes back.
     put(tb, work + "/counter.py", SIGNAL_COUNTER)
     r = tb.dev("cd %s && { %s python3 counter.py </dev/null & P=$!; } ; "
-               "for i in $(seq 50); do test -e ready && break; sleep 0.1; done; "
+               "for i in $(seq 300); do test -e ready && break; sleep 0.1; done; "
                "kill -INT $P; sleep 0.5; systemctl --user kill --kill-whom=main -s USR1 'scudo-*.service'; sleep 0.5; "
                "kill -INT $P; wait $P; echo rc=$?; cat counts" % (work, Q), timeout=60)
     assert "rc=11" in r.out, r
     assert "SIGHUP=1 SIGINT=1 SIGUSR1=1 SIGTERM=1" in r.out, r
-    assert wait_for(lambda: tb.user_units() == [], timeout=3), tb.user_units()
+    assert wait_for(lambda: tb.user_units() == [], timeout=10), tb.user_units()
 
 
 def test_init_reaps_orphans_and_ends_what_is_left(tb, work):
@@ -591,7 +591,7 @@ def test_init_reaps_orphans_and_ends_what_is_left(tb, work):
     assert "zombies=0" in r.out and "rc=7" in r.out, r
     assert int(r.out.split("took=")[1].split()[0]) < 4000, r
     assert tb.root("pgrep -u dev -f 'sleep 301' || echo none").out.strip() == "none"
-    assert wait_for(lambda: tb.user_units() == [], timeout=3), tb.user_units()
+    assert wait_for(lambda: tb.user_units() == [], timeout=10), tb.user_units()
 
 
 # ---------------------------------------------------------------------------------------------
