@@ -99,10 +99,25 @@ class Testbed:
         e = dict(self.env)
         if env:
             e.update(env)
-        p = subprocess.run([TESTBED, mode, "bash", "-c", script], input=input,
-                           capture_output=True, timeout=timeout, env=e)
+        try:
+            p = subprocess.run([TESTBED, mode, "bash", "-c", script], input=input,
+                               capture_output=True, timeout=timeout, env=e)
+        except subprocess.TimeoutExpired:
+            # still a failure, but one that says what the testbed was busy with
+            raise TimeoutError("%s: %r did not end within %d s; the testbed's jobs and journal then:\n%s"
+                               % (mode, script[-300:], timeout, self.snapshot())) from None
         return Result(p.returncode, p.stdout.decode(errors="replace"),
                       p.stderr.decode(errors="replace"))
+
+    def snapshot(self):
+        """The jobs systemd is waiting on and the journal's last lines, for a report."""
+        try:
+            p = subprocess.run([TESTBED, "root", "bash", "-c",
+                                "systemctl list-jobs --no-pager; journalctl -q --no-pager -o short-monotonic -n 80"],
+                               capture_output=True, timeout=30, env=self.env)
+            return p.stdout.decode(errors="replace") + p.stderr.decode(errors="replace")
+        except subprocess.TimeoutExpired:
+            return "(no answer in 30 s either)"
 
     def root(self, script, **kw):
         return self._run("root", script, **kw)

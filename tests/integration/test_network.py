@@ -602,7 +602,8 @@ def test_malformed_requests_refused(bpfd):
 
 def test_no_helper_fails_closed(bpfd):
     t = bpfd
-    t.root("systemctl stop scudo-bpfd.socket scudo-bpfd.service")
+    r = t.root("systemctl stop scudo-bpfd.socket scudo-bpfd.service")
+    assert r.rc == 0, r
     try:
         unit, cg = dev_slice(t)
         out = client_as(t, "dev", cg, "--allow", ":443")
@@ -620,7 +621,8 @@ def test_helper_killed_mid_run(bpfd, listen):
     unit, cg = dev_slice(t)
     try:
         t.dev("(sleep 30 | %s %s --allow 127.0.0.2:8002 > /tmp/mid.out 2>&1 &)" % (CLIENT, cg))
-        assert wait_for(lambda: "ready" in t.dev("cat /tmp/mid.out").out, timeout=10)
+        assert wait_for(lambda: "ready" in t.dev("cat /tmp/mid.out").out, timeout=10), \
+            (t.dev("cat /tmp/mid.out"), t.snapshot())
         pid = t.root("systemctl show -p MainPID --value scudo-bpfd.service").out.strip()
         assert pid and pid != "0"
         t.root("kill -9 %s" % pid)
@@ -692,7 +694,8 @@ def test_scudo_runs_with_network_rules(bpfd, listen):
 def test_scudo_refuses_to_run_without_helper(bpfd, listen):
     t = bpfd
     ln = listen("udp:127.0.0.2:8203")
-    t.root("systemctl stop scudo-bpfd.socket scudo-bpfd.service")
+    r = t.root("systemctl stop scudo-bpfd.socket scudo-bpfd.service")
+    assert r.rc == 0, r
     try:
         # had the command run, unconfined or not, its datagram would have arrived
         r = t.scudo(["--net-allow", "127.0.0.2:8203", "--", "python3", PROBE, "udp:127.0.0.2:8203"])
