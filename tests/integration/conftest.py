@@ -72,6 +72,8 @@ def helper(name):
 
 SCUDO = installed("scudo") or "/usr/local/bin/scudo"
 CONFINE = installed("scudo-confine")
+BPFD = installed("src/bpfd/scudo-bpfd")
+BPFD_DROPIN = "/run/systemd/system/scudo-bpfd.service.d/tests.conf"
 # the programs of tests/unit the tests run, and the scripts here that are not tests
 HELPER_PROGRAMS = ["tests/unit/test-net-client"]
 HELPER_SCRIPTS = sorted(f for f in glob.glob(os.path.join(HERE, "*.py"))
@@ -158,6 +160,25 @@ class Testbed:
         abi = self.landlock_abi()
         if abi < 6:
             pytest.skip("the kernel's Landlock has no scopes (ABI %d, scopes need 6, Linux 6.12)" % abi)
+
+
+def start_bpfd(t, options):
+    """(Re)starts the scudo-bpfd.socket meson installed, its service running `scudo-bpfd
+    OPTIONS` through a drop-in: the installed unit's sandboxing (PrivateTmp= and the rest) is
+    what the tests meet, as a user's would be."""
+    r = t.root("""set -e
+mkdir -p %(dir)s
+printf '[Service]\\nExecStart=\\nExecStart=%%s\\n' %(cmd)s > %(dropin)s
+systemctl daemon-reload
+systemctl reset-failed scudo-bpfd.socket scudo-bpfd.service 2>/dev/null || true
+systemctl restart scudo-bpfd.socket
+""" % {"dir": os.path.dirname(BPFD_DROPIN), "dropin": BPFD_DROPIN,
+           "cmd": shlex.quote("%s %s" % (BPFD, options))})
+    assert r.rc == 0, r
+
+
+def stop_bpfd(t):
+    t.root("systemctl stop scudo-bpfd.socket scudo-bpfd.service 2>/dev/null")
 
 
 def install(t):

@@ -20,10 +20,9 @@ import uuid
 
 import pytest
 
-from conftest import SCUDO, built, helper, installed, wait_for
+from conftest import BPFD, SCUDO, built, helper, start_bpfd, wait_for
 
 # the paths inside the testbed, where conftest.py installed them
-BPFD = installed("src/bpfd/scudo-bpfd")
 CLIENT = helper("test-net-client")
 PROBE = helper("net_probe.py")
 LISTEN = helper("net_listen.py")
@@ -56,14 +55,7 @@ def ntb(request):
 def install_helper(t, extra=""):
     """The installed service, with the tests' options: verbose, idle after 2 s, no grace
     for expired DNS answers."""
-    r = t.root("""set -e
-mkdir -p /run/systemd/system/scudo-bpfd.service.d
-printf '[Service]\\nExecStart=\\nExecStart=%%s\\n' '%(bpfd)s -v --exit-idle-time=2 --dns-grace=0 %(extra)s' \
-    > /run/systemd/system/scudo-bpfd.service.d/tests.conf
-systemctl daemon-reload
-systemctl restart scudo-bpfd.socket
-""" % {"bpfd": BPFD, "extra": extra})
-    assert r.rc == 0, r
+    start_bpfd(t, "-v --exit-idle-time=2 --dns-grace=0 " + extra)
 
 
 @pytest.fixture(scope="module")

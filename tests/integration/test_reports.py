@@ -3,8 +3,8 @@
 it, written once to stderr and to --report-json; nothing for a run that touches nothing
 forbidden; a run without network rules goes on without the helper, and says so once.
 
-scudo-bpfd is installed as a socket-activated system service pointing at the build tree (as
-test_network.py does). What a report says is compared with what the test made happen; the
+scudo-bpfd runs as the socket-activated system service meson installed in the testbed
+(conftest.py). What a report says is compared with what the test made happen; the
 files are looked at from outside the sandbox."""
 import json
 import os
@@ -14,28 +14,18 @@ import uuid
 
 import pytest
 
-from conftest import BUILD, SCUDO, wait_for
+from conftest import SCUDO, built, start_bpfd, stop_bpfd, wait_for
 
-BPFD = os.path.join(BUILD, "src", "bpfd", "scudo-bpfd")
-FILES_SKEL = os.path.join(BUILD, "bpf", "scudo-files.skel.h")
-
-pytestmark = pytest.mark.skipif(not os.path.exists(BPFD) or not os.path.exists(FILES_SKEL),
+pytestmark = pytest.mark.skipif(not os.path.exists(built("src/bpfd/scudo-bpfd"))
+                                or not os.path.exists(built("bpf/scudo-files.skel.h")),
                                 reason="scudo-bpfd or its file reporter not built (-Dbpf=enabled, x86-64)")
 
 
 @pytest.fixture(scope="module")
 def helper(tb):
-    unit_dir = os.path.join(BUILD, "src", "bpfd")
-    r = tb.root("""set -e
-sed 's|^ExecStart=.*|ExecStart=%(bpfd)s -v --exit-idle-time=2|' %(dir)s/scudo-bpfd.service \
-    > /run/systemd/system/scudo-bpfd.service
-cp %(dir)s/scudo-bpfd.socket /run/systemd/system/scudo-bpfd.socket
-systemctl daemon-reload
-systemctl restart scudo-bpfd.socket
-""" % {"bpfd": BPFD, "dir": unit_dir})
-    assert r.rc == 0, r
+    start_bpfd(tb, "-v --exit-idle-time=2")
     yield tb
-    tb.root("systemctl stop scudo-bpfd.socket scudo-bpfd.service")
+    stop_bpfd(tb)
 
 
 def run(tb, args, cwd, json_path=None):

@@ -7,24 +7,18 @@ import uuid
 
 import pytest
 
-from conftest import BUILD, SCUDO, wait_for
+from conftest import SCUDO, built, start_bpfd, stop_bpfd, wait_for
 
-BPFD = os.path.join(BUILD, "src", "bpfd", "scudo-bpfd")
-FILES_SKEL = os.path.join(BUILD, "bpf", "scudo-files.skel.h")
-
-pytestmark = pytest.mark.skipif(not os.path.exists(BPFD) or not os.path.exists(FILES_SKEL),
+pytestmark = pytest.mark.skipif(not os.path.exists(built("src/bpfd/scudo-bpfd"))
+                                or not os.path.exists(built("bpf/scudo-files.skel.h")),
                                 reason="scudo-bpfd or its file reporter not built (-Dbpf=enabled, x86-64)")
 
 
 @pytest.fixture(scope="module")
 def helper(tb):
-    unit_dir = os.path.join(BUILD, "src", "bpfd")
-    r = tb.root("sed 's|^ExecStart=.*|ExecStart=%s --exit-idle-time=5|' %s/scudo-bpfd.service "
-                "> /run/systemd/system/scudo-bpfd.service && cp %s/scudo-bpfd.socket /run/systemd/system/ && "
-                "systemctl daemon-reload && systemctl restart scudo-bpfd.socket" % (BPFD, unit_dir, unit_dir))
-    assert r.rc == 0, r
+    start_bpfd(tb, "--exit-idle-time=5")
     yield tb
-    tb.root("systemctl stop scudo-bpfd.socket scudo-bpfd.service")
+    stop_bpfd(tb)
 
 
 def test_suggestion_lets_the_same_run_succeed(helper, work):

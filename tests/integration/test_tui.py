@@ -11,23 +11,17 @@ import uuid
 
 import pytest
 
-from conftest import BUILD, SCUDO, wait_for
-
-BPFD = os.path.join(BUILD, "src", "bpfd", "scudo-bpfd")
+from conftest import SCUDO, built, start_bpfd, stop_bpfd, wait_for
 
 
 @pytest.fixture(scope="module")
 def helper(tb):
     if tb.dev("command -v tmux").rc != 0:
         pytest.skip("no tmux in the testbed (tools/install-deps installs it)")
-    if os.path.exists(BPFD):
-        unit_dir = os.path.join(BUILD, "src", "bpfd")
-        r = tb.root("sed 's|^ExecStart=.*|ExecStart=%s --exit-idle-time=5|' %s/scudo-bpfd.service "
-                    "> /run/systemd/system/scudo-bpfd.service && cp %s/scudo-bpfd.socket /run/systemd/system/ && "
-                    "systemctl daemon-reload && systemctl restart scudo-bpfd.socket" % (BPFD, unit_dir, unit_dir))
-        assert r.rc == 0, r
+    if os.path.exists(built("src/bpfd/scudo-bpfd")):
+        start_bpfd(tb, "--exit-idle-time=5")
     yield tb
-    tb.root("systemctl stop scudo-bpfd.socket scudo-bpfd.service 2>/dev/null")
+    stop_bpfd(tb)
 
 
 class Pane:
