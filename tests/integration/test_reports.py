@@ -168,11 +168,13 @@ def test_without_the_helper_a_run_goes_on_and_says_so_once(helper, work):
 
 
 def test_other_sandboxes_refusals_are_not_reported(helper, work):
-    """Two runs at once: each reports its own refusals only."""
+    """Two runs at once: each reports its own refusals only. (Each waits for the other to be
+    up, through files in the project, before it touches what it is refused.)"""
     a = "/tmp/ra-%s.json" % uuid.uuid4().hex[:6]
-    helper.dev("cd %s && (%s --report-json %s -- sh -c 'sleep 1; cat ~/.profile' > /dev/null 2>&1 &)"
-               % (work, SCUDO, a))
-    r, recs = run(helper, ["--", "sh", "-c", "sleep 0.2; cat ~/.bashrc"], work)
+    wait = "for i in $(seq 300); do test -e %s && break; sleep 0.1; done; "
+    helper.dev("cd %s && (%s --report-json %s -- sh -c 'touch a-up; %s cat ~/.profile' > /dev/null 2>&1 &)"
+               % (work, SCUDO, a, wait % "b-up"))
+    r, recs = run(helper, ["--", "sh", "-c", wait % "a-up" + "touch b-up; cat ~/.bashrc"], work)
     assert wait_for(lambda: helper.dev("grep -q profile %s" % a).rc == 0, timeout=10)
     other = helper.dev("cat %s; rm -f %s" % (a, a)).out
     assert [x["path"] for x in recs] == ["/home/dev/.bashrc"], recs

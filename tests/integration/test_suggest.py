@@ -29,6 +29,7 @@ def test_suggestion_lets_the_same_run_succeed(helper, work):
     listener = t.dev("setsid python3 -c 'import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, "
                      "socket.SO_REUSEADDR, 1); s.bind((\"127.0.0.3\", %d)); s.listen(); time.sleep(60)' "
                      ">/dev/null 2>&1 </dev/null & echo $!" % port).out.strip()
+    assert wait_for(lambda: t.root("ss -Hltn src 127.0.0.3:%d" % port).out.strip() != "", timeout=30)
     probe = ("(echo data > %s/file); w=$?; python3 -c 'import socket; socket.create_connection((\"127.0.0.3\", %d), 2)'; "
              "n=$?; [ $w = 0 ] && [ $n = 0 ] && echo all-ok" % (other, port))
     args = ["--net-allow", "127.0.0.2:9", "--fs-write", work + "/cache", "--", "sh", "-c", probe]
