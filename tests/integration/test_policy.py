@@ -3,13 +3,12 @@
 hooks, run as dev against the real user manager. What a profile grants is checked by running
 the command and looking at the result from outside the sandbox."""
 import json
-import os
 import shlex
 
-from conftest import SCUDO
+from conftest import SCUDO, helper
 
 Q = shlex.quote(SCUDO)
-PTYRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ptyrun.py")
+PTYRUN = helper("ptyrun.py")
 
 
 def write(tb, path, text):
