@@ -343,17 +343,34 @@ def freezer():
     u = [x for x in units if x.endswith(".service")][0]
     return subprocess.run(["systemctl", "--user", "show", "-P", "FreezerState", u],
                           capture_output=True, text=True).stdout.strip()
-assert b"tick" in read_for(1.0)
+def read_until(text, sec):
+    out, end = b"", time.time() + sec
+    while time.time() < end and text not in out:
+        if select.select([fd], [], [], 0.05)[0]:
+            try:
+                out += os.read(fd, 4096)
+            except OSError:
+                break
+    return out
+def settle(want, sec=15):
+    """(state, freezer state) once WANT holds of it, or when SEC have gone by."""
+    end = time.time() + sec
+    while True:
+        s = (state(), freezer())
+        if want(s) or time.time() > end:
+            return s
+        time.sleep(0.1)
+assert b"tick" in read_until(b"tick", 30)
 os.write(fd, b"\x1a")
-time.sleep(0.5)
+s = settle(lambda s: s == ("T", "frozen"))
 read_for(0.2)
-print("state-after-ctrl-z", state(), freezer())
+print("state-after-ctrl-z", *s)
 quiet = read_for(0.5)
 print("ticks-while-frozen", quiet.count(b"tick"))
 os.kill(pid, signal.SIGCONT)
-time.sleep(0.3)
-print("state-after-cont", state(), freezer())
-print("ticks-after-cont", read_for(0.5).count(b"tick"))
+s = settle(lambda s: s[0] in ("S", "R") and s[1] == "running")
+print("state-after-cont", *s)
+print("ticks-after-cont", read_until(b"tick", 15).count(b"tick"))
 os.kill(pid, signal.SIGTERM)
 os.waitpid(pid, 0)
 '''
