@@ -2,24 +2,23 @@
 """The built-in profiles with the real tools: each tool that Debian packages or the npm registry
 serves runs a real command under its profile, as dev, and what it left is checked from outside
 the sandbox (as root in the testbed). A tool the machine lacks is skipped, saying so
-(tools/install-deps installs them). The profiles have network rules, so scudo-bpfd is installed
-as test_network.py does; none of these commands needs the network. The agents' network is
-checked with a stand-in `claude` against the test's own DNS server and listeners."""
+(tools/install-deps installs them). The profiles have network rules, so scudo-bpfd runs as the
+service installed in the testbed, as in test_network.py; none of these commands needs the
+network. The agents' network is checked with a stand-in `claude` against the test's own DNS
+server and listeners."""
 import json
 import os
 import shlex
 
 import pytest
 
-from conftest import BUILD, wait_for
+from conftest import built, wait_for
 from test_network import DNS_SERVER, RESOLVER, Listener, install_helper
-
-BPFD = os.path.join(BUILD, "src", "bpfd", "scudo-bpfd")
 
 
 @pytest.fixture(scope="module")
 def tools(tb):
-    if not os.path.exists(BPFD):
+    if not os.path.exists(built("src/bpfd/scudo-bpfd")):
         pytest.skip("scudo-bpfd not built (meson -Dbpf=enabled): the tools' profiles have network rules")
     install_helper(tb)
     yield tb
