@@ -723,13 +723,27 @@ def map_entries(t, map_ids):
     return counts
 
 
+KEEPER = """
+import socket, time
+def connect():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect("/run/scudo-bpfd.sock")
+    return s
+s = connect()
+while True:
+    time.sleep(20)
+    s, old = connect(), s
+    old.close()
+"""
+
+
 def test_nothing_left_after_runs(bpfd, listen):
     t = bpfd
     # An idle connection keeps the helper from exiting while the maps are looked at (killed
-    # below; each look is two bpftool calls a map, which on a busy machine add up).
-    keeper = t.dev("setsid python3 -c 'import socket,time; s=socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); "
-                   "s.connect(\"/run/scudo-bpfd.sock\"); time.sleep(600)' >/dev/null 2>&1 </dev/null & echo $!"
-                   ).out.strip()
+    # below; each look is two bpftool calls a map, which on a busy machine add up). The helper
+    # drops a client that sends no request within 30 s, so the keeper opens a new connection
+    # every 20 s before it closes the old one: never a moment without a client.
+    keeper = t.dev("setsid python3 -c '%s' >/dev/null 2>&1 </dev/null & echo $!" % KEEPER).out.strip()
     try:
         assert wait_for(lambda: t.root("systemctl is-active scudo-bpfd.service").out.strip() == "active", timeout=10)
         progs, maps = helper_objects(t)
