@@ -3,6 +3,7 @@
 """systemd-run arguments for the very unit a running scudo started (tools/bench).
 
     systemctl --user show UNIT | bench-unit-args.py EXECUTABLE [ARG...]
+    bench-unit-args.py --reference FIXTURE BUILD_DIR TOOLS_DIR EXECUTABLE [ARG...]
 
 Reads the unit's properties as `systemctl show` prints them and writes, shell-quoted, a
 `systemd-run --user --wait --pipe -q` command line that starts the same sandbox: the same
@@ -11,6 +12,11 @@ scudo-confine step with its checks, running EXECUTABLE ARG... instead of the com
 benchmark compares scudo with systemd-run doing exactly the same work. Values are taken as
 systemctl prints them, split on spaces: fine for the benchmark's own directory and
 environment, not for paths with spaces.
+
+With --reference, the command line is made from a fixture instead (one argument per line, `#`
+comments): a unit kept as it was at one commit, so that tools/bench compares scudo with a
+reference that does not change as scudo's unit does. @BUILD@, @TOOLS@, @HOME@ and @UID@ are
+filled in, and @ID@ (in a scudo-confine check) by the DEV:INO of the path that follows it.
 """
 import re
 import shlex
@@ -29,7 +35,30 @@ SCALARS = {
 LISTS = ("Environment", "BindPaths", "BindReadOnlyPaths", "InaccessiblePaths", "TemporaryFileSystem")
 
 
+def reference(fixture, build, tools, command):
+    """The fixture's command line, run in this testbed."""
+    import os
+    fill = {"@BUILD@": build, "@TOOLS@": tools, "@HOME@": os.environ["HOME"], "@UID@": str(os.getuid())}
+    args = []
+    for line in open(fixture):
+        line = line.rstrip("\n")
+        if line.startswith("#") or not line:
+            continue
+        for k, v in fill.items():
+            line = line.replace(k, v)
+        m = re.match(r"(--check=[=t]:)@ID@:(/.*)$", line)
+        if m:
+            st = os.lstat(m.group(2))
+            line = "%s%d:%d:%s" % (m.group(1), st.st_dev, st.st_ino, m.group(2))
+        args.append(line)
+    return args + command
+
+
 def main():
+    if len(sys.argv) >= 5 and sys.argv[1] == "--reference":
+        args = reference(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+        print(" ".join(shlex.quote(a) for a in args))
+        return
     if len(sys.argv) < 2:
         sys.exit("usage: systemctl --user show UNIT | bench-unit-args.py EXECUTABLE [ARG...]")
     props = {}
