@@ -42,19 +42,4 @@ int plan_path_canonicalize_memo(PathMemo *memo, const char *path, char **ret);
  *   - delegation only from a sealed sandbox (not with dbus.session = "allow");
  *   - environment entries NAME=VALUE; log target and report kinds known.
  * Returns 0, or -EINVAL with *ret_error naming the entry and its origin. */
-/* Whether an entry at `raw` (canonical: `canonical`) leads out of a directory the command may
- * write (`dir_raw`, canonical `dir_canonical`): the path as written goes through the
- * directory (up to its first ".."), but resolves outside it. Anything in that directory may
- * be a symlink the command planted in an earlier run, so such a read or write entry is not
- * granted: ${project}/.git replaced by a link to the home directory would otherwise bind all
- * of it into the next sandbox. Returns 1, 0, or -ENOMEM. */
-int plan_path_leads_out(const char *raw, const char *canonical, const char *dir_raw, const char *dir_canonical);
-
-/* For each of n entries (the path as written, its canonical form, its access), the index of
- * the first write entry it leads out of (plan_path_leads_out), or SIZE_MAX: the read and write
- * entries plan_validate() drops, and explain shows dropped. O(n log n): each prefix of the
- * path as walked is looked up among the write entries sorted by name. 0 or -ENOMEM. */
-int plan_paths_leading_out(size_t n, char *const *raw, char *const *canonical, const PathAccess *access,
-                           size_t *ret);
-
 int plan_validate(Plan *p, char **ret_error);

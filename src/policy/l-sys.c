@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "plan/leads-out.h"
 #include "plan/plan-validate.h"
 #include "policy/lua-engine.h"
 #include "util/file-util.h"

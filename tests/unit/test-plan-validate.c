@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "plan/leads-out.h"
 #include "plan/plan-validate.h"
 #include "util/log.h"
 #include "policy-test.h"
