@@ -76,24 +76,23 @@ local STATUS = {
     error = "ERROR",
 }
 
--- For the text: the words parse_boolean() (src/unit/properties.c) takes for "no".
-local NO = { ["0"] = true, no = true, n = true, ["false"] = true, f = true, off = true }
-
--- Whether the command gets a PID namespace of its own: unless the last PrivatePIDs says no.
--- The runner decides (unit_private_pids(), src/unit/unit-build.c); this says what it will do.
-local function private_pids(plan)
+-- The last PrivatePIDs property of the plan, for where it was written.
+local function pids_property(plan)
     local v
     for _, p in ipairs(plan.properties) do
         if p.name == "PrivatePIDs" then
             v = p
         end
     end
-    return not (v and NO[v.value:lower()]), v and v.origin or nil
+    return v
 end
 
-local function data(request, ex, validation_error)
+local function data(request, ex, validation_error, hardening)
     local plan = ex.plan
-    local own_pids, pids_origin = private_pids(plan)
+    -- Whether the command gets a PID namespace is C's to say (plan_private_pids); before the
+    -- plan passed its checks, nothing is said.
+    local own_pids = hardening and hardening.private_pids
+    local pids = pids_property(plan)
     local d = {
         command = array({ table.unpack(request.argv) }),
         executable = request.exec_path,
@@ -109,7 +108,7 @@ local function data(request, ex, validation_error)
             see = array(plan.dbus_see) },
         environment = { removed = array(ex.env_removed), why = array(ex.env_why), kept = array(ex.env_kept),
             unset = array(plan.unset_environment) },
-        processes = { private = own_pids, origin = pids_origin },
+        processes = { private = own_pids, origin = pids and pids.origin or nil },
         delegable = plan.delegable,
         not_delegable_because = ex.not_delegable_by,
         delegate = array(plan.delegate),
@@ -140,6 +139,34 @@ local function data(request, ex, validation_error)
         end
         d.filesystem[#d.filesystem + 1] = { access = p.access, path = p.path, written = p.written,
             origin = p.origin, derived = p.derived or false, create = p.create, created = created }
+    end
+    -- What the hardening step (src/plan/plan-harden.c) did: an entry it dropped says why; what
+    -- it added follows, origin "scudo", with its reason.
+    if hardening then
+        local dropped = {}
+        for _, x in ipairs(hardening.dropped) do
+            dropped[x.access .. "\0" .. x.path] = x
+        end
+        for _, f in ipairs(d.filesystem) do
+            local x = dropped[f.access .. "\0" .. f.path]
+            if x and not x.reason then
+                f.dropped = x.dropped
+            end
+        end
+        for _, x in ipairs(hardening.dropped) do
+            if x.reason then
+                d.filesystem[#d.filesystem + 1] = { access = x.access, path = x.path, written = x.path,
+                    origin = x.origin, reason = x.reason, derived = false, dropped = x.dropped }
+            end
+        end
+        for _, x in ipairs(hardening.added) do
+            local created
+            if x.create and x.create ~= "placeholder" then
+                created = require("scudo.sys").lstat(x.path) and "exists" or "would be created"
+            end
+            d.filesystem[#d.filesystem + 1] = { access = x.access, path = x.path, written = x.path,
+                origin = x.origin, reason = x.reason, derived = false, create = x.create, created = created }
+        end
     end
     for _, x in ipairs(ex.dropped) do
         d.dropped[#d.dropped + 1] = { key = x.key, value = x.value, origin = x.origin, reason = x.reason }
@@ -202,16 +229,32 @@ local function text(d)
     if #d.filesystem == 0 then
         add("  (as the caller sees it)")
     end
+    local left_out = {}
     for _, p in ipairs(d.filesystem) do
         local note = ""
         if p.written ~= p.path then
             note = " [" .. p.written .. "]"
         end
-        if p.create then
+        if p.create == "placeholder" then
+            note = note .. " (an empty directory made for the run, removed after it)"
+        elseif p.create then
             note = note .. (" (%s created when missing: %s)"):format(p.create == "dir" and "directory" or "file",
                 p.created)
         end
-        add("  %-6s %s%s   <- %s", p.access, p.path, note, p.origin)
+        local origin = p.reason and ("%s (%s)"):format(p.origin, p.reason) or p.origin
+        if p.dropped and p.reason then
+            left_out[#left_out + 1] = p
+        elseif p.dropped then
+            add("  %-6s %s%s   <- %s   (dropped: %s)", p.access, p.path, note, origin, p.dropped)
+        else
+            add("  %-6s %s%s   <- %s", p.access, p.path, note, origin)
+        end
+    end
+    if #left_out > 0 then
+        add("  left out by scudo, the mount would change nothing:")
+        for _, p in ipairs(left_out) do
+            add("    %-6s %s: %s", p.access, p.path, p.dropped)
+        end
     end
     if #d.dropped > 0 then
         add("")
@@ -241,19 +284,17 @@ local function text(d)
     end
     -- What the runner (src/unit/unit-build.c) adds to every unit, whatever the profiles say.
     add("  always: PrivateUsers=yes ProtectControlGroups=yes NoNewPrivileges=yes CapabilityBoundingSet=")
-    add("  always: the manager's private socket, the session bus (unless dbus.session = \"allow\")")
-    add("          and scudo-bpfd's socket inaccessible; the command started through scudo-confine")
-    add("          (Landlock scope: no abstract sockets or signals outside the sandbox; seccomp: no")
-    add("          resource limits set on other processes, no priorities set by user or group); a .git")
-    add("          at the top of a writable directory read-only unless a profile names it; /run")
-    add("          read-only under ProtectSystem=strict;")
+    add("  always: the command started through scudo-confine (Landlock scope: no abstract sockets or")
+    add("          signals outside the sandbox; seccomp: no resource limits set on other processes, no")
+    add("          priorities set by user or group); /run read-only under ProtectSystem=strict;")
     add("          with network rules, RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK;")
-    add("          the sockets of docker, containerd, podman, libvirt, lxd, incus inaccessible unless named;")
     add("          git's configuration files shown read-only that hold credentials shown as copies")
     add("          without them (and the files they include)")
     add("  default: KeyringMode=private; TimeoutStopSec=5s; the service manager's own environment unset")
     add("")
-    if d.processes.private then
+    if d.processes.private == nil then
+        add("processes: (the plan did not pass its checks)")
+    elseif d.processes.private then
         add("processes: a PID namespace and /proc of the sandbox's own (the user's other processes are")
         add("           not visible; KillMode=mixed, scudo-confine's init passes signals on)")
     else
@@ -333,12 +374,8 @@ local function text(d)
     return table.concat(o, "\n") .. "\n"
 end
 
-function M.render(request, ex, json, validation_error, added)
-    local d = data(request, ex, validation_error)
-    for _, p in ipairs(added or {}) do
-        d.filesystem[#d.filesystem + 1] = { access = p.access, path = p.path, written = p.path,
-            origin = p.origin, derived = true }
-    end
+function M.render(request, ex, json, validation_error, hardening)
+    local d = data(request, ex, validation_error, hardening)
     if json then
         return M.json(d) .. "\n"
     end

@@ -167,9 +167,10 @@ function M.explain(request)
     return plan, ex
 end
 
--- added: the entries C adds to the checked plan (policy.c, protect_config_files).
-function M.render(request, ex, json, validation_error, added)
-    return require("scudo.explain").render(request, ex, json, validation_error, added)
+-- hardening: what C's hardening step did to the checked plan (policy.c, push_hardening), or
+-- nil when the plan did not pass its checks.
+function M.render(request, ex, json, validation_error, hardening)
+    return require("scudo.explain").render(request, ex, json, validation_error, hardening)
 end
 
 -- The other verbs (scudo check, profiles, trust) and the fuzzer's entry point live in

@@ -26,14 +26,23 @@ static void print_plan(const Plan *p) {
                 const PlanPath *e = &p->paths[i];
                 /* --dry-run makes nothing: a path to create says whether a run would. */
                 const char *create = "";
-                if (e->create != PATH_CREATE_NONE)
-                        create = access(e->path, F_OK) < 0 && errno == ENOENT ?
+                bool missing = access(e->path, F_OK) < 0 && errno == ENOENT;
+                if (e->create == PATH_CREATE_PLACEHOLDER)
+                        create = "   [an empty directory made for the run]";
+                else if (e->create != PATH_CREATE_NONE)
+                        create = missing ?
                                 (e->create == PATH_CREATE_DIR ? "   [directory: would be created]" :
                                                                 "   [file: would be created]") :
                                 (e->create == PATH_CREATE_DIR ? "   [directory: created when missing, exists]" :
                                                                 "   [file: created when missing, exists]");
-                printf("filesystem.%s: %s   (%s)%s\n", path_access_to_string(e->access), e->path, e->origin,
-                       create);
+                /* What scudo adds on its own account says why (plan-harden.h). */
+                printf("filesystem.%s: %s   (%s%s%s)%s\n", path_access_to_string(e->access), e->path, e->origin,
+                       e->reason ? ": " : "", strempty(e->reason), create);
+        }
+        for (size_t i = 0; i < p->n_dropped; i++) {
+                const PlanPath *e = &p->dropped[i].entry;
+                printf("dropped filesystem.%s: %s   (%s): %s\n", path_access_to_string(e->access), e->path,
+                       e->origin, p->dropped[i].reason);
         }
         for (size_t i = 0; i < p->n_properties; i++)
                 printf("unit.%s = %s   (%s)\n", p->properties[i].name, p->properties[i].value,
@@ -176,8 +185,5 @@ int run_request(RunArgs *args) {
         args->run.home = args->request.home;
         args->run.config_home = getenv("XDG_CONFIG_HOME");
         args->run.confine_path = confine;
-        /* the helper's socket when it is not the system one (file-capabilities mode, tests):
-         * kept out of the sandbox like the default */
-        args->run.bpfd_socket = secure_getenv("SCUDO_BPFD_SOCKET");
         return run_plan(plan, &args->run);
 }

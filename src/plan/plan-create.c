@@ -84,7 +84,7 @@ int plan_create_check(const Plan *p, const char *home, const char *runtime_dir, 
 
                 if (e->create == PATH_CREATE_NONE)
                         continue;
-                if (e->create < 0 || e->create >= _PATH_CREATE_MAX)
+                if (e->create < 0 || e->create >= PATH_CREATE_PLACEHOLDER)
                         return refuse(ret_error, "%s: filesystem.%s: bad create kind", origin, strempty(key));
                 if (e->access != PATH_ACCESS_WRITE && e->access != PATH_ACCESS_READ)
                         return refuse(ret_error, "%s: filesystem.%s: '%s': only a path granted (write or "

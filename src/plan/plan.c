@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "unit/properties.h"
 #include "util/strv.h"
 
 static const char * const path_access_table[_PATH_ACCESS_MAX] = {
@@ -16,6 +17,7 @@ static const char * const path_create_table[_PATH_CREATE_MAX] = {
         [PATH_CREATE_NONE] = "none",
         [PATH_CREATE_DIR] = "dir",
         [PATH_CREATE_FILE] = "file",
+        [PATH_CREATE_PLACEHOLDER] = "placeholder",
 };
 
 static const char * const dns_mode_table[_DNS_MODE_MAX] = {
@@ -48,7 +50,8 @@ const char *path_create_to_string(PathCreate c) {
         return c >= 0 && c < _PATH_CREATE_MAX ? path_create_table[c] : NULL;
 }
 PathCreate path_create_from_string(const char *s) {
-        return (PathCreate) lookup(path_create_table, _PATH_CREATE_MAX, s);
+        /* a placeholder is the hardening step's to ask for, never a profile's */
+        return (PathCreate) lookup(path_create_table, PATH_CREATE_PLACEHOLDER, s);
 }
 const char *dns_mode_to_string(DnsMode m) {
         return m >= 0 && m < _DNS_MODE_MAX ? dns_mode_table[m] : NULL;
@@ -80,11 +83,14 @@ Plan *plan_free(Plan *p) {
         free(p->working_directory);
         strv_free(p->environment);
         strv_free(p->unset_environment);
-        for (size_t i = 0; i < p->n_paths; i++) {
-                free(p->paths[i].path);
-                free(p->paths[i].origin);
-        }
+        for (size_t i = 0; i < p->n_paths; i++)
+                plan_path_done(&p->paths[i]);
         free(p->paths);
+        for (size_t i = 0; i < p->n_dropped; i++) {
+                plan_path_done(&p->dropped[i].entry);
+                free(p->dropped[i].reason);
+        }
+        free(p->dropped);
         for (size_t i = 0; i < p->n_properties; i++) {
                 free(p->properties[i].name);
                 free(p->properties[i].value);
@@ -144,6 +150,42 @@ int plan_add_path(Plan *p, PathAccess access, const char *path, const char *orig
                 .origin = TAKE_PTR(b),
         };
         return 0;
+}
+
+void plan_path_done(PlanPath *e) {
+        free(e->path);
+        free(e->origin);
+        free(e->reason);
+        *e = (PlanPath) {};
+}
+
+int plan_drop_marked(Plan *p, char **reasons) {
+        size_t n = 0;
+        for (size_t i = 0; i < p->n_paths; i++)
+                n += reasons[i] != NULL;
+        if (n == 0)
+                return 0;
+        PlanDrop *d = reallocarray(p->dropped, p->n_dropped + n, sizeof(PlanDrop));
+        if (!d)
+                return -ENOMEM;
+        p->dropped = d;
+        size_t k = 0;
+        for (size_t i = 0; i < p->n_paths; i++) {
+                if (reasons[i])
+                        p->dropped[p->n_dropped++] = (PlanDrop) {
+                                .entry = p->paths[i],
+                                .reason = TAKE_PTR(reasons[i]),
+                        };
+                else
+                        p->paths[k++] = p->paths[i];
+        }
+        p->n_paths = k;
+        return 0;
+}
+
+bool plan_private_pids(const Plan *p) {
+        const char *v = plan_property(p, "PrivatePIDs");
+        return !v || parse_boolean(v) != 0;
 }
 
 int plan_add_property(Plan *p, const char *name, const char *value, const char *origin) {

@@ -4,8 +4,16 @@
 /* The plan: everything a run will be given, resolved from the profiles and the command line.
  *
  * This is the contract between the policy engine (policy/, which fills it from Lua) and the
- * runner (unit/, which turns it into a transient unit). plan_validate() checks it before
- * anything is started; the runner trusts nothing that did not pass there. */
+ * runner (unit/, which turns it into a transient unit). Two steps stand between them, in C:
+ *   1. plan_validate() (plan-validate.h) checks what the profiles said, makes every path
+ *      canonical and keeps one entry per path (the later one, as in the profiles), dropping
+ *      those that lead out of a directory the command may write;
+ *   2. plan_harden() (plan-harden.h) adds what scudo protects whatever the profiles say (its
+ *      configuration, the project files, .git, the service manager's, root's and the name
+ *      services' sockets), each entry with origin "scudo" and its reason; an entry of the
+ *      profiles it replaces goes to `dropped`, with its reason.
+ * The runner takes only a hardened plan (`hardened`) and turns it into properties as it is:
+ * what a run gets is what `scudo explain` and `--dry-run` show. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,11 +33,14 @@ const char *path_access_to_string(PathAccess a);
 PathAccess path_access_from_string(const char *s);
 
 /* What a grant makes when its path is missing (plan-create.h): nothing, a directory (0700) or
- * an empty file (0600), owned by the user, just before the unit starts. */
+ * an empty file (0600), owned by the user, just before the unit starts. The hardening step
+ * alone asks for a placeholder: an empty .git made for the run and removed after it
+ * (unit/git-guard.h); no profile can. */
 typedef enum PathCreate {
         PATH_CREATE_NONE,
         PATH_CREATE_DIR,
         PATH_CREATE_FILE,
+        PATH_CREATE_PLACEHOLDER,
         _PATH_CREATE_MAX,
         _PATH_CREATE_INVALID = -EINVAL,
 } PathCreate;
@@ -37,16 +48,36 @@ typedef enum PathCreate {
 const char *path_create_to_string(PathCreate c);
 PathCreate path_create_from_string(const char *s);
 
+/* Where a read or write entry's contents come from. */
+typedef enum PathSource {
+        PATH_SOURCE_SELF,       /* the path itself, bound onto itself */
+        PATH_SOURCE_BUS_PROXY,  /* the filtered session bus's socket, which the runner starts
+                                 * (unit/bus-proxy.h); only the hardening step names it */
+        _PATH_SOURCE_MAX,
+        _PATH_SOURCE_INVALID = -EINVAL,
+} PathSource;
+
 typedef struct PlanPath {
         PathAccess access;
         char *path;             /* absolute and canonical once validated */
-        char *origin;           /* where it was written: "file:line", "--fs-write", "built-in" */
+        char *origin;           /* where it was written: "file:line", "--fs-write", "built-in";
+                                 * "scudo" for what the hardening step adds */
+        char *reason;           /* why the hardening step added it; NULL for a profile's entry */
         bool derived;           /* worked out from the request ($PWD, ${arg_*}, a lookup variable,
                                  * a relative path): a delegated run may only be granted it inside
                                  * what the caller can write */
         PathCreate create;      /* made when missing, before the unit starts (write and read only;
                                  * checked by plan_create_check) */
+        PathSource source;
 } PlanPath;
+
+#define PLAN_ORIGIN_SCUDO "scudo"
+
+/* An entry the hardening step took out of the plan, and why. */
+typedef struct PlanDrop {
+        PlanPath entry;         /* as it was in the plan */
+        char *reason;
+} PlanDrop;
 
 typedef struct PlanProperty {
         char *name;             /* a systemd unit property, e.g. "MemoryMax" */
@@ -85,9 +116,13 @@ typedef struct Plan {
         char **environment;
         char **unset_environment;
 
-        /* Filesystem view. Order does not matter: the runner sorts by depth. */
+        /* Filesystem view: in the profiles' order, then what plan_harden() adds; one entry per
+         * path once validated. */
         PlanPath *paths;
         size_t n_paths;
+        PlanDrop *dropped;      /* what plan_harden() took out, in its order */
+        size_t n_dropped;
+        bool hardened;          /* plan_harden() ran: the runner refuses a plan without it */
 
         /* Extra unit properties from profiles and --property. */
         PlanProperty *properties;
@@ -118,12 +153,15 @@ typedef struct Plan {
         char **log_report;      /* "file", "net", "dns" */
 
         char **profiles;        /* names of the profiles applied, for messages */
-        /* The project files the plan was made from (trusted or not; in directories that are
-         * their own canonical path, discover.lua) and the project hook files it ran (any
-         * path): kept as they are inside (policy.c, protect_config_files). */
+        /* The project files the plan was made from, trusted or not (discover.lua finds them in
+         * directories that are their own canonical path), and the project hook files it ran
+         * (any path). plan_harden() keeps both as they are inside. */
         char **config_files;
         char **hook_files;
 } Plan;
+
+/* The most .git placeholders one run makes (unit/git-guard.h). */
+#define PLAN_GIT_PLACEHOLDERS_MAX 4
 
 Plan *plan_new(void);
 Plan *plan_free(Plan *p);
@@ -131,6 +169,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);
 
 /* Appends an entry, copying the strings. */
 int plan_add_path(Plan *p, PathAccess access, const char *path, const char *origin);
+/* Frees the strings of an entry. */
+void plan_path_done(PlanPath *e);
+/* Moves every entry i with reasons[i] set into the dropped ones, with that reason (taken: set
+ * to NULL), keeping the order of the rest. 0 or -ENOMEM (then nothing moved). */
+int plan_drop_marked(Plan *p, char **reasons);
 int plan_add_property(Plan *p, const char *name, const char *value, const char *origin);
 
 /* Sets `name=value` in the environment list, replacing an earlier value. */
@@ -141,3 +184,7 @@ bool plan_names_path(const Plan *p, const char *path);
 
 /* The value of the last assignment of unit property `name` (the one systemd applies), or NULL. */
 const char *plan_property(const Plan *p, const char *name);
+
+/* Whether the command gets a PID namespace of its own (scudo-confine --private-pids): yes
+ * unless the plan's last PrivatePIDs says no. */
+bool plan_private_pids(const Plan *p);

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "plan/plan-create.h"
+#include "plan/plan-harden.h"
 #include "plan/plan-validate.h"
 #include "policy/lua-engine.h"
 #include "policy/policy.h"
@@ -426,7 +427,7 @@ static int plan_from_lua(LuaEngine *e, const Request *req, Plan **ret, char ***r
         return 0;
 }
 
-/* ---- protecting scudo's own configuration ---------------------------------------------- */
+/* ---- hardening ------------------------------------------------------------------------- */
 
 static const char *env_get(char * const *env, const char *name) {
         size_t l = strlen(name);
@@ -436,99 +437,17 @@ static const char *env_get(char * const *env, const char *name) {
         return NULL;
 }
 
-/* The entry that decides what the command can do to `path` (canonical, as the validated plan's
- * paths are): the one for the path itself or else for its closest enclosing directory, as the
- * mounts nest; NULL when none does. */
-static const PlanPath *governing_entry(const Plan *p, const char *path) {
-        const PlanPath *best = NULL;
-        size_t best_len = 0;
-        for (size_t i = 0; i < p->n_paths; i++) {
-                const PlanPath *e = &p->paths[i];
-                if (!path_startswith(path, e->path))
-                        continue;
-                size_t l = strlen(e->path);
-                if (!best || l > best_len) {
-                        best = e;
-                        best_len = l;
-                }
-        }
-        return best;
-}
-
-/* Whether `path` (canonical) is writable only because a directory above it is: a plan that
- * names the path itself, whatever the access, is taken at its word. */
-static bool writable_from_above(const Plan *p, const char *path) {
-        const PlanPath *g = governing_entry(p, path);
-        return g && g->access == PATH_ACCESS_WRITE && !streq(g->path, path);
-}
-
-/* The project file at `path` read-only inside, when a writable directory holds it.
- * canonical_dir: its directory is its own canonical path already (a discovered file): unless
- * the file is a symlink, its path is too, one lstat where resolving it costs three calls. A
- * symlink named .scudo.toml: the file it leads to, which is what was read. */
-static int keep_project_file(Plan *p, const char *path, bool canonical_dir) {
-        _cleanup_free_ char *c = NULL;
-        struct stat st;
-
-        if (canonical_dir && lstat(path, &st) >= 0 && S_ISREG(st.st_mode)) {
-                c = strdup(path);
-                if (!c)
-                        return -ENOMEM;
-        } else if (plan_path_canonicalize(path, &c) < 0 || stat(c, &st) < 0 || !S_ISREG(st.st_mode))
-                return 0;       /* gone: made again inside, it is untrusted */
-        if (!writable_from_above(p, c))
-                return 0;
-        return plan_add_path(p, PATH_ACCESS_READ, c, "scudo (a project file it read stays as it is)");
-}
-
-/* A sandboxed command that can write the directory holding scudo's user configuration or
- * its trust store could add profiles, or trust its own .scudo.toml, for the next run outside
- * the sandbox. When a writable entry covers either directory, it is made read-only inside
- * (created first when missing, since a bind needs something to bind). So is every project
- * file the plan was made from, and every project hook file it ran: edited inside, a trusted
- * file would be untrusted at the next run and ignored, and what it took away given back; as
- * a mount point it cannot be removed or renamed either. Runs on the validated plan, whose
- * paths are canonical, as the ones compared with them here are. */
-static int protect_config_files(Plan *p, const Request *req) {
-        const char *xdg_config = env_get(req->environ, "XDG_CONFIG_HOME");
-        const char *xdg_state = env_get(req->environ, "XDG_STATE_HOME");
-        _cleanup_free_ char *config = NULL, *state = NULL;
-        int r;
-
-        if (req->home) {
-                config = path_join(xdg_config && path_is_absolute(xdg_config) ? xdg_config : req->home,
-                                   xdg_config && path_is_absolute(xdg_config) ? "scudo" : ".config/scudo");
-                state = path_join(xdg_state && path_is_absolute(xdg_state) ? xdg_state : req->home,
-                                  xdg_state && path_is_absolute(xdg_state) ? "scudo" : ".local/state/scudo");
-                if (!config || !state)
-                        return -ENOMEM;
-        }
-        const char *dirs[] = { config, state };
-        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
-                _cleanup_free_ char *c = NULL;
-                if (!dirs[i] || plan_path_canonicalize(dirs[i], &c) < 0)
-                        continue;       /* cannot be resolved: nothing binds it writable either */
-                if (!writable_from_above(p, c))
-                        continue;
-                r = mkdir_p(c, 0700);
-                if (r < 0)
-                        return r;
-                r = plan_add_path(p, PATH_ACCESS_READ, c, "scudo (its own configuration stays read-only)");
-                if (r < 0)
-                        return r;
-        }
-
-        STRV_FOREACH(f, p->config_files) {
-                r = keep_project_file(p, *f, true);
-                if (r < 0)
-                        return r;
-        }
-        STRV_FOREACH(f, p->hook_files) {
-                r = keep_project_file(p, *f, false);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+/* What the hardening step needs to know of the caller. */
+static HardenContext harden_context(const Request *req) {
+        return (HardenContext) {
+                .home = req->home,
+                .runtime_dir = req->runtime_dir,
+                .config_home = env_get(req->environ, "XDG_CONFIG_HOME"),
+                .state_home = env_get(req->environ, "XDG_STATE_HOME"),
+                /* the helper's socket when it is not the system one (file-capabilities mode,
+                 * tests): kept out of the sandbox like the default */
+                .bpfd_socket = secure_getenv("SCUDO_BPFD_SOCKET"),
+        };
 }
 
 /* Inside a sandbox nothing that would widen what it grants may be asked for. A run refuses
@@ -546,25 +465,55 @@ static int check_nested(const Request *req, char **ret_error) {
 
 /* ---- entry points ---------------------------------------------------------------------- */
 
-typedef struct PathList {
-        const PlanPath *paths;
-        size_t n;
-} PathList;
+static void push_entry(lua_State *L, const PlanPath *e, const char *dropped) {
+        lua_createtable(L, 0, 6);
+        lua_pushstring(L, path_access_to_string(e->access));
+        lua_setfield(L, -2, "access");
+        lua_pushstring(L, e->path);
+        lua_setfield(L, -2, "path");
+        lua_pushstring(L, strempty(e->origin));
+        lua_setfield(L, -2, "origin");
+        if (e->reason) {
+                lua_pushstring(L, e->reason);
+                lua_setfield(L, -2, "reason");
+        }
+        if (dropped) {
+                lua_pushstring(L, dropped);
+                lua_setfield(L, -2, "dropped");
+        }
+        if (e->create != PATH_CREATE_NONE) {
+                lua_pushstring(L, path_create_to_string(e->create));
+                lua_setfield(L, -2, "create");
+        }
+}
 
-/* The entries as a list of { access, path, origin }. Through lua_engine_cpcall. */
-static int push_paths(lua_State *L) {
-        const PathList *l = lua_touserdata(L, 1);
-        lua_createtable(L, (int) MIN(l->n, (size_t) INT_MAX), 0);
-        for (size_t i = 0; i < l->n; i++) {
-                lua_createtable(L, 0, 3);
-                lua_pushstring(L, path_access_to_string(l->paths[i].access));
-                lua_setfield(L, -2, "access");
-                lua_pushstring(L, l->paths[i].path);
-                lua_setfield(L, -2, "path");
-                lua_pushstring(L, strempty(l->paths[i].origin));
-                lua_setfield(L, -2, "origin");
+/* What the hardening step did to a plan (NULL: it did not run), for explain: { added = {
+ * entry... }, dropped = { entry... }, private_pids = bool }, each entry { access, path, origin,
+ * reason (why scudo added it), dropped (why it was taken out), create }. Through
+ * lua_engine_cpcall. */
+static int push_hardening(lua_State *L) {
+        const Plan *p = lua_touserdata(L, 1);
+        if (!p) {
+                lua_pushnil(L);
+                return 1;
+        }
+        lua_createtable(L, 0, 3);
+        lua_newtable(L);
+        lua_Integer n = 0;
+        for (size_t i = 0; i < p->n_paths; i++)
+                if (p->paths[i].reason) {
+                        push_entry(L, &p->paths[i], NULL);
+                        lua_rawseti(L, -2, ++n);
+                }
+        lua_setfield(L, -2, "added");
+        lua_createtable(L, (int) MIN(p->n_dropped, (size_t) INT_MAX), 0);
+        for (size_t i = 0; i < p->n_dropped; i++) {
+                push_entry(L, &p->dropped[i].entry, p->dropped[i].reason);
                 lua_rawseti(L, -2, (lua_Integer) i + 1);
         }
+        lua_setfield(L, -2, "dropped");
+        lua_pushboolean(L, plan_private_pids(p));
+        lua_setfield(L, -2, "private_pids");
         return 1;
 }
 
@@ -674,7 +623,8 @@ int policy_resolve(const Request *req, Plan **ret_plan, char **ret_error) {
         r = plan_validate(p, ret_error);
         if (r < 0)
                 return r;
-        r = protect_config_files(p, req);
+        HardenContext hc = harden_context(req);
+        r = plan_harden(p, &hc);
         if (r < 0)
                 return r;
         r = confirm_run(p, req, ret_error);
@@ -707,24 +657,25 @@ int policy_explain(const Request *req, bool json, char **ret_text, char **ret_er
                 return r;
         if (r >= 0)
                 r = check_nested(req, &invalid);
-        /* What protect_config_files adds is shown too: the entries past `checked`. */
-        size_t checked = p ? p->n_paths : 0;
+        /* What the hardening step adds and drops is shown too. It creates nothing: what a run
+         * would make (a configuration directory, a .git placeholder) is only named. */
+        bool hardened = false;
         if (r >= 0)
                 r = plan_create_check(p, req->home, req->runtime_dir, &invalid);
         if (r >= 0 && plan_validate(p, &invalid) >= 0) {
-                checked = p->n_paths;
-                r = protect_config_files(p, req);
+                HardenContext hc = harden_context(req);
+                r = plan_harden(p, &hc);
+                hardened = r >= 0;
         }
         if (r < 0 && !invalid)
                 invalid = strdup(strerror(-r));
-        PathList added = { p ? p->paths + checked : NULL, p && p->n_paths > checked ? p->n_paths - checked : 0 };
 
         lua_remove(L, -2);                                                      /* stack: req ex */
         lua_pushboolean(L, json);                                               /* stack: req ex json */
         r = lua_engine_cpcall(e, push_message, invalid, 0, 1, ret_error);        /* stack: req ex json err */
         if (r < 0)
                 return r;
-        r = lua_engine_cpcall(e, push_paths, &added, 0, 1, ret_error);          /* stack: .. err added */
+        r = lua_engine_cpcall(e, push_hardening, hardened ? p : NULL, 0, 1, ret_error); /* stack: .. err h */
         if (r < 0)
                 return r;
         r = lua_engine_call(e, "scudo.policy", "render", 5, 1, ret_error);      /* stack: text */

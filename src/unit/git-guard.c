@@ -85,23 +85,20 @@ static int guard_dir(GitGuard *g, const char *dir, char **git) {
 
 int git_guard_acquire(const Plan *plan, GitGuard *g) {
         *g = (GitGuard) {};
-        if (!plan->working_directory)
-                return 0;
         for (size_t i = 0; i < plan->n_paths && g->n < GIT_GUARD_MAX; i++) {
                 const PlanPath *p = &plan->paths[i];
-                if (p->access != PATH_ACCESS_WRITE || !path_startswith(plan->working_directory, p->path))
+                if (p->create != PATH_CREATE_PLACEHOLDER)
                         continue;
-                /* A plan that names the .git itself (to let git init or commit) decides. */
-                _cleanup_free_ char *git = path_join(p->path, ".git");
-                if (!git)
+                const char *slash = strrchr(p->path, '/');
+                if (!slash || !streq(slash, "/.git"))
+                        return -EINVAL;
+                _cleanup_free_ char *git = strdup(p->path);
+                _cleanup_free_ char *dir = slash == p->path ? strdup("/") : strndup(p->path, (size_t) (slash - p->path));
+                if (!git || !dir) {
+                        git_guard_release(g);
                         return -ENOMEM;
-                bool named = plan_names_path(plan, git);
-                bool held = false;
-                for (size_t j = 0; j < g->n && !held; j++)
-                        held = streq(g->path[j], git);
-                if (named || held)
-                        continue;
-                int r = guard_dir(g, p->path, &git);
+                }
+                int r = guard_dir(g, dir, &git);
                 if (r < 0) {
                         git_guard_release(g);
                         return r;

@@ -5,19 +5,21 @@
  *
  * A writable directory without a .git is where a command could make one: `git init`, then a
  * core.fsmonitor or a hook in its config. The next `git status` there outside the sandbox (a
- * shell prompt runs one after every command) would run what it says. unit-build.c binds an
- * existing .git read-only; where there is none, the guard makes an empty directory of that name
- * for the run, which unit-build.c then binds read-only onto itself like any other, and removes
- * it when the run ends. An empty .git is no repository to git, so nothing changes outside.
+ * shell prompt runs one after every command) would run what it says. The hardening step
+ * (plan/plan-harden.h) binds an existing .git read-only; where there is none, it asks for a
+ * placeholder (a read entry with create = PATH_CREATE_PLACEHOLDER): the guard makes an empty
+ * directory of that name for the run, which the unit then binds read-only onto itself like any
+ * other, and removes it when the run ends. An empty .git is no repository to git, so nothing
+ * changes outside.
  *
- * Only the working directory and writable directories above it get one: the places the user
- * goes on working in. Two runs in the same directory share the placeholder (a shared flock on
+ * Only the working directory and writable directories above it get one (the hardening step
+ * decides): the places the user goes on working in. Two runs in the same directory share the placeholder (a shared flock on
  * it each; any empty .git is taken for one); the last to end removes it, and only while it is
  * still an empty directory. When scudo is killed, the watcher removes it (watcher.h). */
 
 #include "plan/plan.h"
 
-#define GIT_GUARD_MAX 4
+#define GIT_GUARD_MAX PLAN_GIT_PLACEHOLDERS_MAX
 
 typedef struct GitGuard {
         size_t n;
@@ -25,8 +27,8 @@ typedef struct GitGuard {
         int fd[GIT_GUARD_MAX];         /* the placeholder, open and flock()ed shared */
 } GitGuard;
 
-/* Makes (or joins) the placeholders the plan needs. A .git that is anything but an empty
- * directory is left to unit-build.c. Returns 0 or -errno. */
+/* Makes (or joins) the placeholders the plan asks for. A .git that is anything but an empty
+ * directory by now is left to the plan's read-only bind of it. Returns 0 or -errno. */
 int git_guard_acquire(const Plan *plan, GitGuard *g);
 
 /* Removes the placeholders no other run holds; frees g. */

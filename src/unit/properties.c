@@ -182,7 +182,7 @@ static int conv_forced_yes(sd_bus_message *m, const char *name, const char *valu
 }
 
 /* A boolean of scudo's own, not systemd's (252 has none by that name): checked here, read off
- * the plan by the runner (unit_private_pids, unit-build.c), never sent to systemd. */
+ * the plan by the runner (plan_private_pids, plan.c), never sent to systemd. */
 static int conv_scudo_bool(sd_bus_message *m, const char *name, const char *value) {
         return parse_boolean(value) < 0 ? -EINVAL : 0;
 }

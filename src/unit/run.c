@@ -632,14 +632,15 @@ static int start_bus_proxy(RunContext *c, const Plan *plan, const RunOptions *op
         return bus_proxy_start(c->bus, &c->bus_proxy, plan, upstream);
 }
 
-/* Makes the directories and files the plan's grants create when missing (the checks are
- * plan_create_check's; path_create_no_symlinks refuses a symlink planted since). What is made
+/* Makes the directories and files the plan's entries create when missing: a profile's grants
+ * (checked by plan_create_check) and scudo's configuration directory kept read-only
+ * (plan-harden.h); path_create_no_symlinks refuses a symlink planted since. What is made
  * stays: it is the tool's cache or configuration, for the next run too. */
 static int create_missing_paths(const Plan *plan) {
         for (size_t i = 0; i < plan->n_paths; i++) {
                 const PlanPath *e = &plan->paths[i];
-                if (e->create == PATH_CREATE_NONE)
-                        continue;
+                if (e->create != PATH_CREATE_DIR && e->create != PATH_CREATE_FILE)
+                        continue;       /* a placeholder is the git guard's */
                 int r = path_create_no_symlinks(e->path, e->create == PATH_CREATE_DIR);
                 if (r == -ELOOP)
                         return log_error_errno(r, "%s: %s is to be created when missing, but a symlink is in "
@@ -657,7 +658,7 @@ static int create_missing_paths(const Plan *plan) {
 int run_plan(const Plan *plan, const RunOptions *opts) {
         _cleanup_(run_context_done) RunContext c = {
                 .watcher_fd = -EBADF,
-                .kill_whom = unit_private_pids(plan) ? "main" : "all",
+                .kill_whom = plan_private_pids(plan) ? "main" : "all",
         };
         UnitStdio stdio;
         sigset_t mask;
@@ -796,7 +797,6 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 .runtime_dir = opts->runtime_dir,
                 .unit_name = c.unit_name,
                 .confine_path = opts->confine_path,
-                .bpfd_socket = opts->bpfd_socket,
                 .slice = c.in_slice ? c.slice_name : NULL,
                 .bus_proxy_socket = c.bus_proxy.unit[0] ? c.bus_proxy.socket : NULL,
         };

@@ -43,11 +43,6 @@ static bool plan_private_devices(const Plan *plan) {
         return v && parse_boolean(v) == 1;
 }
 
-bool unit_private_pids(const Plan *plan) {
-        const char *v = plan_property(plan, "PrivatePIDs");
-        return !v || parse_boolean(v) != 0;
-}
-
 /* ExecStartEx with the "no-env-expand" flag: systemd would otherwise expand $VAR and $$ in
  * the arguments, and they must reach the command byte for byte. */
 static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *ctx, char **checks,
@@ -74,7 +69,7 @@ static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *c
                 argv[n++] = (char *) "--controlling-tty";
         if (plan_private_devices(plan))
                 argv[n++] = (char *) "--private-ptys";
-        if (unit_private_pids(plan))
+        if (plan_private_pids(plan))
                 argv[n++] = (char *) "--private-pids";
         argv[n++] = plan->exec_path;
         STRV_FOREACH(a, plan->argv)
@@ -107,23 +102,8 @@ static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *c
         return close_property(m);
 }
 
-static int access_rank(PathAccess a) {
-        /* Higher is more restrictive; when a path is named twice the higher one stays. */
-        switch (a) {
-        case PATH_ACCESS_WRITE: return 0;
-        case PATH_ACCESS_READ: return 1;
-        case PATH_ACCESS_HIDE: return 2;
-        case PATH_ACCESS_DENY: return 3;
-        default: return 3;
-        }
-}
-
 static int compare_paths(const void *a, const void *b) {
-        const PlanPath *x = *(const PlanPath * const *) a, *y = *(const PlanPath * const *) b;
-        int c = strcmp(x->path, y->path);
-        if (c != 0)
-                return c;
-        return access_rank(y->access) - access_rank(x->access);
+        return strcmp((*(const PlanPath * const *) a)->path, (*(const PlanPath * const *) b)->path);
 }
 
 typedef struct MountLists {
@@ -184,41 +164,29 @@ static int identify(const char *path, struct stat *st) {
         return r > 0 ? 1 : 0;   /* unreadable (EACCES): systemd, as the same user, cannot bind it */
 }
 
-/* A .git at the top of a writable directory is bound read-only onto itself: code planted in
- * it (a hook, a config, a `commondir` pointing git at another config) would run at the next
- * git command, outside any sandbox; and a mount point cannot be renamed away and replaced.
- * Unless the plan names that .git itself (a profile that lets git commit grants it). A
- * symlink is left alone: binding onto it would bind whatever it points at. */
-static int protect_git_dirs(const Plan *plan, MountLists *l) {
-        for (size_t i = 0; i < plan->n_paths; i++) {
-                const PlanPath *p = &plan->paths[i];
-                _cleanup_free_ char *git = NULL;
-                struct stat st;
-
-                if (p->access != PATH_ACCESS_WRITE)
-                        continue;
-                git = path_join(p->path, ".git");
-                if (!git)
-                        return -ENOMEM;
-                if (plan_names_path(plan, git) || strv_contains(l->bind_ro_dst, git))
-                        continue;
-                int r = path_stat_no_symlinks(git, &st);
-                if (r <= 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
-                        continue;
-                r = strv_extend(&l->bind_ro_src, git);
-                if (r >= 0)
-                        r = strv_extend(&l->bind_ro_dst, git);
-                if (r >= 0)
-                        r = add_check(l, '=', &st, git);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+/* The filtered session bus's socket, read-only at the entry's path (where the bus is):
+ * connecting to a socket needs no write access to the mount. */
+static int add_bus_proxy(MountLists *l, const PlanPath *p, const UnitContext *ctx) {
+        struct stat st;
+        if (p->access != PATH_ACCESS_READ || !ctx->bus_proxy_socket)
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "The plan asks for the session bus proxy, "
+                                       "which has not been started");
+        int r = identify(ctx->bus_proxy_socket, &st);
+        if (r == 0)
+                r = log_error_errno(SYNTHETIC_ERRNO(ENOENT), "The session bus proxy's socket %s is gone",
+                                    ctx->bus_proxy_socket);
+        if (r >= 0)
+                r = strv_extend(&l->bind_ro_src, ctx->bus_proxy_socket);
+        if (r >= 0)
+                r = strv_extend(&l->bind_ro_dst, p->path);
+        if (r >= 0)
+                r = add_check(l, '=', &st, p->path);
+        return r;
 }
 
 /* The filtered copies of git's configuration (git-config-copies.h) shown where no read-only
  * entry of the plan names the file itself (inside a directory the plan shows, or a .git that
- * protect_git_dirs binds): each bound over it. */
+ * the hardening step binds read-only): each bound over it. */
 static int bind_git_config_copies(const UnitContext *ctx, MountLists *l) {
         const GitConfigCopies *c = ctx->git_config;
         for (size_t i = 0; c && c->dst && c->dst[i]; i++) {
@@ -241,9 +209,14 @@ static int bind_git_config_copies(const UnitContext *ctx, MountLists *l) {
 }
 
 static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *l) {
-        _cleanup_free_ const PlanPath **sorted = calloc(plan->n_paths + 1, sizeof(PlanPath *));
+        _cleanup_free_ const PlanPath **sorted = NULL;
         int r;
 
+        /* What the plan says, and nothing else: what scudo adds on its own account is in it
+         * already (plan-harden.h), and shown by explain as it is here. */
+        if (!plan->hardened)
+                return -EINVAL;
+        sorted = calloc(plan->n_paths + 1, sizeof(PlanPath *));
         if (!sorted)
                 return -ENOMEM;
         for (size_t i = 0; i < plan->n_paths; i++)
@@ -254,11 +227,15 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                 const PlanPath *p = sorted[i];
                 struct stat st;
 
-                if (i > 0 && streq(sorted[i - 1]->path, p->path))
-                        continue;       /* the stricter entry for this path came first */
-                if (!path_is_absolute(p->path))
-                        return -EINVAL;
+                if ((i > 0 && streq(sorted[i - 1]->path, p->path)) || !path_is_absolute(p->path))
+                        return -EINVAL;         /* one entry per path, canonical: plan_validate() */
 
+                if (p->source == PATH_SOURCE_BUS_PROXY) {
+                        r = add_bus_proxy(l, p, ctx);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 r = identify(p->path, &st);
                 if (r < 0)
                         return r;
@@ -313,90 +290,10 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                         return r;
         }
 
-        r = protect_git_dirs(plan, l);
-        if (r < 0)
-                return r;
         r = bind_git_config_copies(ctx, l);
         if (r < 0)
                 return r;
-
-        /* Always out of reach, whatever the profile says: the service manager's private
-         * socket (a way to start units outside the sandbox) and the network helper's socket. */
-        if (ctx->runtime_dir) {
-                _cleanup_free_ char *private = path_join(ctx->runtime_dir, "systemd");
-                if (!private)
-                        return -ENOMEM;
-                r = add_inaccessible(l, private);
-                if (r < 0)
-                        return r;
-                _cleanup_free_ char *bus = path_join(ctx->runtime_dir, "bus");
-                if (!bus)
-                        return -ENOMEM;
-                if (plan->dbus == DBUS_FILTERED && ctx->bus_proxy_socket) {
-                        /* The proxy's socket where the bus is. Bound read-only: connecting
-                         * to a socket needs no write access to the mount. */
-                        struct stat st;
-                        r = identify(ctx->bus_proxy_socket, &st);
-                        if (r == 0)
-                                r = log_error_errno(SYNTHETIC_ERRNO(ENOENT), "The session bus proxy's socket "
-                                                    "%s is gone", ctx->bus_proxy_socket);
-                        if (r >= 0)
-                                r = strv_extend(&l->bind_ro_src, ctx->bus_proxy_socket);
-                        if (r >= 0)
-                                r = strv_extend(&l->bind_ro_dst, bus);
-                        if (r >= 0)
-                                r = add_check(l, '=', &st, bus);
-                } else if (plan->dbus != DBUS_ALLOW)
-                        r = add_inaccessible(l, bus);
-                if (r < 0)
-                        return r;
-        }
-        /* Root's container and VM managers: a member of their group (docker, libvirt, lxd, ...)
-         * reaches them from inside as from outside, and they start a container that mounts the
-         * home directory, or anything else, as root. Unless the plan names the socket (a
-         * profile for the docker client, say). */
-        static const char * const root_managers[] = {
-                "/run/docker.sock",
-                "/run/containerd/containerd.sock",
-                "/run/podman/podman.sock",
-                "/run/libvirt/libvirt-sock",
-                "/run/libvirt/virtqemud-sock",
-                "/var/snap/lxd/common/lxd/unix.socket",
-                "/var/lib/lxd/unix.socket",
-                "/var/lib/incus/unix.socket",
-        };
-        for (size_t i = 0; i < ELEMENTSOF(root_managers); i++)
-                if (!plan_names_path(plan, root_managers[i])) {
-                        r = add_inaccessible(l, root_managers[i]);
-                        if (r < 0)
-                                return r;
-                }
-        /* With network rules, the services that look names up or fetch things for whoever asks
-         * over a local socket: through them a name the rules refuse is resolved anyway (and a
-         * secret spelled into it reaches that name's DNS server), and the DNS proxy never sees
-         * the answers the rules for allowed names are made from. glibc then falls back to
-         * /etc/resolv.conf, whose port 53 leads to the proxy. Unless the plan names one. */
-        static const char * const name_services[] = {
-                "/run/systemd/resolve/io.systemd.Resolve",      /* nss-resolve (Fedora, Arch) */
-                "/run/dbus/system_bus_socket",                   /* org.freedesktop.resolve1, ... */
-                "/run/nscd/socket",                              /* glibc's name service cache */
-                "/run/avahi-daemon/socket",                      /* nss-mdns */
-                "/run/snapd.socket",                             /* the snap store's search */
-                "/run/snapd-snap.socket",
-        };
-        if (plan->network_filtered)
-                for (size_t i = 0; i < ELEMENTSOF(name_services); i++)
-                        if (!plan_names_path(plan, name_services[i])) {
-                                r = add_inaccessible(l, name_services[i]);
-                                if (r < 0)
-                                        return r;
-                        }
-        if (ctx->bpfd_socket && path_is_absolute(ctx->bpfd_socket)) {
-                r = add_inaccessible(l, ctx->bpfd_socket);
-                if (r < 0)
-                        return r;
-        }
-        return add_inaccessible(l, SCUDO_BPFD_SOCKET);
+        return 0;
 }
 
 static int append_binds(sd_bus_message *m, const char *name, char **src, char **dst) {
@@ -597,7 +494,7 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
          * whose init passes them on to every process of the namespace (confine/pid-init.c):
          * sent to all of them as well, each would get them twice. The SIGKILL that ends a
          * stop still goes to all. */
-        if (r >= 0 && unit_private_pids(plan))
+        if (r >= 0 && plan_private_pids(plan))
                 r = append_string(m, "KillMode", "mixed");
         if (r < 0)
                 return r;

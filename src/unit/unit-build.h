@@ -2,7 +2,9 @@
 #pragma once
 
 /* Where a plan becomes a unit: appends the properties of the transient service for `plan`
- * to an open a(sv) container of a StartTransientUnit message. */
+ * to an open a(sv) container of a StartTransientUnit message. The plan is translated as it
+ * is: it must have been hardened (plan/plan-harden.h), which decides everything scudo adds to
+ * the profiles' filesystem view. */
 
 #include <systemd/sd-bus.h>
 
@@ -24,21 +26,16 @@ typedef struct UnitContext {
         const char *runtime_dir;        /* the caller's $XDG_RUNTIME_DIR */
         const char *unit_name;
         const char *confine_path;       /* scudo-confine, run before the command */
-        const char *bpfd_socket;        /* a helper socket other than the default, or NULL */
         const char *bus_proxy_socket;   /* the filtered session bus (bus-proxy.h), or NULL */
         char **manager_environment;     /* the service manager's own environment block */
         const struct GitConfigCopies *git_config; /* shown in place of git's configuration, or NULL */
 } UnitContext;
 
-/* Whether the command gets a PID namespace of its own (scudo-confine --private-pids): yes
- * unless the plan's last PrivatePIDs says no. */
-bool unit_private_pids(const Plan *plan);
-
 int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContext *ctx,
                            const UnitStdio *stdio);
 
-/* The mount properties for the plan's paths, in the order systemd needs: every path once,
- * the most restrictive access winning when a path is named twice. Exposed for tests. */
+/* The mount properties for the plan's paths (one entry per path, as a hardened plan has
+ * them). Exposed for tests. */
 int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ctx);
 
 /* The names for UnsetEnvironment=: the plan's, and every variable of the manager's own

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* The empty .git where the command starts (src/unit/git-guard.c): made only where none is and
- * the plan leaves it writable, shared by runs in the same directory, removed by the last, and
- * only while empty. */
+/* The empty .git where the command starts (src/unit/git-guard.c, where the hardening step asks
+ * for one): made only where none is and the plan leaves it writable, shared by runs in the same
+ * directory, removed by the last, and only while empty. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "plan/plan-harden.h"
 #include "plan/plan.h"
 #include "unit/git-guard.h"
 #include "util/macro.h"
@@ -29,16 +30,23 @@ static bool exists(const char *dir, const char *name) {
         return p && lstat(p, &st) == 0;
 }
 
-/* A plan that starts in wd, with `write` writable and `read` read-only (either may be NULL). */
-static Plan *plan_for(const char *wd, const char *write, const char *read) {
+/* A plan that starts in wd, with `write` writable and `read` read-only (either may be NULL),
+ * and `named` (NULL: none) written too; hardened, which decides where the placeholders go. */
+static Plan *plan_for_named(const char *wd, const char *write, const char *read, const char *named) {
         Plan *p = plan_new();
         if (!p)
                 abort();
         p->working_directory = strdup(wd);
         if (!p->working_directory || (write && plan_add_path(p, PATH_ACCESS_WRITE, write, "test") < 0) ||
-            (read && plan_add_path(p, PATH_ACCESS_READ, read, "test") < 0))
+            (read && plan_add_path(p, PATH_ACCESS_READ, read, "test") < 0) ||
+            (named && plan_add_path(p, PATH_ACCESS_WRITE, named, "test") < 0) ||
+            plan_harden(p, &(HardenContext) {}) < 0)
                 abort();
         return p;
+}
+
+static Plan *plan_for(const char *wd, const char *write, const char *read) {
+        return plan_for_named(wd, write, read, NULL);
 }
 
 static char *dir_in_root(const char *name) {
@@ -119,8 +127,8 @@ static void test_where_it_applies(void) {
         git_guard_release(&g);
 
         _cleanup_free_ char *git = path_join(sub, ".git");
-        _cleanup_(plan_freep) Plan *named = plan_for(sub, sub, NULL);
-        TAP_CHECK(git && plan_add_path(named, PATH_ACCESS_WRITE, git, "test") == 0, "a plan that names the .git");
+        _cleanup_(plan_freep) Plan *named = plan_for_named(sub, sub, NULL, git);
+        TAP_CHECK(plan_names_path(named, git), "a plan that names the .git");
         TAP_CHECK(git_guard_acquire(named, &g) == 0 && g.n == 0 && !exists(sub, ".git"), "... gets none");
         git_guard_release(&g);
 }

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "plan/plan-harden.h"
+#include "plan/plan-validate.h"
+#include "util/path-util.h"
+#include "util/strv.h"
+
+/* The reasons, as explain shows them after "scudo". */
+#define WHY_CONFIG "its own configuration stays read-only"
+#define WHY_PROJECT_FILE "a project file it read stays as it is"
+#define WHY_GIT "a .git at the top of a writable directory stays read-only: code planted in it would " \
+        "run at the next git command outside; a profile that names it decides"
+#define WHY_GIT_PLACEHOLDER "an empty .git for the run, read-only, where the command starts: no " \
+        "repository can be planted there for git outside to run; a profile that names it decides"
+#define WHY_MANAGER "the service manager's private socket starts units outside the sandbox"
+#define WHY_BUS "the session bus starts programs outside the sandbox (dbus.session = \"allow\" gives it)"
+#define WHY_BUS_PROXY "the filtered session bus (dbus.session = \"filtered\") in place of the bus"
+#define WHY_BPFD "scudo-bpfd's socket, which sets the network rules of sandboxes"
+#define WHY_ROOT_MANAGER "a root container or VM manager: its group reaches it, and it mounts anything " \
+        "as root; a profile that names the socket decides"
+#define WHY_NAME_SERVICE "with network rules, a service that resolves names or fetches for whoever " \
+        "asks, past the rules; a profile that names the socket decides"
+
+/* Root's container and VM managers: a member of their group (docker, libvirt, lxd, ...)
+ * reaches them from inside as from outside, and they start a container that mounts the home
+ * directory, or anything else, as root. */
+static const char * const root_managers[] = {
+        "/run/docker.sock",
+        "/run/containerd/containerd.sock",
+        "/run/podman/podman.sock",
+        "/run/libvirt/libvirt-sock",
+        "/run/libvirt/virtqemud-sock",
+        "/var/snap/lxd/common/lxd/unix.socket",
+        "/var/lib/lxd/unix.socket",
+        "/var/lib/incus/unix.socket",
+};
+
+/* With network rules, the services that look names up or fetch things for whoever asks over a
+ * local socket: through them a name the rules refuse is resolved anyway (and a secret spelled
+ * into it reaches that name's DNS server), and the DNS proxy never sees the answers the rules
+ * for allowed names are made from. glibc then falls back to /etc/resolv.conf, whose port 53
+ * leads to the proxy. */
+static const char * const name_services[] = {
+        "/run/systemd/resolve/io.systemd.Resolve",      /* nss-resolve (Fedora, Arch) */
+        "/run/dbus/system_bus_socket",                  /* org.freedesktop.resolve1, ... */
+        "/run/nscd/socket",                             /* glibc's name service cache */
+        "/run/avahi-daemon/socket",                     /* nss-mdns */
+        "/run/snapd.socket",                            /* the snap store's search */
+        "/run/snapd-snap.socket",
+};
+
+static int add_entry(Plan *p, PathAccess access, const char *path, const char *why, PathCreate create,
+                     PathSource source) {
+        int r = plan_add_path(p, access, path, PLAN_ORIGIN_SCUDO);
+        if (r < 0)
+                return r;
+        PlanPath *e = &p->paths[p->n_paths - 1];
+        e->reason = strdup(why);
+        if (!e->reason)
+                return -ENOMEM;
+        e->create = create;
+        e->source = source;
+        return 0;
+}
+
+/* The entry for exactly `path`, or NULL. */
+static PlanPath *find_entry(Plan *p, const char *path) {
+        for (size_t i = 0; i < p->n_paths; i++)
+                if (streq(p->paths[i].path, path))
+                        return &p->paths[i];
+        return NULL;
+}
+
+/* scudo's entry at `path`, whatever the profiles say: a profile's entry for the same path is
+ * dropped, saying so. */
+static int force_entry(Plan *p, PathAccess access, const char *path, const char *why, PathSource source) {
+        PlanPath *old = find_entry(p, path);
+        if (old) {
+                _cleanup_free_ char **reasons = calloc(p->n_paths + 1, sizeof(char *));
+                if (!reasons)
+                        return -ENOMEM;
+                size_t i = (size_t) (old - p->paths);
+                if (asprintf(&reasons[i], "scudo decides this path: %s", why) < 0)
+                        return -ENOMEM;
+                int r = plan_drop_marked(p, reasons);
+                if (r < 0) {
+                        free(reasons[i]);
+                        return r;
+                }
+        }
+        return add_entry(p, access, path, why, PATH_CREATE_NONE, source);
+}
+
+/* The entry that decides what the command can do to `path` (canonical, as the validated
+ * plan's paths are): the one for the path itself or else for its closest enclosing directory,
+ * as the mounts nest; NULL when none does. */
+static const PlanPath *governing_entry(const Plan *p, const char *path) {
+        const PlanPath *best = NULL;
+        size_t best_len = 0;
+        for (size_t i = 0; i < p->n_paths; i++) {
+                const PlanPath *e = &p->paths[i];
+                if (!path_startswith(path, e->path))
+                        continue;
+                size_t l = strlen(e->path);
+                if (!best || l > best_len) {
+                        best = e;
+                        best_len = l;
+                }
+        }
+        return best;
+}
+
+/* Whether `path` (canonical) is writable only because a directory above it is: a plan that
+ * names the path itself, whatever the access, is taken at its word. */
+static bool writable_from_above(const Plan *p, const char *path) {
+        const PlanPath *g = governing_entry(p, path);
+        return g && g->access == PATH_ACCESS_WRITE && !streq(g->path, path);
+}
+
+/* ---- 1. scudo's configuration and the project files ------------------------------------ */
+
+/* The project file at `path` read-only inside, when a writable directory holds it.
+ * canonical_dir: its directory is its own canonical path already (a discovered file): unless
+ * the file is a symlink, its path is too, one lstat where resolving it costs three calls. A
+ * symlink named .scudo.toml: the file it leads to, which is what was read. */
+static int keep_project_file(Plan *p, const char *path, bool canonical_dir) {
+        _cleanup_free_ char *c = NULL;
+        struct stat st;
+
+        if (canonical_dir && lstat(path, &st) >= 0 && S_ISREG(st.st_mode)) {
+                c = strdup(path);
+                if (!c)
+                        return -ENOMEM;
+        } else if (plan_path_canonicalize(path, &c) < 0 || stat(c, &st) < 0 || !S_ISREG(st.st_mode))
+                return 0;       /* gone: made again inside, it is untrusted */
+        if (!writable_from_above(p, c))
+                return 0;
+        return add_entry(p, PATH_ACCESS_READ, c, WHY_PROJECT_FILE, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+}
+
+/* A sandboxed command that can write the directory holding scudo's user configuration or its
+ * trust store could add profiles, or trust its own .scudo.toml, for the next run outside the
+ * sandbox: when a writable entry covers either directory, it is read-only inside (made by the
+ * runner first when missing, since a bind needs something to bind). So is every project file
+ * the plan was made from, and every project hook file it ran: edited inside, a trusted file
+ * would be untrusted at the next run and ignored, and what it took away given back; as a mount
+ * point it cannot be removed or renamed either. */
+static int protect_config_files(Plan *p, const HardenContext *ctx) {
+        _cleanup_free_ char *config = NULL, *state = NULL;
+        int r;
+
+        if (ctx->home) {
+                bool xc = ctx->config_home && path_is_absolute(ctx->config_home);
+                bool xs = ctx->state_home && path_is_absolute(ctx->state_home);
+                config = path_join(xc ? ctx->config_home : ctx->home, xc ? "scudo" : ".config/scudo");
+                state = path_join(xs ? ctx->state_home : ctx->home, xs ? "scudo" : ".local/state/scudo");
+                if (!config || !state)
+                        return -ENOMEM;
+        }
+        const char *dirs[] = { config, state };
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                _cleanup_free_ char *c = NULL;
+                if (!dirs[i] || plan_path_canonicalize(dirs[i], &c) < 0)
+                        continue;       /* cannot be resolved: nothing binds it writable either */
+                if (!writable_from_above(p, c))
+                        continue;
+                r = add_entry(p, PATH_ACCESS_READ, c, WHY_CONFIG, PATH_CREATE_DIR, PATH_SOURCE_SELF);
+                if (r < 0)
+                        return r;
+        }
+
+        STRV_FOREACH(f, p->config_files) {
+                r = keep_project_file(p, *f, true);
+                if (r < 0)
+                        return r;
+        }
+        STRV_FOREACH(f, p->hook_files) {
+                r = keep_project_file(p, *f, false);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- 2. .git ---------------------------------------------------------------------------- */
+
+static bool is_empty_dir(const char *path) {
+        _cleanup_close_ int fd = path_open_no_symlinks(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        if (fd < 0)
+                return false;
+        DIR *d = fdopendir(fd);
+        if (!d)
+                return false;
+        fd = -EBADF;    /* the DIR owns it now */
+        bool empty = true;
+        struct dirent *e;
+        while (empty && (e = readdir(d)))
+                empty = streq(e->d_name, ".") || streq(e->d_name, "..");
+        (void) closedir(d);
+        return empty;
+}
+
+/* A .git at the top of a writable directory is bound read-only onto itself: code planted in it
+ * (a hook, a config, a `commondir` pointing git at another config) would run at the next git
+ * command, outside any sandbox; and a mount point cannot be renamed away and replaced. Where
+ * the command starts (the writable directories that hold the working directory) and there is
+ * none, or only an empty one (another run's placeholder), the runner makes an empty one for
+ * the run (unit/git-guard.h), bound the same way: an empty .git is no repository to git. A
+ * plan that names the .git itself decides (a profile that lets git commit grants it). A
+ * symlink is left alone: binding onto it would bind whatever it points at. */
+static int protect_git_dirs(Plan *p) {
+        size_t n = p->n_paths, placeholders = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *git = NULL;
+                struct stat st;
+
+                if (p->paths[i].access != PATH_ACCESS_WRITE)
+                        continue;
+                bool start = p->working_directory && path_startswith(p->working_directory, p->paths[i].path);
+                git = path_join(p->paths[i].path, ".git");
+                if (!git)
+                        return -ENOMEM;
+                if (plan_names_path(p, git))
+                        continue;
+                int r = path_stat_no_symlinks(git, &st);
+                if (r < 0 && r != -EACCES && r != -ELOOP)
+                        return r;
+                /* A symlink on the way (the directory changed since it was checked): the guard
+                 * refuses the run when it makes the placeholder. A .git that is a symlink
+                 * itself is left alone. */
+                struct stat lst;
+                bool missing = r == 0 || (r == -ELOOP && !(lstat(git, &lst) >= 0 && S_ISLNK(lst.st_mode)));
+                bool found = r > 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
+                if (start && placeholders < PLAN_GIT_PLACEHOLDERS_MAX &&
+                    (missing || (found && S_ISDIR(st.st_mode) && is_empty_dir(git)))) {
+                        placeholders++;
+                        r = add_entry(p, PATH_ACCESS_READ, git, WHY_GIT_PLACEHOLDER, PATH_CREATE_PLACEHOLDER,
+                                      PATH_SOURCE_SELF);
+                } else if (found)
+                        r = add_entry(p, PATH_ACCESS_READ, git, WHY_GIT, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                else
+                        r = 0;
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- 3. sockets ------------------------------------------------------------------------- */
+
+static int protect_sockets(Plan *p, const HardenContext *ctx) {
+        int r;
+
+        if (ctx->runtime_dir) {
+                _cleanup_free_ char *manager = path_join(ctx->runtime_dir, "systemd");
+                _cleanup_free_ char *bus = path_join(ctx->runtime_dir, "bus");
+                if (!manager || !bus)
+                        return -ENOMEM;
+                r = force_entry(p, PATH_ACCESS_DENY, manager, WHY_MANAGER, PATH_SOURCE_SELF);
+                if (r < 0)
+                        return r;
+                /* The proxy's socket where the bus is: read-only, as connecting to a socket needs
+                 * no write access to the mount. */
+                if (p->dbus == DBUS_FILTERED)
+                        r = force_entry(p, PATH_ACCESS_READ, bus, WHY_BUS_PROXY, PATH_SOURCE_BUS_PROXY);
+                else if (p->dbus != DBUS_ALLOW)
+                        r = force_entry(p, PATH_ACCESS_DENY, bus, WHY_BUS, PATH_SOURCE_SELF);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(root_managers); i++)
+                if (!plan_names_path(p, root_managers[i])) {
+                        r = add_entry(p, PATH_ACCESS_DENY, root_managers[i], WHY_ROOT_MANAGER, PATH_CREATE_NONE,
+                                      PATH_SOURCE_SELF);
+                        if (r < 0)
+                                return r;
+                }
+        if (p->network_filtered)
+                for (size_t i = 0; i < ELEMENTSOF(name_services); i++)
+                        if (!plan_names_path(p, name_services[i])) {
+                                r = add_entry(p, PATH_ACCESS_DENY, name_services[i], WHY_NAME_SERVICE,
+                                              PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                                if (r < 0)
+                                        return r;
+                        }
+        if (ctx->bpfd_socket && path_is_absolute(ctx->bpfd_socket) && !streq(ctx->bpfd_socket, SCUDO_BPFD_SOCKET)) {
+                r = force_entry(p, PATH_ACCESS_DENY, ctx->bpfd_socket, WHY_BPFD, PATH_SOURCE_SELF);
+                if (r < 0)
+                        return r;
+        }
+        return force_entry(p, PATH_ACCESS_DENY, SCUDO_BPFD_SOCKET, WHY_BPFD, PATH_SOURCE_SELF);
+}
+
+int plan_harden(Plan *p, const HardenContext *ctx) {
+        int r = protect_config_files(p, ctx);
+        if (r >= 0)
+                r = protect_git_dirs(p);
+        if (r >= 0)
+                r = protect_sockets(p, ctx);
+        if (r < 0)
+                return r;
+        p->hardened = true;
+        return 0;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#pragma once
+
+/* The hardening step: what scudo adds to a validated plan, and takes out of it, on its own
+ * account, whatever the profiles say. It is the one place that decides it; each entry it adds
+ * has origin "scudo" (PLAN_ORIGIN_SCUDO) and a reason, each entry it takes out goes to the
+ * plan's `dropped` with a reason, so that `scudo explain` and `--dry-run` show exactly what a
+ * run gets. It looks at the filesystem (lstat, never following a symlink) and changes nothing
+ * there: what has to be made for a run (scudo's configuration directory, a .git placeholder)
+ * is asked of the runner through the entry's `create`.
+ *
+ * In this order:
+ *   1. scudo's configuration and trust store, when a writable entry covers them, and every
+ *      project file and hook file the plan was made from: read-only (written from inside, they
+ *      would widen or un-trust the next run);
+ *   2. a .git at the top of a writable directory: read-only, and an empty one made for the run
+ *      where the command starts and none is (unit/git-guard.h); unless a profile names it;
+ *   3. out of reach: the service manager's private socket, the session bus unless the plan
+ *      allows it (the filtered proxy's socket in its place when it filters it), scudo-bpfd's
+ *      socket; root's container and VM managers' sockets and, with network rules, the name
+ *      services' unless a profile names one. */
+
+#include "plan/plan.h"
+
+typedef struct HardenContext {
+        const char *home;               /* the caller's home directory, or NULL */
+        const char *runtime_dir;        /* the caller's $XDG_RUNTIME_DIR, or NULL */
+        const char *config_home;        /* $XDG_CONFIG_HOME, or NULL (then ~/.config) */
+        const char *state_home;         /* $XDG_STATE_HOME, or NULL (then ~/.local/state) */
+        const char *bpfd_socket;        /* scudo-bpfd's socket when not SCUDO_BPFD_SOCKET, or NULL */
+} HardenContext;
+
+/* Hardens a validated plan in place and sets p->hardened. Returns 0 or -ENOMEM (then the plan
+ * is not to be run), or another -errno from looking at the filesystem. */
+int plan_harden(Plan *p, const HardenContext *ctx);

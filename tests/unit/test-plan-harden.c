@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* The hardening step (src/plan/plan-harden.c) as pure logic: a plan in, the entries it adds and
+ * drops with their reasons out, in a scratch directory whose contents each case sets up. Only
+ * the entries below the scratch directory are compared exactly: the ones for the machine's own
+ * sockets (/run/docker.sock, ...) depend on what it runs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "plan/plan-harden.h"
+#include "plan/plan.h"
+#include "util/macro.h"
+#include "util/path-util.h"
+#include "util/strv.h"
+
+static char root[64];
+
+static char *in_root(const char *rel) {
+        char *p = path_join(root, rel);
+        if (!p)
+                abort();
+        return p;
+}
+
+static void make(const char *rel) {
+        _cleanup_free_ char *p = in_root(rel);
+        size_t l = strlen(p);
+        if (p[l - 1] == '/') {
+                p[l - 1] = 0;
+                if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                        abort();
+        } else {
+                int fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+                if (fd < 0)
+                        abort();
+                close(fd);
+        }
+}
+
+typedef struct Case {
+        const char *name;
+        const char *entries[8];         /* "A:rel": access w r h d, the path below the root */
+        const char *wd;                 /* start directory below the root, or NULL */
+        DbusMode dbus;
+        const char *config_file;        /* a project file the plan was made from, or NULL */
+        bool bpfd;                      /* a helper socket of its own at bpfd.sock */
+        /* What comes out, below the root, all of it: "+A:rel:why" added by scudo (its reason
+         * holds `why`), "=A:rel" a profile's entry kept, "-A:rel:why" dropped (its reason holds
+         * `why`). */
+        const char *want[10];
+} Case;
+
+static const Case cases[] = {
+        { "a repository's .git in a writable directory is read-only",
+          { "w:proj" }, .wd = "proj",
+          .want = { "=w:proj", "+r:proj/.git:stays read-only" } },
+        { "where the command starts and no .git is: a placeholder",
+          { "w:empty" }, .wd = "empty",
+          .want = { "=w:empty", "+r:empty/.git:empty .git for the run" } },
+        { "a writable directory the command does not start in gets no placeholder",
+          { "w:empty" }, .wd = "proj",
+          .want = { "=w:empty" } },
+        { "a .git the plan names is the plan's",
+          { "w:proj", "w:proj/.git" }, .wd = "proj",
+          .want = { "=w:proj", "=w:proj/.git" } },
+        { "the manager's socket and the bus out of reach",
+          { "r:run" },
+          .want = { "=r:run", "+d:run/systemd:private socket", "+d:run/bus:session bus" } },
+        { "the filtered bus: the proxy's socket where the bus is",
+          { "h:run" }, .dbus = DBUS_FILTERED,
+          .want = { "=h:run", "+d:run/systemd:private socket", "+r:run/bus:filtered session bus" } },
+        { "dbus.session = allow: the bus as it is",
+          { "r:run" }, .dbus = DBUS_ALLOW,
+          .want = { "=r:run", "+d:run/systemd:private socket" } },
+        { "a profile's entry for the manager's socket is replaced",
+          { "r:run", "w:run/systemd" },
+          .want = { "=r:run", "-w:run/systemd:scudo decides", "+d:run/systemd:private socket",
+                    "+d:run/bus:session bus" } },
+        { "scudo's configuration read-only under a writable home",
+          { "w:home", "r:run" }, .wd = "home",
+          .want = { "=w:home", "=r:run", "+d:run/systemd:", "+d:run/bus:",
+                    "+r:home/.config/scudo:its own configuration",
+                    "+r:home/.local/state/scudo:its own configuration",
+                    "+r:home/.git:empty .git for the run" } },
+        { "a project file read-only in a writable directory",
+          { "w:proj" }, .config_file = "proj/.scudo.toml",
+          .want = { "=w:proj", "+r:proj/.git:stays read-only",
+                    "+r:proj/.scudo.toml:a project file it read" } },
+        { "the helper's socket out of reach, whatever the profiles say",
+          { "r:bpfd.sock" }, .bpfd = true,
+          .want = { "-r:bpfd.sock:scudo decides", "+d:bpfd.sock:scudo-bpfd" } },
+};
+
+static char access_char(PathAccess a) {
+        return "wrhd"[a];
+}
+
+static PathAccess access_of(char c) {
+        return c == 'w' ? PATH_ACCESS_WRITE : c == 'r' ? PATH_ACCESS_READ : c == 'h' ? PATH_ACCESS_HIDE :
+                                                                             PATH_ACCESS_DENY;
+}
+
+/* "kind A:rel" of an entry below the root, or NULL for one elsewhere. */
+static char *describe(char kind, const PlanPath *e) {
+        const char *rel = path_startswith(e->path, root);
+        char *s = NULL;
+        if (!rel || !*rel)
+                return NULL;
+        if (asprintf(&s, "%c%c:%s", kind, access_char(e->access), rel) < 0)
+                abort();
+        return s;
+}
+
+/* Whether `got` (with reason) is wanted: the "K A:rel" part equal, the reason holding the rest. */
+static bool wanted(const Case *c, const char *got, const char *reason, bool *seen) {
+        size_t l = strlen(got);
+        for (size_t i = 0; i < ELEMENTSOF(c->want) && c->want[i]; i++) {
+                const char *w = c->want[i];
+                if (strncmp(w, got, l) != 0 || (w[l] != 0 && w[l] != ':'))
+                        continue;
+                if (w[l] == ':' && !(reason && strstr(reason, w + l + 1)))
+                        continue;
+                seen[i] = true;
+                return true;
+        }
+        return false;
+}
+
+static void run_case(const Case *c) {
+        _cleanup_(plan_freep) Plan *p = plan_new();
+        _cleanup_free_ char *run = in_root("run"), *home = in_root("home"), *bpfd = in_root("bpfd.sock");
+        _cleanup_free_ char *wd = c->wd ? in_root(c->wd) : NULL;
+        bool seen[ELEMENTSOF(c->want)] = {}, ok = true;
+
+        if (!p)
+                abort();
+        p->dbus = c->dbus;
+        p->working_directory = TAKE_PTR(wd);
+        for (size_t i = 0; i < ELEMENTSOF(c->entries) && c->entries[i]; i++) {
+                _cleanup_free_ char *path = in_root(c->entries[i] + 2);
+                if (plan_add_path(p, access_of(c->entries[i][0]), path, "test") < 0)
+                        abort();
+        }
+        if (c->config_file) {
+                _cleanup_free_ char *f = in_root(c->config_file);
+                if (strv_extend(&p->config_files, f) < 0)
+                        abort();
+        }
+        /* the runtime directory only where a case is about it */
+        bool rt = false;
+        for (size_t i = 0; i < ELEMENTSOF(c->entries) && c->entries[i]; i++)
+                rt = rt || strncmp(c->entries[i] + 2, "run", 3) == 0;
+        HardenContext ctx = { .home = home, .runtime_dir = rt ? run : NULL, .bpfd_socket = c->bpfd ? bpfd : NULL };
+        int r = plan_harden(p, &ctx);
+        TAP_CHECK(r == 0 && p->hardened, "%s: hardened (%d)", c->name, r);
+
+        for (size_t i = 0; i < p->n_paths; i++) {
+                const PlanPath *e = &p->paths[i];
+                _cleanup_free_ char *d = describe(e->reason ? '+' : '=', e);
+                bool scudo = streq(e->origin, PLAN_ORIGIN_SCUDO);
+                if (d && (scudo != (e->reason != NULL) || !wanted(c, d, e->reason, seen))) {
+                        printf("#   %s: unexpected %s (%s)\n", c->name, d, strempty(e->reason));
+                        ok = false;
+                }
+        }
+        for (size_t i = 0; i < p->n_dropped; i++) {
+                _cleanup_free_ char *d = describe('-', &p->dropped[i].entry);
+                if (d && !wanted(c, d, p->dropped[i].reason, seen)) {
+                        printf("#   %s: unexpected %s (%s)\n", c->name, d, p->dropped[i].reason);
+                        ok = false;
+                }
+        }
+        for (size_t i = 0; i < ELEMENTSOF(c->want) && c->want[i]; i++)
+                if (!seen[i]) {
+                        printf("#   %s: missing %s\n", c->name, c->want[i]);
+                        ok = false;
+                }
+        TAP_CHECK(ok, "%s", c->name);
+}
+
+/* What has to exist for a run is asked of the runner, never made here (explain runs this too). */
+static void test_creates_nothing(void) {
+        _cleanup_(plan_freep) Plan *p = plan_new();
+        _cleanup_free_ char *home = in_root("home2"), *config = in_root("home2/.config");
+        if (!p || mkdir(home, 0755) < 0 || plan_add_path(p, PATH_ACCESS_WRITE, home, "test") < 0)
+                abort();
+        p->working_directory = strdup(home);
+        HardenContext ctx = { .home = home };
+        TAP_CHECK(plan_harden(p, &ctx) == 0, "a writable home hardened");
+        struct stat st;
+        TAP_CHECK(lstat(config, &st) < 0 && errno == ENOENT, "no configuration directory made");
+        _cleanup_free_ char *git = in_root("home2/.git");
+        TAP_CHECK(lstat(git, &st) < 0 && errno == ENOENT, "no placeholder made");
+        size_t dirs = 0, placeholders = 0;
+        for (size_t i = 0; i < p->n_paths; i++) {
+                dirs += p->paths[i].create == PATH_CREATE_DIR;
+                placeholders += p->paths[i].create == PATH_CREATE_PLACEHOLDER;
+        }
+        TAP_CHECK(dirs == 2 && placeholders == 1, "... both asked of the runner (%zu, %zu)", dirs, placeholders);
+}
+
+/* At most PLAN_GIT_PLACEHOLDERS_MAX placeholders. */
+static void test_placeholder_limit(void) {
+        _cleanup_(plan_freep) Plan *p = plan_new();
+        const char *dirs[] = { "l/", "l/a/", "l/a/b/", "l/a/b/c/", "l/a/b/c/d/", "l/a/b/c/d/e/" };
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                make(dirs[i]);
+                _cleanup_free_ char *d = in_root(dirs[i]);
+                d[strlen(d) - 1] = 0;
+                if (!p || plan_add_path(p, PATH_ACCESS_WRITE, d, "test") < 0)
+                        abort();
+        }
+        p->working_directory = in_root("l/a/b/c/d/e");
+        TAP_CHECK(plan_harden(p, &(HardenContext) {}) == 0, "six writable directories above the start");
+        size_t n = 0;
+        for (size_t i = 0; i < p->n_paths; i++)
+                n += p->paths[i].create == PATH_CREATE_PLACEHOLDER;
+        TAP_CHECK(n == PLAN_GIT_PLACEHOLDERS_MAX, "... get %d placeholders (%zu)", PLAN_GIT_PLACEHOLDERS_MAX, n);
+}
+
+int main(void) {
+        snprintf(root, sizeof(root), "/tmp/scudo-plan-harden-XXXXXX");
+        if (!mkdtemp(root))
+                abort();
+        const char *tree[] = { "home/", "home/.ssh/", "home/.ssh/id", "home/.ssh/keys/", "file", "proj/",
+                               "proj/.git/", "proj/.git/HEAD", "proj/.scudo.toml", "empty/", "run/",
+                               "run/systemd/", "run/bus", "bpfd.sock" };
+        for (size_t i = 0; i < ELEMENTSOF(tree); i++)
+                make(tree[i]);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                run_case(&cases[i]);
+        test_creates_nothing();
+        test_placeholder_limit();
+        _cleanup_free_ char *cmd = NULL;
+        if (asprintf(&cmd, "rm -rf '%s'", root) >= 0)
+                (void) system(cmd);
+        return tap_done();
+}
