@@ -18,7 +18,11 @@
  *   3. out of reach: the service manager's private socket, the session bus unless the plan
  *      allows it (the filtered proxy's socket in its place when it filters it), scudo-bpfd's
  *      socket; root's container and VM managers' sockets and, with network rules, the name
- *      services' unless a profile names one. */
+ *      services' unless a profile names one;
+ *   4. dropped: every hide or deny entry whose mount would change nothing, because its path
+ *      does not exist or lies under a directory the command sees empty or cannot reach (and no
+ *      entry between gives it back). Read and write entries all stay: one whose path is
+ *      missing is still checked to be missing inside (scudo-confine). */
 
 #include "plan/plan.h"
 

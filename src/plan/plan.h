@@ -10,8 +10,9 @@
  *      those that lead out of a directory the command may write;
  *   2. plan_harden() (plan-harden.h) adds what scudo protects whatever the profiles say (its
  *      configuration, the project files, .git, the service manager's, root's and the name
- *      services' sockets), each entry with origin "scudo" and its reason; an entry of the
- *      profiles it replaces goes to `dropped`, with its reason.
+ *      services' sockets), each entry with origin "scudo" and its reason, then drops the
+ *      entries whose mount would change nothing; what it drops goes to `dropped`, each with
+ *      its reason.
  * The runner takes only a hardened plan (`hardened`) and turns it into properties as it is:
  * what a run gets is what `scudo explain` and `--dry-run` show. */
 

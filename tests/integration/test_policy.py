@@ -3,6 +3,8 @@
 hooks, run as dev against the real user manager. What a profile grants is checked by running
 the command and looking at the result from outside the sandbox."""
 import json
+import os
+import re
 import shlex
 
 from conftest import SCUDO, helper
@@ -218,3 +220,29 @@ def test_trust_takes_the_hooks_of_the_file_tree_as_lists_and_no_other_file(tb, w
     finally:
         tb.dev("%s untrust %s %s/hooks/a.lua %s/hooks/b.lua %s/evil.lua; rm -rf %s"
                % (Q, work, work, work, outside, outside))
+
+
+def test_explain_creates_nothing_and_shows_what_scudo_adds(tb, work):
+    # With the home directory writable, scudo keeps its configuration read-only, a directory a
+    # run makes first when missing; explain only says so (it once made it). And a deny of a
+    # path that does not exist is dropped, saying why.
+    tag = work[-8:]
+    cfg = "/home/dev/cfg-%s" % tag
+    r = tb.scudo(["explain", "--fs-write", "/home/dev", "--fs-deny", "/home/dev/no-such-%s" % tag, "true"],
+                 cwd=work, extra_env="XDG_CONFIG_HOME=%s" % cfg)
+    assert r.rc == 0 and "plan: valid" in r.out, r
+    assert re.search(r"read +%s/scudo \(directory created when missing: would be created\) +<- scudo "
+                     r"\(its own configuration stays read-only\)" % cfg, r.out), r
+    assert re.search(r"deny +/home/dev/no-such-%s +<- --fs-deny +\(dropped: does not exist" % tag, r.out), r
+    assert tb.root("test -e %s" % cfg).rc != 0, "explain created %s" % cfg
+    assert tb.root("test -e %s/.git" % work).rc != 0, "explain made a .git placeholder"
+    # --dry-run shows the same and makes nothing either
+    r = tb.scudo(["--dry-run", "--fs-write", "/home/dev", "true"], cwd=work,
+                 extra_env="XDG_CONFIG_HOME=%s" % cfg)
+    assert "filesystem.read: %s/scudo   (scudo: its own configuration stays read-only)" % cfg in r.out, r
+    assert tb.root("test -e %s" % cfg).rc != 0, "--dry-run created %s" % cfg
+    # a run makes it, and keeps it read-only
+    r = tb.scudo(["--fs-write", "/home/dev", "sh", "-c", "touch %s/scudo/x; echo t=$?" % cfg], cwd=work,
+                 extra_env="XDG_CONFIG_HOME=%s" % cfg)
+    assert "t=0" not in r.out and tb.root("test -d %s/scudo" % cfg).rc == 0, r
+    tb.root("rm -rf %s" % cfg)

@@ -106,12 +106,17 @@ static inline void pt_request(Request *r, const char *dir, const char *const *ar
                 strv_extend(&r->environ, *e);
 }
 
-/* The plan's entry for path (relative to the scratch root, or absolute), or NULL. */
+/* The plan's entry for path (relative to the scratch root, or absolute), or NULL. An entry the
+ * hardening step left out because its mount would change nothing (most paths of these tests do
+ * not exist) is what the policy resolved all the same: it is found too. */
 static inline const PlanPath *pt_find_path(const Plan *p, const char *path) {
         const char *want = path[0] == '/' ? path : pt_path(path);
         for (size_t i = 0; i < p->n_paths; i++)
                 if (strcmp(p->paths[i].path, want) == 0)
                         return &p->paths[i];
+        for (size_t i = 0; i < p->n_dropped; i++)
+                if (strcmp(p->dropped[i].entry.path, want) == 0)
+                        return &p->dropped[i].entry;
         return NULL;
 }
 
