@@ -182,12 +182,15 @@ static const char *tilde(FileJudge *j, const char *path, char *buf, size_t size)
         return buf;
 }
 
+/* The entry of the plan closest above path, or at it. An entry the hardening step left out as
+ * changing nothing (~/.ssh under the hidden home) is still the rule the profiles wrote for
+ * the path: it counts too, below the plan's own entry for the same path. */
 static const PlanPath *deepest_entry(const Plan *p, const char *path) {
         const PlanPath *best = NULL;
         size_t best_len = 0;
 
-        for (size_t i = 0; i < p->n_paths; i++) {
-                const PlanPath *e = &p->paths[i];
+        for (size_t i = 0; i < p->n_paths + p->n_dropped; i++) {
+                const PlanPath *e = i < p->n_paths ? &p->paths[i] : &p->dropped[i - p->n_paths].entry;
                 size_t l = strlen(e->path);
 
                 if (path_startswith(path, e->path) && (!best || l > best_len)) {
@@ -202,6 +205,18 @@ static bool ends_with(const char *s, const char *suffix) {
         size_t a = strlen(s), b = strlen(suffix);
 
         return a >= b && streq(s + a - b, suffix);
+}
+
+/* A refusal in a .git that scudo keeps read-only (plan-harden.c); false for git's optional
+ * index.lock: git status takes it on its own, to refresh the index in passing, and goes on
+ * without it. */
+static bool git_refusal(const char *path, Report *r) {
+        if (ends_with(path, "/.git/index.lock") && streq(r->op, "write"))
+                return false;
+        r->rule = "a .git in a writable directory is read-only unless a profile names it";
+        r->origin = "<scudo>";
+        r->access = "read";
+        return true;
 }
 
 static bool below_any(const char *path, const char *const *roots) {
@@ -274,6 +289,8 @@ static bool attribute(FileJudge *j, const char *path, int error, Report *r) {
                         /* the real directory, read-only: what is missing there is missing */
                         if (error == ENOENT)
                                 return false;
+                        if (e->reason && ends_with(e->path, "/.git"))
+                                return git_refusal(path, r);
                         break;
                 default:
                         /* the real directory, writable: what is missing there is missing, and
@@ -284,16 +301,8 @@ static bool attribute(FileJudge *j, const char *path, int error, Report *r) {
                             !(startswith(rest, ".git/") || streq(rest, ".git") || strstr(rest, "/.git/") ||
                               ends_with(rest, "/.git")))
                                 return false;
-                        /* git status takes .git/index.lock on its own, to refresh the index
-                         * in passing, and goes on without it: no report for that. */
-                        if (ends_with(path, "/.git/index.lock") && streq(r->op, "write"))
-                                return false;
-                        /* git-guard.c and unit-build.c: a .git in a writable directory is
-                         * bound read-only unless the plan names it. */
-                        r->rule = "a .git in a writable directory is read-only unless a profile names it";
-                        r->origin = "<scudo>";
-                        r->access = "read";
-                        return true;
+                        /* a plan that was not hardened: its .git is read-only all the same */
+                        return git_refusal(path, r);
                 }
                 (void) snprintf(j->rule, sizeof(j->rule), "filesystem.%s \"%s\"", path_access_to_string(e->access),
                                 tilde(j, e->path, shown, sizeof(shown)));

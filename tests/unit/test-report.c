@@ -15,6 +15,7 @@
 #include "report/report-format.h"
 #include "report/suggest.h"
 #include "tap.h"
+#include "plan/plan-harden.h"
 #include "util/macro.h"
 #include "util/path-util.h"
 
@@ -187,6 +188,26 @@ static void test_file_judge(void) {
                 e = file_event(257, O_RDONLY, EACCES, p);
                 TAP_CHECK(file_judge(j, &e, &r) == 0, "what the user may not read outside either: no report");
         }
+
+        /* The same plan hardened (plan-harden.h): the deny of ~/.ssh under the hidden home is
+         * dropped as changing nothing, yet it is still the rule that names the refusal; the
+         * .git is scudo's read-only entry now. */
+        TAP_CHECK(plan_harden(plan, &(HardenContext) {}) == 0 && plan->n_dropped > 0, "the plan hardened");
+        file_judge_free(j);
+        TAP_CHECK(file_judge_new(plan, home, &j) == 0, "file judge of the hardened plan");
+        snprintf(p, sizeof(p), "%s/home/.ssh/id", dir);
+        e = file_event(257, O_RDONLY, ENOENT, p);
+        TAP_CHECK(file_judge(j, &e, &r) == 1 && streq(r.rule, "filesystem.deny \"~/.ssh\"") &&
+                  streq_ptr(r.origin, "<built-in>/default.toml:20"),
+                  "a file under a deny the hardening step dropped: %s (%s)", r.rule, strempty(r.origin));
+        snprintf(p, sizeof(p), "%s/home/proj/.git/hooks", dir);
+        e = file_event(83, 0, EROFS, p);
+        TAP_CHECK(file_judge(j, &e, &r) == 1 && streq_ptr(r.origin, "<scudo>") && streq(r.op, "create"),
+                  "a hook directory in scudo's read-only .git: %s", r.rule);
+        snprintf(p, sizeof(p), "%s/home/proj/.git/index.lock", dir);
+        e = file_event(257, O_RDWR | O_CREAT | O_EXCL, EROFS, p);
+        TAP_CHECK(file_judge(j, &e, &r) == 0, "git's optional index.lock in it: no report");
+
         snprintf(p, sizeof(p), "rm -rf %s", dir);
         (void) system(p);
 }
