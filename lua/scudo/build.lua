@@ -541,6 +541,7 @@ function Builder:plan(applied, view)
         dbus_own = strings(list_values(v, "dbus.own")),
         dbus_see = strings(list_values(v, "dbus.see")),
         confirm = v.confirm and v.confirm.value or false,
+        confirm_origin = v.confirm and v.confirm.value and v.confirm.origin or nil,
         log_target = view.log_target or self.log_target or "stderr",
         log_report = self.log_report,
         profiles = applied,

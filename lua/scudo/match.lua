@@ -9,6 +9,7 @@
 -- profile defined later (a project file after the global configuration) comes last.
 local util = require("scudo.util")
 local text = require("scudo.text")
+local sys = require("scudo.sys")
 
 local M = {}
 
@@ -80,6 +81,42 @@ function M.find(index, request, file_position)
         return a.name < b.name
     end)
     return found
+end
+
+-- The command names the profiles `names` can select, for the links that route them to scudo
+-- inside a sandbox that delegates them: a name pattern's name, a command-line pattern's first
+-- word, and for a "re:" pattern every name in the directories of `search_path` (":"-separated,
+-- absolute ones only) that it matches. Sorted, each once.
+function M.commands(index, names, search_path)
+    local set, regexes = {}, {}
+    for i = 1, #names do
+        local patterns = M.patterns(index.defs[names[i]])
+        for j = 1, #patterns do
+            local p = patterns[j].value
+            if p:sub(1, 3) == "re:" then
+                regexes[#regexes + 1] = p
+            else
+                local first = p:match("^%s*(%S+)")
+                if first then
+                    set[first] = true
+                end
+            end
+        end
+    end
+    if #regexes > 0 and search_path then
+        for dir in search_path:gmatch("[^:]+") do
+            local entries = dir:sub(1, 1) == "/" and sys.listdir(dir, true) or nil
+            for k = 1, entries and #entries or 0 do
+                local e = entries[k]
+                for j = 1, #regexes do
+                    if not set[e] and M.test(regexes[j], e, { e }) then
+                        set[e] = true
+                    end
+                end
+            end
+        end
+    end
+    return util.sorted_keys(set)
 end
 
 function M.has_match(index, name)

@@ -2,8 +2,8 @@
 -- The entry points C calls (src/policy/policy.c): resolve, explain, check, profiles, trust.
 --
 -- The request comes from C as a table: argv, command_name, exec_path, start_dir, env (name ->
--- value), env_names (env's names, sorted), home, runtime_dir, uid, nested, delegated,
--- interactive, sysconfdir, and the one-run overrides profiles, no_match, fs_write/read/hide/deny,
+-- value), env_names (env's names, sorted), home, runtime_dir, uid, nested, interactive,
+-- sysconfdir, and the one-run overrides profiles, no_match, fs_write/read/hide/deny,
 -- net_allow/deny, no_network, env_copy, deny_env, allow_env, properties, delegate (-1, 0, 1).
 local util = require("scudo.util")
 local discover = require("scudo.discover")
@@ -25,7 +25,7 @@ end
 
 -- Reads every configuration file that applies. Configuration errors in the built-in,
 -- system or user files stop everything; a project file that is not trusted is named once
--- and ignored (an error in a delegated run, where nothing may be asked).
+-- and ignored (the plan lists it: a delegated run, which may ask nothing, is refused in C).
 local function read_files(request, ex)
     local files = discover.files(request)
     local store = trust.store()
@@ -39,10 +39,6 @@ local function read_files(request, ex)
                 notice(ex, ("%s: cannot be read, ignored (%s)"):format(f.path, f.errors[1] or "?"))
             elseif not okt then
                 f.status = "untrusted"
-                if request.delegated then
-                    util.fail("%s is not trusted, and a delegated run cannot ask: refusing to run "
-                        .. "(to trust it, outside the sandbox: scudo trust %s)", f.path, f.path)
-                end
                 notice(ex, ("%s is not trusted and was ignored; to apply it: scudo trust %s")
                     :format(f.path, f.path))
             elseif not load.parse(f, request) then
@@ -100,7 +96,7 @@ local function evaluate(request, explain)
     local applied = applied_profiles(request, index, files)
 
     local resolved, names = {}, {}
-    local delegable_yes, delegable_no = false, nil
+    local delegable_yes, undelegable = false, {}
     for _, a in ipairs(applied) do
         resolved[#resolved + 1] = a.resolved
         names[#names + 1] = a.name
@@ -108,9 +104,10 @@ local function evaluate(request, explain)
         if d and d.value == true then
             delegable_yes = true
         elseif d and d.value == false then
-            delegable_no = delegable_no or a.name
+            undelegable[#undelegable + 1] = a.name
         end
     end
+    local delegable_no = undelegable[1]
     local values, order = merge.combine(resolved)
 
     local b = build.new(request, values, ex, order)
@@ -130,15 +127,25 @@ local function evaluate(request, explain)
     plan.delegable = delegable_yes and not delegable_no
     -- Kept as they are inside the sandbox (policy.c): edited there, a trusted file would be
     -- untrusted at the next run, and ignored.
-    local config_files = {}
+    local config_files, untrusted = {}, {}
     for _, f in ipairs(files) do
         if f.layer == "project" then
             config_files[#config_files + 1] = f.path
+            if f.status == "untrusted" then
+                untrusted[#untrusted + 1] = f.path
+            end
         end
     end
     plan.config_files = config_files
+    plan.untrusted_files = untrusted
     plan.hook_files = b.hook_files
     plan.delegate = b:delegate(index)
+    -- What a delegated run is checked against, in C: the profiles that say delegable = false.
+    plan.undelegable = undelegable
+    -- The commands routed to scudo inside this sandbox (src/broker/route.c).
+    if #plan.delegate > 0 then
+        plan.delegate_commands = match.commands(index, plan.delegate, request.env.PATH)
+    end
     plan.warnings = {}
     for _, w in ipairs(ex.notices) do
         plan.warnings[#plan.warnings + 1] = w

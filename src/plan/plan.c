@@ -105,6 +105,10 @@ Plan *plan_free(Plan *p) {
         strv_free(p->dbus_own);
         strv_free(p->dbus_see);
         strv_free(p->delegate);
+        strv_free(p->delegate_commands);
+        strv_free(p->undelegable);
+        strv_free(p->untrusted_files);
+        free(p->confirm_origin);
         free(p->log_target);
         strv_free(p->log_report);
         strv_free(p->profiles);

@@ -148,8 +148,18 @@ typedef struct Plan {
         /* Delegation, as resolved for this sandbox. */
         bool delegable;
         char **delegate;        /* profile names this sandbox delegates */
+        char **delegate_commands;       /* the command names they match: routed to scudo inside */
+        /* For a delegated run of this plan (plan-delegate.h): the applied profiles that say
+         * delegable = false, themselves or through what they extend, and the project files
+         * ignored as not trusted. */
+        char **undelegable;
+        char **untrusted_files;
+        /* The delegation step's answer to a delegated request that no delegated profile
+         * matches: the caller runs the command inside its own sandbox, as without a broker. */
+        bool delegation_in_place;
 
         bool confirm;
+        char *confirm_origin;   /* where confirm = true was said, "file:line" */
         char *log_target;       /* "stderr", "journald" or a path */
         char **log_report;      /* "file", "net", "dns" */
 

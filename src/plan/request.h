@@ -11,6 +11,8 @@
 #include "util/macro.h"
 #include "util/sandbox-unit.h"
 
+struct DelegationContext;
+
 typedef struct Request {
         char **argv;            /* COMMAND [ARG...], argv[0] as typed */
         char *command_name;     /* basename of argv[0]: what profiles match against */
@@ -35,6 +37,10 @@ typedef struct Request {
         char **deny_env, **allow_env;
         char **properties;      /* --property K=V */
         int delegate;           /* -1 --no-delegate, 0 profile's choice, 1 --delegate */
+
+        /* Set by the broker for a request it received: the sandbox it came from (borrowed).
+         * The plan then goes through the delegation step (plan/plan-delegate.h). */
+        const struct DelegationContext *delegation;
 } Request;
 
 void request_done(Request *r);

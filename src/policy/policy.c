@@ -13,6 +13,7 @@
 #include "config.h"
 #include "plan/plan-create.h"
 #include "plan/plan-harden.h"
+#include "plan/plan-delegate.h"
 #include "plan/plan-validate.h"
 #include "policy/lua-engine.h"
 #include "policy/policy.h"
@@ -152,10 +153,6 @@ static int push_request(lua_State *L) {
         lua_setfield(L, -2, "nested");
         lua_pushboolean(L, req->via_link);
         lua_setfield(L, -2, "via_link");
-        /* A delegated run (started by the broker) may not ask anything; the Request does not
-         * say so yet, see policy.h. */
-        lua_pushboolean(L, false);
-        lua_setfield(L, -2, "delegated");
         lua_pushboolean(L, isatty(STDIN_FILENO) && isatty(STDERR_FILENO));
         lua_setfield(L, -2, "interactive");
 
@@ -358,7 +355,8 @@ static int read_plan(lua_State *L) {
                 p->delegable = get_bool(L, "delegable");
                 p->confirm = get_bool(L, "confirm");
                 const char *t = get_string(L, "log_target", "stderr");
-                if (!(p->log_target = strdup(t)))
+                const char *co = get_string(L, "confirm_origin", NULL);
+                if (!(p->log_target = strdup(t)) || (co && !(p->confirm_origin = strdup(co))))
                         r = -ENOMEM;
         }
         struct {
@@ -373,6 +371,9 @@ static int read_plan(lua_State *L) {
                 { "dbus_own", &p->dbus_own },
                 { "dbus_see", &p->dbus_see },
                 { "delegate", &p->delegate },
+                { "delegate_commands", &p->delegate_commands },
+                { "undelegable", &p->undelegable },
+                { "untrusted_files", &p->untrusted_files },
                 { "log_report", &p->log_report },
                 { "profiles", &p->profiles },
                 { "config_files", &p->config_files },
@@ -575,8 +576,6 @@ static int confirm_run(const Plan *p, const Request *req, char **ret_error) {
 
         if (!p->confirm)
                 return 0;
-        /* A delegated run must refuse rather than ask (its terminal is the agent's). The
-         * Request cannot say "delegated" yet: when it can, refuse here as for no terminal. */
         if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO)) {
                 if (ret_error && asprintf(ret_error, "a profile for '%s' asks for confirmation (confirm = true), "
                                           "but there is no terminal to ask on; not running it",
@@ -623,13 +622,28 @@ int policy_resolve(const Request *req, Plan **ret_plan, char **ret_error) {
         r = plan_validate(p, ret_error);
         if (r < 0)
                 return r;
+        if (req->delegation) {
+                /* Through a broker: delegated or not, and within the limits (nothing is asked:
+                 * confirm = true is one of them). */
+                Delegation d;
+                r = plan_delegate(p, req, req->delegation, &d, ret_error);
+                if (r < 0)
+                        return r;
+                p->delegation_in_place = d == DELEGATION_IN_PLACE;
+                if (p->delegation_in_place) {
+                        *ret_plan = TAKE_PTR(p);
+                        return 0;
+                }
+        }
         HardenContext hc = harden_context(req);
         r = plan_harden(p, &hc);
         if (r < 0)
                 return r;
-        r = confirm_run(p, req, ret_error);
-        if (r < 0)
-                return r;
+        if (!req->delegation) {
+                r = confirm_run(p, req, ret_error);
+                if (r < 0)
+                        return r;
+        }
         *ret_plan = TAKE_PTR(p);
         return 0;
 }

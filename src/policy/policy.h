@@ -17,7 +17,10 @@
  * expands variables, runs hooks, then plan_validate(). Notices (a project file that is not
  * trusted, warnings from hooks) are printed on stderr as warnings. When the plan says
  * confirm = true, asks [y/N] on the terminal, and fails (-ECANCELED) without one or on no.
- * Inside a sandbox (req->nested), one-run options that would widen it fail (-EPERM). */
+ * Inside a sandbox (req->nested), one-run options that would widen it fail (-EPERM). A request
+ * that came through a broker (req->delegation) goes through the delegation step right after
+ * validation instead of asking (plan/plan-delegate.h): refused with -EPERM, or a plan whose
+ * delegation_in_place says the caller runs it itself. */
 int policy_resolve(const Request *req, Plan **ret_plan, char **ret_error);
 
 /* The human-readable (or JSON) account of how the plan came about: files and their trust,
