@@ -31,6 +31,9 @@ static const Verb verbs[] = {
         { "suggest",  verb_suggest },
         { "link",     verb_link },
         { "unlink",   verb_unlink },
+        /* Not for people: what the delegation broker starts for each request
+         * (cli/verb-delegated.c). */
+        { "__broker-request", verb_broker_request },
 };
 
 static int run(int argc, char **argv) {

@@ -19,6 +19,7 @@ extern char **environ;
 void run_args_done(RunArgs *a) {
         request_done(&a->request);
         free(a->run.report_json);
+        free(a->refusal);
 }
 
 void help_run(void) {
@@ -289,6 +290,13 @@ static int env_copy_valid(char ***ret) {
 }
 
 int request_complete(Request *req) {
+        int r = request_describe_caller(req);
+        if (r != 0)
+                return r;
+        return request_complete_command(req);
+}
+
+int request_complete_command(Request *req) {
         struct stat self;
         int r;
 
@@ -338,6 +346,5 @@ int request_complete(Request *req) {
 
         if (env_copy_valid(&req->environ) < 0)
                 return log_error_errno(ENOMEM, "Out of memory"), EXIT_SCUDO_SETUP;
-
-        return request_describe_caller(req);
+        return 0;
 }

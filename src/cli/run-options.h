@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+#include "plan/plan.h"
 #include "plan/request.h"
 #include "unit/run.h"
 
@@ -15,6 +16,11 @@ typedef struct RunArgs {
         bool dry_run;
         bool json;              /* explain --json */
         bool list_properties;   /* explain --list-properties */
+
+        /* A request the broker serves (verb-delegated.c): told back when the command is not
+         * delegated (in_place) or why it was refused. */
+        bool in_place;
+        char *refusal;
 } RunArgs;
 
 void run_args_done(RunArgs *a);
@@ -24,11 +30,15 @@ void run_args_done(RunArgs *a);
  * ("explain"), or NULL for a run. */
 int parse_run_args(int argc, char **argv, const char *verb, RunArgs *ret);
 
-/* Fills in what the request needs from the caller's process: the command resolved on PATH
- * (never scudo itself), the working directory, the environment, home and runtime dir.
+/* Fills in what the request needs from the caller's process: who and where the caller is
+ * (request_describe_caller()), then the command (request_complete_command()). Returns an exit
+ * status on failure after printing why, or 0. */
+int request_complete(Request *req);
+
+/* The command resolved on PATH (never scudo itself), the working directory, the environment.
  * Returns an exit status on failure (127 not found, 126 not executable, 125 other) after
  * printing why, or 0. */
-int request_complete(Request *req);
+int request_complete_command(Request *req);
 
 /* Whether argv[0] names scudo itself, or a command it was linked as. */
 bool invoked_as_scudo(const char *argv0);

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "broker/client.h"
+#include "broker/protocol.h"
 #include "config.h"
 #include "plan/plan.h"
 #include "util/path-util.h"
@@ -79,15 +81,69 @@ static bool userns_available(void) {
         return true;
 }
 
+/* What only a run from a terminal can be asked for: with a broker, the command is the broker's
+ * to run or not. */
+static const char *local_option(const RunArgs *args) {
+        if (args->dry_run)
+                return "--dry-run";
+        if (args->run.force_pty || args->run.no_pty)
+                return "--pty / --no-pty";
+        if (args->run.tui)
+                return "--tui";
+        if (args->run.report_json)
+                return "--report-json";
+        return NULL;
+}
+
+/* Through the links of the sandbox's routing directory by their path: the command's name is
+ * what the broker resolves, outside, where that directory is elsewhere. */
+static int routed_name(Request *req) {
+        char prefix[64];
+        (void) snprintf(prefix, sizeof(prefix), "/run/user/%u/" BROKER_DIR_NAME "/" BROKER_BIN_NAME "/",
+                        (unsigned) req->uid);
+        const char *rest = startswith(req->argv[0], prefix);
+        if (!rest || !*rest || strchr(rest, '/'))
+                return 0;
+        char *n = strdup(rest);
+        if (!n)
+                return -ENOMEM;
+        free(req->argv[0]);
+        req->argv[0] = n;
+        return 0;
+}
+
 /* Inside a sandbox there is no service manager to ask (its bus is hidden), and the command
- * is confined already: it runs in place, with the sandbox's access. */
+ * is confined already. In a sandbox that delegates, its broker decides where the command runs
+ * (broker/client.h); otherwise, and when the broker says so, it runs in place, with the
+ * sandbox's access. */
 static int run_nested(RunArgs *args) {
+        int r;
+
         const char *opt = request_widening_option(&args->request);
         if (opt) {
                 log_error("%s is refused inside a scudo sandbox (%s): the sandbox around this command "
                           "decides what it may do", opt, args->request.enclosing_unit);
                 return EXIT_SCUDO_SETUP;
         }
+        if (broker_client_present(args->request.uid)) {
+                int status = 0;
+                opt = local_option(args);
+                if (opt) {
+                        log_error("%s is not available inside a sandbox that delegates (%s): where a command "
+                                  "runs is its broker's to decide", opt, args->request.enclosing_unit);
+                        return EXIT_SCUDO_SETUP;
+                }
+                if (routed_name(&args->request) < 0)
+                        return log_oom(), EXIT_SCUDO_SETUP;
+                r = broker_client_run(args->request.uid, args->request.argv, &status);
+                if (r < 0)
+                        return EXIT_SCUDO_SETUP;
+                if (r == BROKER_RAN)
+                        return status;
+        }
+        r = request_complete_command(&args->request);
+        if (r != 0)
+                return r;
         if (args->dry_run) {
                 printf("nested in %s: would run %s in place\n", args->request.enclosing_unit,
                        args->request.exec_path);
@@ -146,12 +202,14 @@ int run_request(RunArgs *args) {
         _cleanup_free_ char *error = NULL;
         int r;
 
-        r = request_complete(&args->request);
+        r = request_describe_caller(&args->request);
         if (r != 0)
                 return r;
-
         if (args->request.nested)
                 return run_nested(args);
+        r = request_complete_command(&args->request);
+        if (r != 0)
+                return r;
         warn_missing_paths(&args->request);
 
         r = policy_resolve(&args->request, &plan, &error);
@@ -161,7 +219,13 @@ int run_request(RunArgs *args) {
                 else
                         log_error_errno(r, "Failed to resolve the profiles for '%s': %m",
                                         args->request.command_name);
+                if (args->request.delegation)
+                        args->refusal = error ? TAKE_PTR(error) : strdup(strerror(-r));
                 return EXIT_SCUDO_SETUP;
+        }
+        if (plan->delegation_in_place) {
+                args->in_place = true;
+                return 0;
         }
 
         if (args->dry_run) {

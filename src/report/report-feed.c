@@ -28,6 +28,8 @@ typedef struct Entry {
         unsigned count;
         char time[40];
         char *notice;           /* a line of scudo's own instead of a report */
+        char *message;          /* a line of scudo's own for the log target, of kind `kind` */
+        const char *kind;
         char *json_line;        /* a record of the run's for the JSON file only */
 } Entry;
 
@@ -128,6 +130,32 @@ static void write_all(int fd, const struct iovec *iov, int n, unsigned *failed) 
                 (*failed)++;
 }
 
+/* A line of scudo's own, where the reports go. In the writer thread. */
+static void write_message(ReportFeed *f, const Entry *e, const char *nl, unsigned *failed) {
+        switch (f->config.target) {
+        case REPORT_TARGET_STDERR: {
+                struct iovec v[] = { { (void *) "scudo: ", 7 }, { e->message, strlen(e->message) },
+                                     { (void *) nl, strlen(nl) } };
+                write_all(STDERR_FILENO, v, 3, failed);
+                break;
+        }
+        case REPORT_TARGET_JOURNAL:
+                if (sd_journal_send("MESSAGE=scudo: %s", e->message,
+                                    "PRIORITY=5",
+                                    "SYSLOG_IDENTIFIER=scudo",
+                                    "SCUDO_KIND=%s", e->kind,
+                                    NULL) < 0)
+                        (*failed)++;
+                break;
+        case REPORT_TARGET_FILE: {
+                struct iovec v[] = { { (void *) e->time, strlen(e->time) }, { (void *) " scudo: ", 8 },
+                                     { e->message, strlen(e->message) }, { (void *) "\n", 1 } };
+                write_all(f->config.file_fd, v, 4, failed);
+                break;
+        }
+        }
+}
+
 /* In the writer thread, without the lock. */
 static void write_entry(ReportFeed *f, const Entry *e, unsigned *failed) {
         char text[LINE_MAX_BYTES], json[LINE_MAX_BYTES];
@@ -144,6 +172,10 @@ static void write_entry(ReportFeed *f, const Entry *e, unsigned *failed) {
                 struct iovec v[] = { { (void *) "scudo: ", 7 }, { e->notice, strlen(e->notice) },
                                      { (void *) nl, strlen(nl) } };
                 write_all(STDERR_FILENO, v, 3, failed);
+                return;
+        }
+        if (e->message) {
+                write_message(f, e, nl, failed);
                 return;
         }
 
@@ -220,6 +252,7 @@ static void *writer(void *userdata) {
                 write_entry(f, &e, &failed);
                 kept_done(&e.k);
                 free(e.notice);
+                free(e.message);
                 free(e.json_line);
 
                 (void) pthread_mutex_lock(&f->lock);
@@ -284,6 +317,7 @@ ReportFeed *report_feed_free(ReportFeed *f) {
         for (unsigned i = 0; i < QUEUE_SIZE; i++) {
                 kept_done(&f->queue[i].k);
                 free(f->queue[i].notice);
+                free(f->queue[i].message);
                 free(f->queue[i].json_line);
         }
         for (unsigned i = 0; i < SEEN_SLOTS; i++)
@@ -327,6 +361,7 @@ static void enqueue(ReportFeed *f, Entry *e) {
                         f->stats.queue_full++;
                         kept_done(&e->k);
                         free(e->notice);
+                        free(e->message);
                         free(e->json_line);
                         return;
                 }
@@ -338,6 +373,7 @@ static void enqueue(ReportFeed *f, Entry *e) {
                 (void) pthread_mutex_unlock(&f->lock);
                 kept_done(&e->k);
                 free(e->notice);
+                free(e->message);
                 free(e->json_line);
                 return;
         }
@@ -432,6 +468,22 @@ void report_feed_notice(ReportFeed *f, const char *line) {
         }
         e.notice = strdup(line);
         if (e.notice)
+                enqueue(f, &e);
+}
+
+void report_feed_message(ReportFeed *f, const char *kind, const char *line) {
+        Entry e = { .kind = kind };
+
+        if (!f || f->finished)
+                return;
+        if (f->screen) {
+                f->screen(line, f->screen_userdata);
+                if (f->config.target == REPORT_TARGET_STDERR)
+                        return;
+        }
+        now_text(e.time, sizeof(e.time));
+        e.message = strdup(line);
+        if (e.message)
                 enqueue(f, &e);
 }
 

@@ -53,6 +53,11 @@ void report_feed_lost(ReportFeed *f, ReportKind kind, unsigned n);
  * (or the screen) once, whatever the target. */
 void report_feed_notice(ReportFeed *f, const char *line);
 
+/* A line of scudo's own that belongs where the reports go: log.target (stderr, the journal with
+ * SCUDO_KIND=`kind`, or the file), or the --tui context area instead of stderr. The delegation
+ * broker reports each request so (src/broker/server.c). */
+void report_feed_message(ReportFeed *f, const char *kind, const char *line);
+
 /* A line of the run's own for the --report-json file only (run-record.h), taken over. */
 void report_feed_json_line(ReportFeed *f, char *line);
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include "broker/server.h"
 #include "bus-proxy.h"
 #include "git-config-copies.h"
 #include "git-guard.h"
@@ -71,6 +73,12 @@ typedef struct RunContext {
         GitGuard git_guard;
         GitConfigCopies git_config;     /* git's configuration less its credentials */
         bool started;           /* the unit may be running */
+
+        Broker *broker;         /* the plan delegates: its broker (broker/server.h) */
+        const RunCaller *caller;        /* a delegated run: who asked */
+        sd_event_source *caller_source;
+        sd_event_source *kill_timer;
+        bool caller_gone;
 } RunContext;
 
 static void stop_slice(RunContext *c);
@@ -88,6 +96,9 @@ static void run_context_done(RunContext *c) {
          * and the session bus proxy with its socket. */
         stop_slice(c);
         bus_proxy_stop(c->bus, &c->bus_proxy);
+        broker_free(c->broker);
+        sd_event_source_disable_unref(c->caller_source);
+        sd_event_source_disable_unref(c->kill_timer);
         sd_event_source_disable_unref(c->net_source);
         net_session_free(c->net);
         refusals_free(c->refusals);
@@ -212,36 +223,45 @@ static void call_async(RunContext *c, const char *method, const char *types, ...
                 (void) sd_bus_call_async(c->bus, NULL, m, NULL, NULL, 0);
 }
 
-/* Freeze the unit, stop ourselves like any job would on ^Z, and thaw when continued. */
-static void suspend(void *userdata) {
-        RunContext *c = userdata;
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        bool frozen = sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "FreezeUnit", &e, NULL,
-                                         "s", c->unit_name) >= 0;
-        pty_relay_restore_terminal(c->pty);
-        (void) kill(getpid(), SIGSTOP);
-        /* … continued (fg or bg) */
+/* … continued (fg or bg): the terminal raw again, the unit thawed. */
+static void resume(RunContext *c) {
         if (c->pty)
                 (void) pty_relay_raw_terminal(c->pty);
-        if (frozen)
-                (void) sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "ThawUnit", NULL, NULL,
-                                          "s", c->unit_name);
+        (void) sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "ThawUnit", NULL, NULL,
+                                  "s", c->unit_name);
         if (c->pty)
                 pty_relay_resize(c->pty);
 }
 
-static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+/* Freeze the unit, stop ourselves like any job would on ^Z, and thaw when continued. A
+ * delegated run's caller is the job the user's shell knows: it stops, and says when it goes on. */
+static void suspend(void *userdata) {
         RunContext *c = userdata;
-        int sig = (int) si->ssi_signo;
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        (void) sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "FreezeUnit", &e, NULL,
+                                  "s", c->unit_name);
+        pty_relay_restore_terminal(c->pty);
+        if (c->caller) {
+                if (c->caller->suspend(c->caller->fd) < 0)
+                        resume(c);
+                return;
+        }
+        (void) kill(getpid(), SIGSTOP);
+        resume(c);
+}
 
+static void handle_signal(RunContext *c, int sig) {
         switch (sig) {
         case SIGWINCH:
                 if (c->pty)
                         pty_relay_resize(c->pty);
-                return 0;
+                return;
         case SIGTSTP:
                 suspend(c);
-                return 0;
+                return;
+        case SIGCONT:   /* a delegated run's caller goes on after a suspension */
+                resume(c);
+                return;
         default:
                 /* First signal: pass it to every process of the command. Another one: the user
                  * insists, stop the unit (SIGTERM, then SIGKILL after TimeoutStopSec=). A third:
@@ -252,7 +272,59 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                         call_async(c, "StopUnit", "ss", c->unit_name, "replace");
                 else    /* a command that ignores SIGTERM does not get to wait out the stop timeout */
                         call_async(c, "KillUnit", "ssi", c->unit_name, "all", SIGKILL);
-                return 0;
+                return;
+        }
+}
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        handle_signal(userdata, (int) si->ssi_signo);
+        return 0;
+}
+
+static int on_kill_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        RunContext *c = userdata;
+        call_async(c, "KillUnit", "ssi", c->unit_name, "all", SIGKILL);
+        return 0;
+}
+
+/* The caller of a delegated run is gone (killed, or its sandbox ended): nobody is left to
+ * read what the command does. The unit is stopped, and what ignores the stop's SIGTERM gets
+ * SIGKILL a second later, as when scudo itself is killed (watcher.c). */
+static void caller_gone(RunContext *c) {
+        c->caller_gone = true;
+        c->caller_source = sd_event_source_disable_unref(c->caller_source);
+        if (!c->started)
+                return;
+        call_async(c, "ThawUnit", "s", c->unit_name);   /* frozen while the caller was stopped */
+        call_async(c, "StopUnit", "ss", c->unit_name, "replace");
+        (void) sd_event_add_time_relative(c->event, &c->kill_timer, CLOCK_MONOTONIC, 1000 * 1000, 0,
+                                          on_kill_timer, c);
+}
+
+static int on_caller(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        RunContext *c = userdata;
+        int sig = c->caller->receive(fd);
+        if (sig < 0)
+                caller_gone(c);
+        else if (sig > 0)
+                handle_signal(c, sig);
+        return 0;
+}
+
+/* Before the unit starts: the caller may be gone already, or have been interrupted. Returns 0
+ * to go on, or the exit status to end with, the unit not started. */
+static int caller_before_start(RunContext *c) {
+        for (;;) {
+                struct pollfd p = { .fd = c->caller->fd, .events = POLLIN };
+                if (poll(&p, 1, 0) <= 0)
+                        return 0;
+                int sig = c->caller->receive(c->caller->fd);
+                if (sig < 0) {
+                        c->caller_gone = true;
+                        return EXIT_SCUDO_SETUP;
+                }
+                if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
+                        return 128 + sig;
         }
 }
 
@@ -737,6 +809,23 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 if (r < 0)
                         return EXIT_SCUDO_SETUP;
         }
+        /* A sandbox that delegates gets its broker now, before its unit: the socket and links
+         * are bound into it. */
+        _cleanup_free_ char *broker_root = NULL;
+        r = broker_root_path(getuid(), &broker_root);
+        if (r < 0)
+                return log_oom(), EXIT_SCUDO_SETUP;
+        if (plan->delegate && plan->delegate[0]) {
+                r = broker_start(plan, c.unit_name, c.event, refusals_feed(c.refusals), c.watcher_fd, &c.broker);
+                if (r < 0)
+                        return EXIT_SCUDO_SETUP;
+        }
+        if (opts->caller) {
+                c.caller = opts->caller;
+                r = sd_event_add_io(c.event, &c.caller_source, c.caller->fd, EPOLLIN, on_caller, &c);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to watch the caller: %m"), EXIT_SCUDO_SETUP;
+        }
         if (plan->network_filtered || refusals_want_files(c.refusals)) {
                 r = start_restricted_slice(&c, plan);
                 if (r < 0)
@@ -799,6 +888,10 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 .confine_path = opts->confine_path,
                 .slice = c.in_slice ? c.slice_name : NULL,
                 .bus_proxy_socket = c.bus_proxy.unit[0] ? c.bus_proxy.socket : NULL,
+                .broker_root = broker_root,
+                .broker_socket = c.broker ? broker_socket(c.broker) : NULL,
+                .broker_bin = c.broker ? broker_bin(c.broker) : NULL,
+                .scudo_path = c.broker ? broker_scudo(c.broker) : NULL,
         };
         /* The caller's terminal raw (when its input is relayed) before the command starts: in
          * the background, scudo stops here (SIGTTOU), as any program setting its terminal
@@ -807,6 +900,12 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 r = pty_relay_raw_terminal(c.pty);
                 if (r < 0)
                         return log_error_errno(r, "Failed to set the terminal to raw mode: %m"), EXIT_SCUDO_SETUP;
+        }
+
+        if (c.caller) {
+                r = caller_before_start(&c);
+                if (r != 0)
+                        return r;
         }
 
         struct timespec unit_start;
@@ -842,6 +941,9 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 pty_relay_restore_terminal(c.pty);
         }
         tui_finish(c.tui);     /* the reports it showed, to stderr where they stay */
+        /* The sandbox is over, and with it every caller of the broker's: their commands are
+         * being stopped. */
+        broker_stop(c.broker, 5 * 1000 * 1000);
 
         /* The last reports of refusals, then the slice can go. */
         if (c.net)

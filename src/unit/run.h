@@ -14,6 +14,19 @@ enum {
         EXIT_SCUDO_NOTFOUND = 127,      /* the command was not found */
 };
 
+/* Who a delegated run is for (src/broker/): the scudo inside a sandbox that asked for it, at
+ * the other end of `fd`. What it receives is handled as if this scudo had received it, and its
+ * going away (even killed) stops the command. */
+typedef struct RunCaller {
+        int fd;
+        /* Reads what the caller sent: a signal to act on as if received (SIGCONT: the caller
+         * continues after a suspension), 0 for nothing, or a negative errno: the caller is gone. */
+        int (*receive)(int fd);
+        /* The user typed the suspend character: the caller is to stop itself (the unit is frozen
+         * meanwhile), and send SIGCONT when continued. */
+        int (*suspend)(int fd);
+} RunCaller;
+
 typedef struct RunOptions {
         const char *runtime_dir;
         const char *home;               /* the caller's, and */
@@ -23,6 +36,7 @@ typedef struct RunOptions {
         bool no_pty;            /* -T: never a pty (refused with a terminal among the streams) */
         char *report_json;      /* --report-json: absolute and clean, or NULL */
         bool tui;               /* --tui: the command and its refusal reports side by side */
+        const RunCaller *caller;        /* a delegated run's caller, or NULL */
 } RunOptions;
 
 /* Returns the exit status to use (the command's own, 128+N for signal N, or one of the

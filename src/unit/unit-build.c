@@ -5,6 +5,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include "broker/protocol.h"
 #include "config.h"
 #include "properties.h"
 #include "unit-build.h"
@@ -208,6 +209,58 @@ static int bind_git_config_copies(const UnitContext *ctx, MountLists *l) {
         return 0;
 }
 
+static int bind_ro_checked(MountLists *l, const char *src, const char *dst) {
+        struct stat st;
+        int r = identify(src, &st);
+        if (r == 0)
+                r = log_error_errno(SYNTHETIC_ERRNO(ENOENT), "%s is gone", src);
+        if (r >= 0)
+                r = strv_extend(&l->bind_ro_src, src);
+        if (r >= 0)
+                r = strv_extend(&l->bind_ro_dst, dst);
+        if (r >= 0)
+                r = add_check(l, '=', &st, dst);
+        return r;
+}
+
+/* Every broker's socket is below broker_root (broker/server.h): out of reach, except in the
+ * sandbox that delegates, which gets a tmpfs there with its own broker's socket and links. */
+static int collect_broker_mounts(const UnitContext *ctx, MountLists *l) {
+        _cleanup_free_ char *socket = NULL, *bin = NULL;
+        struct stat st;
+        int r;
+
+        if (!ctx->broker_root)
+                return 0;
+        if (!ctx->broker_socket)
+                return add_inaccessible(l, ctx->broker_root);
+
+        r = identify(ctx->broker_root, &st);
+        if (r == 0)
+                r = -ENOENT;
+        if (r < 0)
+                return r;
+        r = strv_extend(&l->tmpfs, ctx->broker_root);
+        if (r >= 0)
+                r = add_check(l, 't', &st, ctx->broker_root);
+        if (r < 0)
+                return r;
+        socket = path_join(ctx->broker_root, BROKER_SOCKET_NAME);
+        bin = path_join(ctx->broker_root, BROKER_BIN_NAME);
+        if (!socket || !bin)
+                return -ENOMEM;
+        r = bind_ro_checked(l, ctx->broker_socket, socket);
+        if (r >= 0)
+                r = bind_ro_checked(l, ctx->broker_bin, bin);
+        /* What the links lead to, wherever it is installed (a hidden home directory, a build
+         * tree), as scudo-confine is. */
+        if (r >= 0 && ctx->scudo_path)
+                r = strv_extend(&l->bind_ro_src, ctx->scudo_path);
+        if (r >= 0 && ctx->scudo_path)
+                r = strv_extend(&l->bind_ro_dst, ctx->scudo_path);
+        return r;
+}
+
 static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *l) {
         _cleanup_free_ const PlanPath **sorted = NULL;
         int r;
@@ -229,6 +282,11 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
 
                 if ((i > 0 && streq(sorted[i - 1]->path, p->path)) || !path_is_absolute(p->path))
                         return -EINVAL;         /* one entry per path, canonical: plan_validate() */
+                if (ctx->broker_root && path_startswith(p->path, ctx->broker_root) &&
+                    (p->access == PATH_ACCESS_WRITE || p->access == PATH_ACCESS_READ))
+                        return log_error_errno(SYNTHETIC_ERRNO(EPERM), "%s: %s is where the delegation "
+                                               "brokers' sockets are, which no profile can grant",
+                                               strempty(p->origin), p->path);
 
                 if (p->source == PATH_SOURCE_BUS_PROXY) {
                         r = add_bus_proxy(l, p, ctx);
@@ -293,7 +351,8 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
         r = bind_git_config_copies(ctx, l);
         if (r < 0)
                 return r;
-        return 0;
+        /* The delegation brokers' sockets: out of reach, but in the sandbox that delegates. */
+        return collect_broker_mounts(ctx, l);
 }
 
 static int append_binds(sd_bus_message *m, const char *name, char **src, char **dst) {
@@ -539,9 +598,29 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
                 if (r < 0)
                         return r;
         }
+        /* In a sandbox that delegates, the links that route its delegated commands to scudo
+         * come first on PATH (broker/route.h). */
+        _cleanup_free_ char *path_var = NULL;
+        if (ctx->broker_socket && ctx->broker_root) {
+                const char *path = NULL;
+                STRV_FOREACH(e, plan->environment)
+                        if (startswith(*e, "PATH="))
+                                path = *e + strlen("PATH=");
+                if (asprintf(&path_var, "PATH=%s/" BROKER_BIN_NAME ":%s", ctx->broker_root,
+                             path && *path ? path : "/usr/local/bin:/usr/bin:/bin") < 0)
+                        return -ENOMEM;
+                r = sd_bus_message_append(m, "(sv)", "Environment", "as", 1, path_var);
+                if (r < 0)
+                        return r;
+        }
+        char *own[4] = { sandbox_var };
+        size_t n_own = 1;
+        if (bus_var)
+                own[n_own++] = bus_var;
+        if (path_var)
+                own[n_own++] = path_var;
         _cleanup_strv_free_ char **unset = NULL;
-        r = unit_unset_environment(plan, ctx->manager_environment,
-                                   (char *[]) { sandbox_var, bus_var, NULL }, &unset);
+        r = unit_unset_environment(plan, ctx->manager_environment, own, &unset);
         if (r < 0)
                 return r;
         if (unset) {

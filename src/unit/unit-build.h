@@ -29,6 +29,13 @@ typedef struct UnitContext {
         const char *bus_proxy_socket;   /* the filtered session bus (bus-proxy.h), or NULL */
         char **manager_environment;     /* the service manager's own environment block */
         const struct GitConfigCopies *git_config; /* shown in place of git's configuration, or NULL */
+        /* Delegation (broker/server.h): /run/user/UID/scudo, every broker's, out of reach in
+         * every sandbox; in the one that delegates, a tmpfs with its own broker's socket and
+         * links bound in, the links first on PATH, scudo itself bound at its path. */
+        const char *broker_root;
+        const char *broker_socket;      /* NULL: this sandbox delegates nothing */
+        const char *broker_bin;
+        const char *scudo_path;
 } UnitContext;
 
 int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContext *ctx,

@@ -11,6 +11,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "broker/server.h"
 #include "git-guard.h"
 #include "manager-bus.h"
 #include "util/macro.h"
@@ -87,6 +88,7 @@ _noreturn_ static void watcher_main(int fd) {
         char units[WATCHER_MAX_UNITS][256];
         char placeholders[GIT_GUARD_MAX][PATH_MAX];
         char scratch[PATH_MAX] = "";
+        char broker[PATH_MAX] = "";
         char line[PATH_MAX];
         size_t len = 0;
         int n = 0, np = 0;
@@ -111,6 +113,8 @@ _noreturn_ static void watcher_main(int fd) {
                         tty = MAX(tty, line[3] == 'y' ? 1 : 2);
                 } else if (line[0] == '-' && line[1] == '/') {
                         memcpy(scratch, line + 1, len);
+                } else if (line[0] == '!' && line[1] == '/') {
+                        memcpy(broker, line + 1, len);
                 } else if (line[0] == '/') {
                         if (np < GIT_GUARD_MAX)
                                 memcpy(placeholders[np++], line, len + 1);
@@ -128,6 +132,8 @@ _noreturn_ static void watcher_main(int fd) {
                 git_guard_remove(placeholders[i]);
         if (scratch[0])
                 remove_scratch_dir(scratch);
+        if (broker[0])
+                broker_dir_remove(broker);
         _exit(0);
 }
 
@@ -198,6 +204,16 @@ int watcher_add_scratch_dir(int fd, const char *path) {
         if (path[0] != '/' || l + 2 >= PATH_MAX || strchr(path, '\n'))
                 return -EINVAL;
         struct iovec v[3] = { { (void *) "-", 1 }, { (void *) path, l }, { (void *) "\n", 1 } };
+        if (writev(fd, v, 3) != (ssize_t) (l + 2))
+                return -EIO;
+        return 0;
+}
+
+int watcher_add_broker(int fd, const char *dir) {
+        size_t l = strlen(dir);
+        if (dir[0] != '/' || l + 2 >= PATH_MAX || strchr(dir, '\n'))
+                return -EINVAL;
+        struct iovec v[3] = { { (void *) "!", 1 }, { (void *) dir, l }, { (void *) "\n", 1 } };
         if (writev(fd, v, 3) != (ssize_t) (l + 2))
                 return -EIO;
         return 0;

@@ -19,6 +19,9 @@ int watcher_add_placeholder(int fd, const char *path);
 /* A directory of scudo's own (git-config-copies.h) whose files and itself to remove once the
  * units are stopped. One at a time. */
 int watcher_add_scratch_dir(int fd, const char *path);
+/* The directory of the run's delegation broker (broker/server.h): removed once the units are
+ * stopped. */
+int watcher_add_broker(int fd, const char *dir);
 /* The caller's terminal is scudo's now (raw, and with `alternate` the alternate screen of
  * --tui): should scudo die, the watcher puts back the settings the terminal had when the
  * watcher started, and leaves the alternate screen, before it stops the units. */
