@@ -1,0 +1,216 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
+"""Delegation: a stand-in agent (a shell under a profile that delegates) runs a stand-in tool by
+name, and the tool runs beside the agent's sandbox under its own profile, through the broker of
+the scudo that runs the agent. Everything is checked from outside: the files each one could or
+could not touch, the units and cgroups, what is left afterwards (docs/delegation.md)."""
+import os
+import shlex
+import time
+import uuid
+
+import pytest
+
+from conftest import SCUDO, wait_for
+
+Q = shlex.quote(SCUDO)
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+AGENT = """#!/bin/sh
+# the stand-in agent: runs what it is given
+exec "$@"
+"""
+
+TOOL = """#!/bin/sh
+# the stand-in tool: says what it can reach
+[ "$1" = -C ] && { cd "$2" || exit 99; shift 2; }
+case "$1" in
+exit) exit "$2" ;;
+sig) kill -"$2" $$ ;;
+probe)
+  cat ~/deleg-agent-secret 2>/dev/null && echo tool-read-agent-secret
+  touch ~/deleg-agent-area/by-tool 2>/dev/null && echo tool-wrote-agent-area
+  touch ~/deleg-tool-area/by-tool 2>/dev/null && echo tool-wrote-tool-area
+  grep ^0:: /proc/self/cgroup | sed 's/^/tool-cgroup=/' ;;
+env) echo "FOO=$FOO" ;;
+trap) trap 'echo got-int; exit 3' INT; echo ready; sleep 100 & wait; exit 4 ;;
+sleep) exec sleep 100 ;;
+publish) echo published ;;
+esac
+"""
+
+# The agent delegates the tool by name; the tool's profile grants what the agent's does not,
+# and the other way round. `tool.sh publish` is never delegable.
+PROFILES = """
+[agent]
+match = ["agent.sh"]
+delegate = ["tool"]
+filesystem.write = ["~/deleg-agent-area"]
+filesystem.read = ["~/deleg-agent-secret", "${PWD}/ro"]
+
+[tool]
+match = ["tool.sh"]
+delegable = true
+args.directory = { options = ["-C"] }
+filesystem.write = ["~/deleg-tool-area", "${arg_directory}"]
+
+[tool-publish]
+extend = "tool"
+match = ["tool.sh publish"]
+delegable = false
+"""
+
+
+def install(tb, path, text):
+    r = tb.root("cat > %s && chmod 755 %s" % (path, path), input=text.encode())
+    assert r.rc == 0, r
+
+
+@pytest.fixture
+def deleg(tb, work):
+    """The stand-in agent and tool on PATH, their profiles in the project file, trusted."""
+    install(tb, "/usr/local/bin/agent.sh", AGENT)
+    install(tb, "/usr/local/bin/tool.sh", TOOL)
+    tb.dev("rm -rf ~/deleg-*; mkdir -p ~/deleg-agent-area ~/deleg-tool-area ~/deleg-other %s/ro && "
+           "echo agent-only-secret > ~/deleg-agent-secret" % work)
+    r = tb.dev("cat > %s/.scudo.toml && cd %s && %s trust --yes" % (work, work, Q), input=PROFILES.encode())
+    assert r.rc == 0, r
+    yield work
+    tb.dev("rm -rf ~/deleg-*")
+    assert wait_for(lambda: not tb.user_units("scudo-*"), 10), tb.user_units("scudo-*")
+
+
+def agent(tb, cwd, script, timeout=60, background=""):
+    """The agent (under its profile, from `cwd`) runs `script` in sh; tools by name only."""
+    return tb.dev("cd %s || exit 1; %s agent.sh sh -c %s </dev/null %s" % (cwd, Q, shlex.quote(script), background),
+                  timeout=timeout)
+
+
+def services(tb):
+    return [u for u in tb.user_units("scudo-*") if u.endswith(".service")]
+
+
+def test_tool_gets_its_own_profile_not_the_agents(tb, deleg):
+    r = agent(tb, deleg, "cat ~/deleg-agent-secret; touch ~/deleg-agent-area/by-agent && echo agent-wrote;"
+              "touch ~/deleg-tool-area/by-agent 2>/dev/null || echo agent-cannot-write-tool-area;"
+              "grep ^0:: /proc/self/cgroup | sed 's/^/agent-cgroup=/'; tool.sh probe; echo rc=$?")
+    assert "rc=0" in r.out, r
+    # the agent's own view
+    assert "agent-only-secret" in r.out and "agent-wrote" in r.out and "agent-cannot-write-tool-area" in r.out, r
+    # the tool's: what its profile grants, not what the agent's does
+    assert "tool-wrote-tool-area" in r.out, r
+    assert "tool-read-agent-secret" not in r.out and "tool-wrote-agent-area" not in r.out, r
+    # from outside
+    assert tb.root("test -e /home/dev/deleg-tool-area/by-tool").rc == 0
+    assert tb.root("test -e /home/dev/deleg-agent-area/by-tool").rc != 0
+    assert tb.root("test -e /home/dev/deleg-tool-area/by-agent").rc != 0
+    assert tb.root("test -e /home/dev/deleg-agent-area/by-agent").rc == 0
+    # a unit of its own, beside the agent's and not below it
+    cg = dict(l.split("=", 1) for l in r.out.splitlines() if l.startswith(("agent-cgroup=", "tool-cgroup=")))
+    assert cg["agent-cgroup"].endswith(".service") and cg["tool-cgroup"].endswith(".service"), r
+    assert "/scudo-" in cg["tool-cgroup"] and cg["tool-cgroup"] != cg["agent-cgroup"], r
+    assert not cg["tool-cgroup"].startswith(cg["agent-cgroup"]), r
+
+
+def test_command_not_delegated_runs_in_place(tb, deleg):
+    # a nested scudo for a command no delegated profile matches: inside the agent's sandbox
+    r = agent(tb, deleg, "grep ^0:: /proc/self/cgroup; "
+              "%s sh -c 'cat ~/deleg-agent-secret; grep ^0:: /proc/self/cgroup'; echo rc=$?" % Q)
+    assert "rc=0" in r.out and "agent-only-secret" in r.out, r
+    lines = [l for l in r.out.splitlines() if l.startswith("0::")]
+    assert len(lines) == 2 and lines[0] == lines[1], r
+
+
+def test_exit_status_and_signals_pass(tb, deleg):
+    r = agent(tb, deleg, "for c in 0 1 42; do tool.sh exit $c; echo rc=$?; done; tool.sh sig KILL; echo rc=$?;"
+              "tool.sh trap & p=$!; sleep 2; kill -INT $p; wait $p; echo rc=$?")
+    codes = [l for l in r.out.splitlines() if l.startswith("rc=")]
+    assert codes == ["rc=0", "rc=1", "rc=42", "rc=137", "rc=3"], r
+    # the tool's handler ran: the signal reached the tool, not just its caller
+    assert "ready" in r.out and "got-int" in r.out, r
+
+
+def test_environment_is_the_brokers_not_the_agents(tb, deleg):
+    r = tb.dev("cd %s && FOO=outside %s agent.sh sh -c 'FOO=agent tool.sh env; FOO=agent sh -c \"echo in=\\$FOO\"'"
+               " </dev/null" % (deleg, Q))
+    assert "FOO=outside" in r.out and "in=agent" in r.out, r
+
+
+def test_refused_requests_say_why(tb, deleg):
+    tb.dev("mkdir -p %s/untrusted && echo '[x]' > %s/untrusted/.scudo.toml" % (deleg, deleg))
+    r = agent(tb, deleg, "tool.sh publish; echo rc=$?;"
+              "cd /tmp && tool.sh exit 0; echo rc=$?;"
+              "cd %s/ro && tool.sh exit 0; echo rc=$?;"
+              "cd %s/untrusted && tool.sh exit 0; echo rc=$?;"
+              "cd %s && %s --fs-write ~ tool.sh exit 0; echo rc=$?;"
+              "tool.sh -C ~/deleg-other exit 0; echo rc=$?;"
+              "tool.sh -C ~/deleg-agent-area exit 0; echo rc=$?" % (deleg, deleg, deleg, Q))
+    codes = [l for l in r.out.splitlines() if l.startswith("rc=")]
+    # the last one: a directory worked out from the request that the agent may write
+    assert codes == ["rc=125"] * 6 + ["rc=0"], r
+    assert "published" not in r.out, r
+    assert "which is not delegable (delegable = false)" in r.err, r
+    assert "the working directory /tmp is not the very same directory outside" in r.err, r
+    assert "the working directory %s/ro is not one that" % deleg in r.err, r
+    assert "untrusted/.scudo.toml is not trusted, and a delegated command cannot ask" in r.err, r
+    assert "--fs-* is refused inside a scudo sandbox" in r.err, r
+    # `make -C ~`: a path the profile works out from the arguments stays inside the agent's reach
+    assert "write access to /home/dev/deleg-other, worked out from the request, lies outside what" in r.err, r
+
+
+def test_hostile_requests_on_the_socket(tb, deleg):
+    install(tb, "/usr/local/bin/deleg-hostile.py", open(os.path.join(HERE, "broker_hostile.py")).read())
+    r = agent(tb, deleg, "python3 /usr/local/bin/deleg-hostile.py")
+    got = dict(l.split(" ", 1) for l in r.out.splitlines() if " " in l)
+    assert got.get("good") == "EXIT 7", r
+    for case in ("no-fds", "four-fds", "bad-magic", "bad-version", "bad-count", "huge", "not-nul-terminated",
+                 "bad-utf8", "signal-first", "silent"):
+        assert got.get(case) == "EXIT 125", (case, r)
+    assert "bad magic" in r.err and "number of arguments does not match" in r.err, r
+
+
+def test_caller_killed_stops_the_tools_unit(tb, deleg):
+    agent(tb, deleg, "tool.sh sleep & p=$!; while [ ! -e ~/deleg-agent-area/go ]; do sleep 0.1; done;"
+          "kill -KILL $p; sleep 30", background="&>/dev/null &")
+    try:
+        assert wait_for(lambda: len(services(tb)) == 2, 20), services(tb)
+        tb.dev("touch ~/deleg-agent-area/go")
+        t0 = time.time()
+        assert wait_for(lambda: len(services(tb)) == 1, 5), services(tb)
+        assert time.time() - t0 < 2.5
+    finally:
+        tb.dev("pkill -KILL -o -u dev -f '^%s agent.sh'" % SCUDO)
+
+
+def test_scudo_killed_leaves_nothing(tb, deleg):
+    agent(tb, deleg, "tool.sh sleep; sleep 30", background="&>/dev/null &")
+    assert wait_for(lambda: len(services(tb)) == 2, 20), services(tb)
+    broker_dirs = tb.dev("ls /run/user/$(id -u)/scudo").out.split()
+    assert len(broker_dirs) == 1, broker_dirs
+    tb.dev("pkill -KILL -o -u dev -f '^%s agent.sh'" % SCUDO)
+    assert wait_for(lambda: not tb.user_units("scudo-*"), 10), tb.user_units("scudo-*")
+    assert wait_for(lambda: tb.dev("ls -A /run/user/$(id -u)/scudo").out.strip() == "", 5)
+    assert not tb.scudo_cgroups()
+
+
+def test_no_units_left_after_delegated_runs(tb, deleg):
+    r = agent(tb, deleg, "i=0; while [ $i -lt 20 ]; do tool.sh exit 0 || echo fail; i=$((i+1)); done; echo done")
+    assert "done" in r.out and "fail" not in r.out, r
+    assert wait_for(lambda: not tb.user_units("scudo-*"), 10), tb.user_units("scudo-*")
+    assert tb.dev("ls -A /run/user/$(id -u)/scudo").out.strip() == ""
+
+
+def test_other_sandboxes_do_not_see_a_broker(tb, deleg):
+    # while an agent's broker serves, a sandbox that delegates nothing finds none
+    agent(tb, deleg, "sleep 30", background="&>/dev/null &")
+    try:
+        assert wait_for(lambda: len(services(tb)) == 1, 20)
+        r = tb.scudo(["sh", "-c", "ls /run/user/$(id -u)/scudo/broker; echo rc=$?"], cwd=deleg)
+        assert "rc=0" not in r.out, r
+        # nor can a profile grant it
+        r = tb.dev("cd %s && %s --fs-read /run/user/$(id -u)/scudo sh -c 'ls /run/user/$(id -u)/scudo'"
+                   % (deleg, Q))
+        assert r.rc == 125 and "where the delegation brokers' sockets are" in r.err, r
+        r = tb.dev("cd %s && %s sh -c 'tool.sh exit 0; echo rc=$?'" % (deleg, Q))
+        assert "rc=0" in r.out, r  # in place, no broker asked: it runs in this sandbox
+    finally:
+        tb.dev("pkill -KILL -o -u dev -f '^%s agent.sh'" % SCUDO)
