@@ -341,7 +341,7 @@ local function text(d)
     add("delegable: %s%s", d.delegable and "yes" or "no",
         d.not_delegable_because and (" (profile '" .. d.not_delegable_because .. "' says delegable = false)") or "")
     if #d.delegate > 0 then
-        add("delegates: %s (the broker is not in this version of scudo: they run inside this sandbox)",
+        add("delegates: %s (the commands they match run in sandboxes of their own, through a broker)",
             table.concat(d.delegate, ", "))
     end
     if d.confirm then
