@@ -3,6 +3,7 @@
 name, and the tool runs beside the agent's sandbox under its own profile, through the broker of
 the scudo that runs the agent. Everything is checked from outside: the files each one could or
 could not touch, the units and cgroups, what is left afterwards (docs/delegation.md)."""
+import json
 import os
 import shlex
 import time
@@ -118,6 +119,8 @@ def test_command_not_delegated_runs_in_place(tb, deleg):
     assert "rc=0" in r.out and "agent-only-secret" in r.out, r
     lines = [l for l in r.out.splitlines() if l.startswith("0::")]
     assert len(lines) == 2 and lines[0] == lines[1], r
+    # the broker was asked, and said so (its report, on the agent run's stderr)
+    assert "' runs in place" in r.err and "delegation for scudo-" in r.err, r
 
 
 def test_exit_status_and_signals_pass(tb, deleg):
@@ -214,3 +217,37 @@ def test_other_sandboxes_do_not_see_a_broker(tb, deleg):
         assert "rc=0" in r.out, r  # in place, no broker asked: it runs in this sandbox
     finally:
         tb.dev("pkill -KILL -o -u dev -f '^%s agent.sh'" % SCUDO)
+
+
+def test_ctrl_c_on_a_terminal_reaches_the_tool(tb, deleg):
+    # the agent on a terminal, the tool run by name in its foreground: ^C ends the tool's
+    # handler, and the status comes back through the agent
+    ptyrun = os.path.join(HERE, "ptyrun.py")
+    r = tb.dev("cd %s && python3 %s --send-after ready '\\x03' -- %s agent.sh sh -c "
+               "'tool.sh trap; echo tool-rc=$?; test -t 0 && echo agent-tty'" % (deleg, ptyrun, Q))
+    res = json.loads(r.out)
+    assert "got-int" in res["out"] and "tool-rc=3" in res["out"], res
+    assert "agent-tty" in res["out"] and res["rc"] == 0, res
+
+
+def test_end_of_the_agent_stops_the_tool(tb, deleg):
+    # the agent leaves the tool running in the background and ends: its sandbox goes, with it
+    # the tool's caller, and the tool's unit is stopped
+    r = agent(tb, deleg, "tool.sh sleep & i=0; while [ $i -lt 100 ] && ! [ -e ~/deleg-agent-area/seen ]; do"
+              " sleep 0.1; i=$((i+1)); done; echo agent-done", background="&>/dev/null &")
+    assert wait_for(lambda: len(services(tb)) == 2, 20), services(tb)
+    tb.dev("touch ~/deleg-agent-area/seen")
+    assert wait_for(lambda: not tb.user_units("scudo-*"), 10), tb.user_units("scudo-*")
+    assert tb.dev("ls -A /run/user/$(id -u)/scudo").out.strip() == ""
+
+
+def test_no_delegate_starts_no_broker(tb, deleg):
+    r = tb.dev("cd %s && %s --no-delegate agent.sh sh -c 'test -e /run/user/$(id -u)/scudo/broker || echo no-broker;"
+               " tool.sh probe' </dev/null" % (deleg, Q))
+    assert "no-broker" in r.out, r
+    # the tool ran in place, with the agent's view
+    assert "tool-read-agent-secret" in r.out and "tool-wrote-tool-area" not in r.out, r
+    # while without it, the same run has a broker
+    r = tb.dev("cd %s && %s agent.sh sh -c 'test -S /run/user/$(id -u)/scudo/broker && echo broker' </dev/null"
+               % (deleg, Q))
+    assert "broker" in r.out, r
