@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from conftest import SCUDO, wait_for
+from conftest import SCUDO, helper, wait_for
 
 Q = shlex.quote(SCUDO)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -222,7 +222,7 @@ def test_other_sandboxes_do_not_see_a_broker(tb, deleg):
 def test_ctrl_c_on_a_terminal_reaches_the_tool(tb, deleg):
     # the agent on a terminal, the tool run by name in its foreground: ^C ends the tool's
     # handler, and the status comes back through the agent
-    ptyrun = os.path.join(HERE, "ptyrun.py")
+    ptyrun = helper("ptyrun.py")
     r = tb.dev("cd %s && python3 %s --send-after ready '\\x03' -- %s agent.sh sh -c "
                "'tool.sh trap; echo tool-rc=$?; test -t 0 && echo agent-tty'" % (deleg, ptyrun, Q))
     res = json.loads(r.out)
