@@ -133,7 +133,7 @@ static char *include_target(const char *value, const char *from, const char *hom
 
 int git_config_copies_make(const Plan *plan, const char *home, const char *config_home,
                            const char *runtime_dir, const char *unit_name, GitConfigCopies *ret) {
-        _cleanup_strv_free_ char **todo = NULL, **seen = NULL;
+        _cleanup_strv_free_ char **queue = NULL, **seen = NULL;
         _cleanup_free_ unsigned *depth = NULL;
         GitConfigCopies c = {};
         int r = 0;
@@ -142,12 +142,13 @@ int git_config_copies_make(const Plan *plan, const char *home, const char *confi
         if (!runtime_dir || !path_is_absolute(runtime_dir))
                 return 0;       /* nowhere to put a copy: nothing run.c can start either */
 
-        /* The candidates, as git would open them. */
+        /* The files to look at, as git would open them; their includes are appended as they
+         * are read (depth[i]: how many includes deep queue[i] is). */
         if (home && path_is_absolute(home)) {
                 _cleanup_free_ char *xdg = config_home && path_is_absolute(config_home) ?
                         path_join(config_home, "git/config") : path_join(home, ".config/git/config");
                 _cleanup_free_ char *dot = path_join(home, ".gitconfig");
-                if (!xdg || !dot || strv_extend(&todo, xdg) < 0 || strv_extend(&todo, dot) < 0)
+                if (!xdg || !dot || strv_extend(&queue, xdg) < 0 || strv_extend(&queue, dot) < 0)
                         return log_oom();
         }
         for (size_t i = 0; i < plan->n_paths; i++) {
@@ -157,22 +158,22 @@ int git_config_copies_make(const Plan *plan, const char *home, const char *confi
                 for (const char *const *f = (const char *const[]) { ".git/config", ".git/config.worktree", NULL };
                      *f; f++) {
                         _cleanup_free_ char *cfg = path_join(p->path, *f);
-                        if (!cfg || strv_extend(&todo, cfg) < 0)
+                        if (!cfg || strv_extend(&queue, cfg) < 0)
                                 return log_oom();
                 }
         }
-        depth = calloc(strv_length(todo) + 1, sizeof(unsigned));
+        depth = calloc(strv_length(queue) + 1, sizeof(unsigned));
         if (!depth)
                 return log_oom();
 
-        for (size_t i = 0; todo && todo[i]; i++) {
+        for (size_t i = 0; queue && queue[i]; i++) {
                 char canon[PATH_MAX];
                 struct stat st;
                 _cleanup_free_ char *text = NULL;
                 size_t size;
                 GitConfigFiltered f = {};
 
-                if (!path_realpath_fast(todo[i], canon))
+                if (!path_realpath_fast(queue[i], canon))
                         continue;       /* missing: git reads nothing there either */
                 if (path_stat_no_symlinks(canon, &st) <= 0 || !S_ISREG(st.st_mode))
                         continue;
@@ -197,10 +198,10 @@ int git_config_copies_make(const Plan *plan, const char *home, const char *confi
                         r = add_copy(&c, canon, &f, runtime_dir, unit_name);
                 /* Its includes, with git's limit of depth. */
                 for (char **inc = f.includes; r >= 0 && inc && *inc && depth[i] < MAX_INCLUDE_DEPTH; inc++) {
-                        _cleanup_free_ char *target = include_target(*inc, todo[i], home);
+                        _cleanup_free_ char *target = include_target(*inc, queue[i], home);
                         if (!target)
                                 continue;
-                        size_t n = strv_length(todo);
+                        size_t n = strv_length(queue);
                         unsigned *d = realloc(depth, (n + 2) * sizeof(unsigned));
                         if (!d) {
                                 r = log_oom();
@@ -208,7 +209,7 @@ int git_config_copies_make(const Plan *plan, const char *home, const char *confi
                         }
                         depth = d;
                         depth[n] = depth[i] + 1;
-                        r = strv_extend(&todo, target);
+                        r = strv_extend(&queue, target);
                         if (r < 0)
                                 log_oom();
                 }
