@@ -36,6 +36,7 @@ env) echo "FOO=$FOO" ;;
 trap) trap 'echo got-int; exit 3' INT; echo ready; sleep 100 & wait; exit 4 ;;
 sleep) exec sleep 100 ;;
 publish) echo published ;;
+here) touch by-tool-here && echo "tool-cwd=$(pwd -P) tool-PWD=$PWD" ;;
 esac
 """
 
@@ -260,3 +261,22 @@ def test_no_delegate_starts_no_broker(tb, deleg):
     r = tb.dev("cd %s && %s agent.sh sh -c 'test -S /run/user/$(id -u)/scudo/broker && echo broker' </dev/null"
                % (deleg, Q))
     assert "broker" in r.out, r
+
+
+def test_symlinked_working_directory(tb, deleg):
+    # The working directory is the kernel's (/proc/PID/cwd): a symlink the agent went through
+    # is resolved already. Both links are in the agent's writable area; one leads to a
+    # directory of the project it may write, and the tool runs there; the other to one it
+    # may only read, and the request is refused.
+    tb.dev("mkdir -p {w}/real && ln -s {w}/real ~/deleg-agent-area/link && "
+           "ln -s {w}/ro ~/deleg-agent-area/to-ro".format(w=deleg))
+    r = agent(tb, deleg, "cd ~/deleg-agent-area/link && tool.sh here; echo rc=$?;"
+              "cd ~/deleg-agent-area/to-ro && tool.sh here; echo rc=$?")
+    codes = [l for l in r.out.splitlines() if l.startswith("rc=")]
+    assert codes == ["rc=0", "rc=125"], r
+    # delegated, not run in place, and in the real directory, whatever $PWD said inside
+    assert "'tool.sh here' delegated, exit status 0" in r.err, r
+    assert "tool-cwd={w}/real tool-PWD={w}/real".format(w=deleg) in r.out, r
+    assert tb.root("test -f %s/real/by-tool-here" % deleg).rc == 0
+    assert "the working directory %s/ro is not one that scudo-" % deleg in r.err, r
+    assert tb.root("test -e %s/ro/by-tool-here" % deleg).rc != 0
