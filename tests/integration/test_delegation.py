@@ -40,6 +40,9 @@ here) touch by-tool-here && echo "tool-cwd=$(pwd -P) tool-PWD=$PWD" ;;
 esac
 """
 
+# The stand-in tool is installed as npm is: in a directory of its own, linked from the PATH.
+TOOL_PATH = "/usr/local/lib/deleg-tool/tool.sh"
+
 # The agent delegates the tool by name; the tool's profile grants what the agent's does not,
 # and the other way round. `tool.sh publish` is never delegable.
 PROFILES = """
@@ -59,7 +62,13 @@ filesystem.write = ["~/deleg-tool-area", "${arg_directory}"]
 extend = "tool"
 match = ["tool.sh publish"]
 delegable = false
-"""
+
+# an agent that cannot run the real tool by its path: it keeps delegating it by name
+[narrow-agent]
+extend = "agent"
+match = ["narrow-agent.sh"]
+filesystem.deny = ["%s"]
+""" % os.path.dirname(TOOL_PATH)
 
 
 def install(tb, path, text):
@@ -71,7 +80,12 @@ def install(tb, path, text):
 def deleg(tb, work):
     """The stand-in agent and tool on PATH, their profiles in the project file, trusted."""
     install(tb, "/usr/local/bin/agent.sh", AGENT)
-    install(tb, "/usr/local/bin/tool.sh", TOOL)
+    install(tb, "/usr/local/bin/narrow-agent.sh", AGENT)
+    r = tb.root("mkdir -p %s && rm -f /usr/local/bin/tool.sh" % os.path.dirname(TOOL_PATH))
+    assert r.rc == 0, r
+    install(tb, TOOL_PATH, TOOL)
+    r = tb.root("ln -s %s /usr/local/bin/tool.sh" % TOOL_PATH)
+    assert r.rc == 0, r
     tb.dev("rm -rf ~/deleg-*; mkdir -p ~/deleg-agent-area ~/deleg-tool-area ~/deleg-other %s/ro && "
            "echo agent-only-secret > ~/deleg-agent-secret" % work)
     r = tb.dev("cat > %s/.scudo.toml && cd %s && %s trust --yes" % (work, work, Q), input=PROFILES.encode())
@@ -81,10 +95,10 @@ def deleg(tb, work):
     assert wait_for(lambda: not tb.user_units("scudo-*"), 10), tb.user_units("scudo-*")
 
 
-def agent(tb, cwd, script, timeout=60, background=""):
+def agent(tb, cwd, script, timeout=60, background="", name="agent.sh"):
     """The agent (under its profile, from `cwd`) runs `script` in sh; tools by name only."""
-    return tb.dev("cd %s || exit 1; %s agent.sh sh -c %s </dev/null %s" % (cwd, Q, shlex.quote(script), background),
-                  timeout=timeout)
+    return tb.dev("cd %s || exit 1; %s %s sh -c %s </dev/null %s"
+                  % (cwd, Q, name, shlex.quote(script), background), timeout=timeout)
 
 
 def services(tb):
@@ -261,6 +275,22 @@ def test_no_delegate_starts_no_broker(tb, deleg):
     r = tb.dev("cd %s && %s agent.sh sh -c 'test -S /run/user/$(id -u)/scudo/broker && echo broker' </dev/null"
                % (deleg, Q))
     assert "broker" in r.out, r
+
+
+def test_agent_denied_the_real_tool_still_delegates_it(tb, deleg):
+    # `filesystem.deny` of the tool's own directory (as of /usr/lib/node_modules/npm): by its
+    # path the agent cannot run it, by its name it is delegated and scudo finds it outside
+    r = agent(tb, deleg, "%s probe; echo rc-lib=$?; /usr/local/bin/tool.sh probe; echo rc-bin=$?;"
+              " tool.sh probe; echo rc-name=$?" % TOOL_PATH, name="narrow-agent.sh")
+    codes = [l for l in r.out.splitlines() if l.startswith("rc-")]
+    assert codes == ["rc-lib=126", "rc-bin=126", "rc-name=0"], r
+    assert "Permission denied" in r.err, r
+    # the run by name was the tool's, under its own profile, and wrote where only it may
+    assert r.out.count("tool-wrote-tool-area") == 1 and "tool-read-agent-secret" not in r.out, r
+    assert tb.root("test -e /home/dev/deleg-tool-area/by-tool").rc == 0
+    # and the deny is the agent's: without it, the same path runs (in place)
+    r = agent(tb, deleg, "%s exit 5; echo rc=$?" % TOOL_PATH)
+    assert "rc=5" in r.out, r
 
 
 def test_symlinked_working_directory(tb, deleg):
