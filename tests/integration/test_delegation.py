@@ -5,13 +5,14 @@ the scudo that runs the agent. Everything is checked from outside: the files eac
 could not touch, the units and cgroups, what is left afterwards (docs/delegation.md)."""
 import json
 import os
+import re
 import shlex
 import time
 import uuid
 
 import pytest
 
-from conftest import SCUDO, helper, wait_for
+from conftest import BPFD, SCUDO, built, helper, start_bpfd, stop_bpfd, wait_for
 
 Q = shlex.quote(SCUDO)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,6 +37,16 @@ env) echo "FOO=$FOO" ;;
 trap) trap 'echo got-int; exit 3' INT; echo ready; sleep 100 & wait; exit 4 ;;
 sleep) exec sleep 100 ;;
 publish) echo published ;;
+net)
+  echo tool-net-output >&2
+  python3 -c 'if 1:
+    import socket
+    for a in ("127.0.0.4", "127.0.0.9"):
+        s = socket.socket(); s.settimeout(2)
+        try: s.connect((a, 7))
+        except OSError as e: print(a, e.errno)
+    try: socket.getaddrinfo("refused.example", 80, socket.AF_INET, socket.SOCK_STREAM)
+    except OSError as e: print("resolve", e.errno)' ;;
 here) touch by-tool-here && echo "tool-cwd=$(pwd -P) tool-PWD=$PWD" ;;
 esac
 """
@@ -62,6 +73,12 @@ filesystem.write = ["~/deleg-tool-area", "${arg_directory}"]
 extend = "tool"
 match = ["tool.sh publish"]
 delegable = false
+
+[tool-net]
+extend = "tool"
+match = ["tool.sh net"]
+network.allow = ["127.0.0.4"]
+log.target = "journald"    # a delegated run's reports are its caller's all the same
 
 # an agent that cannot run the real tool by its path: it keeps delegating it by name
 [narrow-agent]
@@ -275,6 +292,33 @@ def test_no_delegate_starts_no_broker(tb, deleg):
     r = tb.dev("cd %s && %s agent.sh sh -c 'test -S /run/user/$(id -u)/scudo/broker && echo broker' </dev/null"
                % (deleg, Q))
     assert "broker" in r.out, r
+
+
+@pytest.fixture
+def bpfd(tb):
+    if not os.path.exists(built("src/bpfd/scudo-bpfd")) or not BPFD:
+        pytest.skip("scudo-bpfd not built (meson -Dbpf=enabled)")
+    start_bpfd(tb, "-v --exit-idle-time=2")
+    yield tb
+    stop_bpfd(tb)
+
+
+def test_what_the_tools_sandbox_refuses_reaches_the_agents_stderr(tb, deleg, bpfd):
+    # the tool's profile allows 127.0.0.4 only; the agent's allows any network. The tool's
+    # stderr is the agent's, here a file the agent writes: the refusal lands there, beside
+    # what the tool itself wrote, and not on the stderr of the scudo that runs the agent
+    r = agent(tb, deleg, "tool.sh net 2>~/deleg-agent-area/tool-err; echo rc=$?")
+    assert "rc=0" in r.out, r
+    # the filter's doing: the allowed address reached the kernel (nothing listens: refused),
+    # the other one was turned away (EPERM)
+    assert "127.0.0.4 111" in r.out and "127.0.0.9 1" in r.out, r
+    err = tb.root("cat /home/dev/deleg-agent-area/tool-err").out
+    assert "tool-net-output" in err, err
+    assert re.search(r"^scudo: network: refused connection to 127\.0\.0\.9:7 \(tcp\) by pid \d+ \(python3\); "
+                     r"no rule allows it$", err, re.M), err
+    assert "resolve" in r.out, r
+    assert re.search(r"^scudo: dns: refused name 'refused\.example' \(A\).*no rule allows it$", err, re.M), err
+    assert "127.0.0.9" not in r.err and "refused.example" not in r.err, r
 
 
 def test_agent_denied_the_real_tool_still_delegates_it(tb, deleg):
