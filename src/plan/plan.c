@@ -114,6 +114,7 @@ Plan *plan_free(Plan *p) {
         strv_free(p->profiles);
         strv_free(p->config_files);
         strv_free(p->hook_files);
+        strv_free(p->git_watch);
         free(p);
         return NULL;
 }

@@ -169,7 +169,16 @@ typedef struct Plan {
          * (any path). plan_harden() keeps both as they are inside. */
         char **config_files;
         char **hook_files;
+
+        /* The directories of a .git the command may commit to whose new entries the runner
+         * checks as they are made (plan-harden.c, unit/gitdir-watch.h): the git directories'
+         * tops, their modules/ and worktrees/, and objects/info. Set by plan_harden(). */
+        char **git_watch;
 } Plan;
+
+/* The most directories of writable .git directories one run watches (unit/gitdir-watch.h):
+ * past it, the .git stays read-only. */
+#define PLAN_GIT_WATCH_MAX 64
 
 /* The most .git placeholders one run makes (unit/git-guard.h). */
 #define PLAN_GIT_PLACEHOLDERS_MAX 4

@@ -81,6 +81,13 @@ static const Case cases[] = {
         { "a .git the plan names is the plan's",
           { "w:proj", "w:proj/.git" }, .wd = "proj",
           .want = { "=w:proj", "=w:proj/.git" } },
+        { "a .git to commit to: what git reads code or places from is read-only in it",
+          { "w:repo", "w:repo/.git" }, .wd = "repo",
+          .want = { "=w:repo", "=w:repo/.git", "+r:repo/.git/config:git reads code",
+                    "+r:repo/.git/hooks:git reads code" } },
+        { "a writable .git file (a linked worktree's) stays read-only",
+          { "w:wt", "w:wt/.git" }, .wd = "wt",
+          .want = { "=w:wt", "-w:wt/.git:scudo decides", "+r:wt/.git:gitdir:" } },
         { "the manager's socket and the bus out of reach",
           { "r:run" },
           .want = { "=r:run", "+d:run/systemd:private socket", "+d:run/bus:session bus" } },
@@ -245,7 +252,9 @@ int main(void) {
                 abort();
         const char *tree[] = { "home/", "home/.ssh/", "home/.ssh/id", "home/.ssh/keys/", "file", "proj/",
                                "proj/.git/", "proj/.git/HEAD", "proj/.scudo.toml", "empty/", "run/",
-                               "run/systemd/", "run/bus", "bpfd.sock" };
+                               "run/systemd/", "run/bus", "bpfd.sock", "repo/", "repo/.git/",
+                               "repo/.git/HEAD", "repo/.git/objects/", "repo/.git/refs/", "repo/.git/config",
+                               "repo/.git/hooks/", "wt/", "wt/.git" };
         for (size_t i = 0; i < ELEMENTSOF(tree); i++)
                 make(tree[i]);
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
