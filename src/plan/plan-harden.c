@@ -337,6 +337,36 @@ static int keep_git_file(Plan *p, size_t i) {
         return force_entry(p, PATH_ACCESS_READ, path, WHY_GIT_FILE, PATH_SOURCE_SELF);
 }
 
+/* dir/.git, for a directory `dir` the command may write: read-only where there is one, and
+ * where the command starts (`start`) an empty one for the run where there is none. */
+static int protect_git_at(Plan *p, const char *dir, bool start, size_t *placeholders) {
+        _cleanup_free_ char *git = path_join(dir, ".git");
+        struct stat st;
+
+        if (!git)
+                return -ENOMEM;
+        if (plan_names_path(p, git))
+                return 0;
+        int r = path_stat_no_symlinks(git, &st);
+        if (r < 0 && r != -EACCES && r != -ELOOP)
+                return r;
+        /* A symlink on the way (the directory changed since it was checked): the guard
+         * refuses the run when it makes the placeholder. A .git that is a symlink itself is
+         * left alone. */
+        struct stat lst;
+        bool missing = r == 0 || (r == -ELOOP && !(lstat(git, &lst) >= 0 && S_ISLNK(lst.st_mode)));
+        bool found = r > 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
+        if (start && *placeholders < PLAN_GIT_PLACEHOLDERS_MAX &&
+            (missing || (found && S_ISDIR(st.st_mode) && is_empty_dir(git)))) {
+                (*placeholders)++;
+                return add_entry(p, PATH_ACCESS_READ, git, WHY_GIT_PLACEHOLDER, PATH_CREATE_PLACEHOLDER,
+                                 PATH_SOURCE_SELF);
+        }
+        if (found)
+                return add_entry(p, PATH_ACCESS_READ, git, WHY_GIT, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+        return 0;
+}
+
 /* A .git at the top of a writable directory is bound read-only onto itself: code planted in it
  * (a hook, a config, a `commondir` pointing git at another config) would run at the next git
  * command, outside any sandbox; and a mount point cannot be renamed away and replaced. Where
@@ -371,37 +401,34 @@ static int protect_git_dirs(Plan *p) {
         n = p->n_paths;
 
         for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *git = NULL;
-                struct stat st;
-
                 if (p->paths[i].access != PATH_ACCESS_WRITE)
                         continue;
-                bool start = p->working_directory && path_startswith(p->working_directory, p->paths[i].path);
-                git = path_join(p->paths[i].path, ".git");
-                if (!git)
-                        return -ENOMEM;
-                if (plan_names_path(p, git))
+                const char *w = p->paths[i].path;
+                if (!p->working_directory || !path_startswith(p->working_directory, w)) {
+                        int r = protect_git_at(p, w, false, &placeholders);
+                        if (r < 0)
+                                return r;
                         continue;
-                int r = path_stat_no_symlinks(git, &st);
-                if (r < 0 && r != -EACCES && r != -ELOOP)
-                        return r;
-                /* A symlink on the way (the directory changed since it was checked): the guard
-                 * refuses the run when it makes the placeholder. A .git that is a symlink
-                 * itself is left alone. */
-                struct stat lst;
-                bool missing = r == 0 || (r == -ELOOP && !(lstat(git, &lst) >= 0 && S_ISLNK(lst.st_mode)));
-                bool found = r > 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
-                if (start && placeholders < PLAN_GIT_PLACEHOLDERS_MAX &&
-                    (missing || (found && S_ISDIR(st.st_mode) && is_empty_dir(git)))) {
-                        placeholders++;
-                        r = add_entry(p, PATH_ACCESS_READ, git, WHY_GIT_PLACEHOLDER, PATH_CREATE_PLACEHOLDER,
-                                      PATH_SOURCE_SELF);
-                } else if (found)
-                        r = add_entry(p, PATH_ACCESS_READ, git, WHY_GIT, PATH_CREATE_NONE, PATH_SOURCE_SELF);
-                else
-                        r = 0;
-                if (r < 0)
-                        return r;
+                }
+                /* Where the command starts: each directory from there up to the writable one,
+                 * since git outside, run there, looks at each on its way up. */
+                _cleanup_free_ char *d = strdup(p->working_directory);
+                if (!d)
+                        return -ENOMEM;
+                for (;;) {
+                        if (streq(d, w) || writable_from_above(p, d)) {
+                                int r = protect_git_at(p, d, true, &placeholders);
+                                if (r < 0)
+                                        return r;
+                        }
+                        if (streq(d, w) || streq(d, "/"))
+                                break;
+                        char *slash = strrchr(d, '/');
+                        if (slash == d)
+                                slash[1] = 0;
+                        else
+                                *slash = 0;
+                }
         }
         return 0;
 }

@@ -181,7 +181,7 @@ typedef struct Plan {
 #define PLAN_GIT_WATCH_MAX 64
 
 /* The most .git placeholders one run makes (unit/git-guard.h). */
-#define PLAN_GIT_PLACEHOLDERS_MAX 4
+#define PLAN_GIT_PLACEHOLDERS_MAX 8
 
 Plan *plan_new(void);
 Plan *plan_free(Plan *p);

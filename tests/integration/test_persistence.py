@@ -181,3 +181,16 @@ def test_repository_guard_outlives_a_shorter_run_and_a_killed_scudo(tb, work):
     tb.root("kill -KILL $(cat %s/scudo.pid)" % work)
     assert wait_for(lambda: not host_exists(tb, work + "/.git"), timeout=15)
     assert wait_for(lambda: tb.user_units() == [], timeout=15), tb.user_units()
+
+
+def test_no_repository_planted_between_the_start_and_the_project(tb, work):
+    # Started in a/b of a checkout: a repository made in a/ (or a/b/) would be the one git
+    # outside finds first when run in a/b, with whatever configuration it was given.
+    git_repo(tb, work)
+    tb.dev("mkdir -p %s/a/b" % work)
+    for script in ("git init -q ..", "git init -q .", "mkdir -p ../.git/hooks"):
+        r = tb.scudo(["--profile", "git-project", "sh", "-c", script], cwd=work + "/a/b")
+        assert r.rc != 0, (script, r)
+    assert not host_exists(tb, work + "/a/.git") and not host_exists(tb, work + "/a/b/.git")
+    r = tb.dev("cd %s/a/b && git rev-parse --show-toplevel" % work)
+    assert r.rc == 0 and r.out.strip() == work, r
