@@ -27,6 +27,8 @@
         "that git cannot be pointed at another"
 #define WHY_GIT_TOO_MANY "more git directories in it (submodules, worktrees) than one run watches: " \
         "read-only, so git cannot commit here"
+#define WHY_GIT_NESTED "a repository below a writable directory stays read-only: code planted in its " \
+        ".git would run at the next git command there, outside; a profile that names it decides"
 #define WHY_MANAGER "the service manager's private socket starts units outside the sandbox"
 #define WHY_BUS "the session bus starts programs outside the sandbox (dbus.session = \"allow\" gives it)"
 #define WHY_BUS_PROXY "the filtered session bus (dbus.session = \"filtered\") in place of the bus"
@@ -367,6 +369,51 @@ static int protect_git_at(Plan *p, const char *dir, bool start, size_t *placehol
         return 0;
 }
 
+/* How far below a writable directory repositories are looked for (~/src/foo/.git,
+ * third_party/lib/.git), and how many directories one run reads at most doing so. */
+#define NESTED_GIT_DEPTH 3
+#define NESTED_GIT_DIRS_MAX 1024U
+
+/* The .git directories and files below `dir` (a writable directory, or one below it), read-only,
+ * `depth` levels down; *budget directories read at most, then no more are. Symlinks are not
+ * followed, and nothing below a .git is looked at. */
+static int protect_nested_git(Plan *p, const char *dir, unsigned depth, unsigned *budget) {
+        if (*budget == 0)
+                return 0;
+        (*budget)--;
+        _cleanup_close_ int fd = path_open_no_symlinks(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        if (fd < 0)
+                return 0;       /* unreadable or gone: nothing to bind either */
+        DIR *d = fdopendir(fd);
+        if (!d)
+                return -errno;
+        fd = -EBADF;
+        _cleanup_strv_free_ char **subdirs = NULL;
+        int r = 0;
+        struct dirent *e;
+        while (r >= 0 && (e = readdir(d))) {
+                if (e->d_type != DT_DIR || streq(e->d_name, ".") || streq(e->d_name, "..") ||
+                    streq(e->d_name, ".git"))
+                        continue;
+                r = strv_extend(&subdirs, e->d_name);
+        }
+        (void) closedir(d);
+        STRV_FOREACH(n, subdirs) {
+                if (r < 0)
+                        break;
+                _cleanup_free_ char *sub = path_join(dir, *n), *git = NULL;
+                struct stat st;
+                if (!sub || !(git = path_join(sub, ".git")))
+                        return -ENOMEM;
+                if (lstat(git, &st) >= 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) &&
+                    !plan_names_path(p, git) && writable_from_above(p, git))
+                        r = add_entry(p, PATH_ACCESS_READ, git, WHY_GIT_NESTED, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                if (r >= 0 && depth > 1)
+                        r = protect_nested_git(p, sub, depth - 1, budget);
+        }
+        return r;
+}
+
 /* A .git at the top of a writable directory is bound read-only onto itself: code planted in it
  * (a hook, a config, a `commondir` pointing git at another config) would run at the next git
  * command, outside any sandbox; and a mount point cannot be renamed away and replaced. Where
@@ -378,6 +425,7 @@ static int protect_git_at(Plan *p, const char *dir, bool start, size_t *placehol
  * would bind whatever it points at. */
 static int protect_git_dirs(Plan *p) {
         size_t n = p->n_paths, placeholders = 0;
+        unsigned budget = NESTED_GIT_DIRS_MAX;
 
         /* The git directories and .git files the profiles made writable themselves. Entries may
          * be added and dropped on the way: the same index is looked at again after a drop. */
@@ -404,6 +452,10 @@ static int protect_git_dirs(Plan *p) {
                 if (p->paths[i].access != PATH_ACCESS_WRITE)
                         continue;
                 const char *w = p->paths[i].path;
+                int k = is_git_dir(w) ? 0 : protect_nested_git(p, w, NESTED_GIT_DEPTH, &budget);
+                if (k < 0)
+                        return k;
+                w = p->paths[i].path;   /* the entries may have moved */
                 if (!p->working_directory || !path_startswith(p->working_directory, w)) {
                         int r = protect_git_at(p, w, false, &placeholders);
                         if (r < 0)

@@ -194,3 +194,24 @@ def test_no_repository_planted_between_the_start_and_the_project(tb, work):
     assert not host_exists(tb, work + "/a/.git") and not host_exists(tb, work + "/a/b/.git")
     r = tb.dev("cd %s/a/b && git rev-parse --show-toplevel" % work)
     assert r.rc == 0 and r.out.strip() == work, r
+
+
+def test_repositories_below_a_writable_directory_stay_read_only(tb, work):
+    # Started in a directory of checkouts, or in a project holding a vendored repository:
+    # their .git is below the writable directory, and git run there later outside reads it.
+    for sub in ("foo", "bar", "third_party/lib"):
+        r = tb.dev("mkdir -p %s/%s && cd %s/%s && git init -q ." % (work, sub, work, sub))
+        assert r.rc == 0, r
+    before = {sub: host_cat(tb, "%s/%s/.git/config" % (work, sub)) for sub in ("foo", "bar", "third_party/lib")}
+    for sub in ("foo", "bar", "third_party/lib"):
+        r = tb.scudo(["sh", "-c", "printf '[core]\\n\\tfsmonitor = echo PWNED\\n' >> %s/.git/config" % sub],
+                     cwd=work)
+        assert r.rc != 0, (sub, r)
+        r = tb.scudo(["sh", "-c", "printf '%s' > %s/.git/hooks/post-checkout" % (HOOK, sub)], cwd=work)
+        assert r.rc != 0, (sub, r)
+        assert host_cat(tb, "%s/%s/.git/config" % (work, sub)) == before[sub]
+        assert not host_exists(tb, "%s/%s/.git/hooks/post-checkout" % (work, sub))
+    # the checkouts themselves stay writable
+    r = tb.scudo(["sh", "-c", "echo ok > foo/file && echo ok > third_party/lib/file"], cwd=work)
+    assert r.rc == 0, r
+    assert host_cat(tb, work + "/third_party/lib/file").strip() == "ok"

@@ -79,6 +79,10 @@ static const Case cases[] = {
           { "w:chain" }, .wd = "chain/a/b",
           .want = { "=w:chain", "+r:chain/a/b/.git:empty .git", "+r:chain/a/.git:empty .git",
                     "+r:chain/.git:empty .git" } },
+        { "repositories below a writable directory are read-only, three levels down",
+          { "w:src" },
+          .want = { "=w:src", "+r:src/foo/.git:below a writable", "+r:src/wt/.git:below a writable",
+                    "+r:src/deep/a/b/.git:below a writable" } },
         { "a writable directory the command does not start in gets no placeholder",
           { "w:empty" }, .wd = "proj",
           .want = { "=w:empty" } },
@@ -259,7 +263,9 @@ int main(void) {
                                "proj/.git/", "proj/.git/HEAD", "proj/.scudo.toml", "empty/", "run/",
                                "run/systemd/", "run/bus", "bpfd.sock", "repo/", "repo/.git/",
                                "repo/.git/HEAD", "repo/.git/objects/", "repo/.git/refs/", "repo/.git/config",
-                               "repo/.git/hooks/", "wt/", "wt/.git", "chain/", "chain/a/", "chain/a/b/" };
+                               "repo/.git/hooks/", "wt/", "wt/.git", "chain/", "chain/a/", "chain/a/b/", "src/", "src/foo/",
+                               "src/foo/.git/", "src/wt/", "src/wt/.git", "src/deep/", "src/deep/a/",
+                               "src/deep/a/b/", "src/deep/a/b/.git/", "src/deep/a/b/c/", "src/deep/a/b/c/.git/" };
         for (size_t i = 0; i < ELEMENTSOF(tree); i++)
                 make(tree[i]);
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
