@@ -339,6 +339,21 @@ static int keep_git_file(Plan *p, size_t i) {
         return force_entry(p, PATH_ACCESS_READ, path, WHY_GIT_FILE, PATH_SOURCE_SELF);
 }
 
+/* A .git that is a symlink, in a directory the command may write: no mount can keep the link
+ * itself, so the runner puts it back if it goes (Plan.git_pins); and what it leads to, when the
+ * command may write that, is read-only like any other .git. */
+static int pin_git_symlink(Plan *p, const char *git) {
+        _cleanup_free_ char *target = NULL;
+        if (strv_contains(p->git_pins, git))
+                return 0;
+        int r = strv_extend(&p->git_pins, git);
+        if (r < 0)
+                return r;
+        if (plan_path_canonicalize(git, &target) < 0 || plan_names_path(p, target) || !writable_from_above(p, target))
+                return 0;
+        return add_entry(p, PATH_ACCESS_READ, target, WHY_GIT, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+}
+
 /* dir/.git, for a directory `dir` the command may write: read-only where there is one, and
  * where the command starts (`start`) an empty one for the run where there is none. */
 static int protect_git_at(Plan *p, const char *dir, bool start, size_t *placeholders) {
@@ -353,10 +368,11 @@ static int protect_git_at(Plan *p, const char *dir, bool start, size_t *placehol
         if (r < 0 && r != -EACCES && r != -ELOOP)
                 return r;
         /* A symlink on the way (the directory changed since it was checked): the guard
-         * refuses the run when it makes the placeholder. A .git that is a symlink itself is
-         * left alone. */
+         * refuses the run when it makes the placeholder. */
         struct stat lst;
-        bool missing = r == 0 || (r == -ELOOP && !(lstat(git, &lst) >= 0 && S_ISLNK(lst.st_mode)));
+        if (r == -ELOOP && lstat(git, &lst) >= 0 && S_ISLNK(lst.st_mode))
+                return pin_git_symlink(p, git);
+        bool missing = r == 0 || r == -ELOOP;
         bool found = r > 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
         if (start && *placeholders < PLAN_GIT_PLACEHOLDERS_MAX &&
             (missing || (found && S_ISDIR(st.st_mode) && is_empty_dir(git)))) {
@@ -405,9 +421,12 @@ static int protect_nested_git(Plan *p, const char *dir, unsigned depth, unsigned
                 struct stat st;
                 if (!sub || !(git = path_join(sub, ".git")))
                         return -ENOMEM;
-                if (lstat(git, &st) >= 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) &&
-                    !plan_names_path(p, git) && writable_from_above(p, git))
+                if (lstat(git, &st) < 0 || plan_names_path(p, git) || !writable_from_above(p, git))
+                        ;
+                else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
                         r = add_entry(p, PATH_ACCESS_READ, git, WHY_GIT_NESTED, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                else if (S_ISLNK(st.st_mode))
+                        r = pin_git_symlink(p, git);
                 if (r >= 0 && depth > 1)
                         r = protect_nested_git(p, sub, depth - 1, budget);
         }

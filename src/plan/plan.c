@@ -115,6 +115,7 @@ Plan *plan_free(Plan *p) {
         strv_free(p->config_files);
         strv_free(p->hook_files);
         strv_free(p->git_watch);
+        strv_free(p->git_pins);
         free(p);
         return NULL;
 }

@@ -174,6 +174,9 @@ typedef struct Plan {
          * checks as they are made (plan-harden.c, unit/gitdir-watch.h): the git directories'
          * tops, their modules/ and worktrees/, and objects/info. Set by plan_harden(). */
         char **git_watch;
+        /* The .git symlinks in directories the command may write: the runner puts each back as
+         * it was if the command removes or replaces it, and stops the run (gitdir-watch.h). */
+        char **git_pins;
 } Plan;
 
 /* The most directories of writable .git directories one run watches (unit/gitdir-watch.h):

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -25,6 +26,7 @@ typedef enum DirKind {
         DIR_OBJECTS,            /* its objects/: anything, but a new info/ is watched too */
         DIR_OBJECTS_INFO,       /* objects/info: no alternates */
         DIR_NO_NEW,             /* modules/, worktrees/ and what leads to a submodule: nothing new */
+        DIR_PIN,                /* holds a .git symlink, put back if it changes */
 } DirKind;
 
 typedef struct Watched {
@@ -32,6 +34,7 @@ typedef struct Watched {
         DirKind kind;
         char *path;
         char **before;          /* the names it held when the run started */
+        char *pin_target;       /* DIR_PIN: what its .git led to */
 } Watched;
 
 struct GitdirWatch {
@@ -94,9 +97,11 @@ static int add_dir(GitdirWatch *w, const char *path, DirKind kind) {
                 return 0;
         if (r < 0)
                 return r;
+        uint32_t mask = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK;
+        if (kind == DIR_PIN)
+                mask |= IN_DELETE | IN_MOVED_FROM;
         /* IN_DONT_FOLLOW: a symlink put where a watched directory was is not watched through */
-        int wd = inotify_add_watch(w->fd, path, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW |
-                                                    IN_EXCL_UNLINK);
+        int wd = inotify_add_watch(w->fd, path, mask);
         if (wd < 0)
                 return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
         Watched *dirs = reallocarray(w->dirs, w->n_dirs + 1, sizeof(Watched));
@@ -194,9 +199,52 @@ static void refuse(GitdirWatch *w, const Watched *d, const char *name) {
         }
 }
 
+/* Puts the .git symlink in d back as it was; whether it is. */
+static bool restore_pin(const Watched *d) {
+        _cleanup_close_ int dfd = path_open_no_symlinks(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        char buf[PATH_MAX];
+        unsigned budget = REMOVE_ENTRIES_MAX;
+        if (dfd < 0)
+                return false;
+        ssize_t n = readlinkat(dfd, ".git", buf, sizeof(buf) - 1);
+        if (n >= 0) {
+                buf[n] = 0;
+                if (streq(buf, d->pin_target))
+                        return true;
+        }
+        if (remove_at(dfd, ".git", REMOVE_DEPTH, &budget) < 0)
+                return false;
+        return symlinkat(d->pin_target, dfd, ".git") >= 0;
+}
+
+/* The .git symlink in d changed: back as it was, and the run stopped. */
+static void pin_changed(GitdirWatch *w, const Watched *d) {
+        _cleanup_free_ char *path = path_join(d->path, ".git");
+        bool restored = restore_pin(d);
+        if (!w->refused || !restored)
+                log_error("%s, a symlink to %s, was removed or replaced in the run: a repository put in its "
+                          "place would be the one git finds there outside; %s", path ?: ".git", d->pin_target,
+                          restored ? "put back" : "it could not be put back: look at it before running git there");
+        if (!w->refused && w->cb) {
+                w->refused = true;
+                w->cb(path ?: ".git", restored, w->userdata);
+        }
+}
+
 /* Compares d with what it held when the run started; refuses what is new and refused there. */
 static int check_dir(GitdirWatch *w, size_t i, unsigned *removed, bool warn) {
         _cleanup_strv_free_ char **names = NULL;
+        if (w->dirs[i].kind == DIR_PIN) {
+                char buf[PATH_MAX];
+                _cleanup_free_ char *git = path_join(w->dirs[i].path, ".git");
+                ssize_t n = git ? readlink(git, buf, sizeof(buf) - 1) : -1;
+                if (n < 0 || (buf[n] = 0, !streq(buf, w->dirs[i].pin_target))) {
+                        pin_changed(w, &w->dirs[i]);
+                        if (removed)
+                                (*removed)++;
+                }
+                return 0;
+        }
         int r = list_names(w->dirs[i].path, &names);
         if (r == -ENOENT)
                 return 0;
@@ -249,6 +297,11 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
                         const Watched *d = find_wd(w, ev->wd);
                         if (!d || ev->len == 0)
                                 continue;
+                        if (d->kind == DIR_PIN) {
+                                if (streq(ev->name, ".git"))
+                                        pin_changed(w, d);
+                                continue;
+                        }
                         if (d->kind == DIR_OBJECTS && streq(ev->name, "info")) {
                                 /* a new objects/info: watched from now on, and looked in */
                                 size_t before = w->n_dirs;
@@ -265,7 +318,34 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
         }
 }
 
-int gitdir_watch_new(char * const *tops, sd_event *e, GitdirRefused cb, void *userdata, GitdirWatch **ret) {
+/* Watches the directory holding the .git symlink `git`, with what it leads to now. */
+static int add_pin(GitdirWatch *w, const char *git) {
+        char buf[PATH_MAX];
+        ssize_t n = readlink(git, buf, sizeof(buf) - 1);
+        if (n < 0)
+                return errno == ENOENT || errno == EINVAL ? 0 : -errno;         /* gone, or no longer a link */
+        buf[n] = 0;
+        const char *slash = strrchr(git, '/');
+        if (!slash)
+                return -EINVAL;
+        _cleanup_free_ char *dir = slash == git ? strdup("/") : strndup(git, (size_t) (slash - git));
+        char *target = strdup(buf);
+        if (!dir || !target) {
+                free(target);
+                return -ENOMEM;
+        }
+        size_t before = w->n_dirs;
+        int r = add_dir(w, dir, DIR_PIN);
+        if (r < 0 || w->n_dirs == before) {
+                free(target);
+                return r;
+        }
+        w->dirs[before].pin_target = target;
+        return 0;
+}
+
+int gitdir_watch_new(char * const *tops, char * const *pins, sd_event *e, GitdirRefused cb, void *userdata,
+                     GitdirWatch **ret) {
         _cleanup_(gitdir_watch_freep) GitdirWatch *w = calloc(1, sizeof(GitdirWatch));
         int r;
 
@@ -297,6 +377,11 @@ int gitdir_watch_new(char * const *tops, sd_event *e, GitdirRefused cb, void *us
                 if (r < 0)
                         return r;
         }
+        STRV_FOREACH(g, pins) {
+                r = add_pin(w, *g);
+                if (r < 0)
+                        return r;
+        }
         r = sd_event_add_io(e, &w->source, w->fd, EPOLLIN, on_inotify, w);
         if (r < 0)
                 return r;
@@ -321,6 +406,7 @@ GitdirWatch *gitdir_watch_free(GitdirWatch *w) {
         sd_event_source_disable_unref(w->source);
         for (size_t i = 0; i < w->n_dirs; i++) {
                 free(w->dirs[i].path);
+                free(w->dirs[i].pin_target);
                 strv_free(w->dirs[i].before);
         }
         free(w->dirs);

@@ -23,8 +23,10 @@ typedef struct GitdirWatch GitdirWatch;
 typedef void (*GitdirRefused)(const char *path, bool removed, void *userdata);
 
 /* Watches the git directories `tops` (and what is below them, as above) from the event loop
- * `e`. The directories as they are now are what is not new. */
-int gitdir_watch_new(char * const *tops, sd_event *e, GitdirRefused cb, void *userdata, GitdirWatch **ret);
+ * `e`; the directories as they are now are what is not new. And the .git symlinks `pins`
+ * (Plan.git_pins): one removed or replaced is put back as it is now, and stops the run. */
+int gitdir_watch_new(char * const *tops, char * const *pins, sd_event *e, GitdirRefused cb, void *userdata,
+                     GitdirWatch **ret);
 
 /* Looks at every watched directory once more (after the unit is gone): removes what is new
  * and refused, says so on stderr, and warns of a rebase or sequence the command left in

@@ -883,8 +883,9 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         }
 
         /* A .git the command may commit to: watched from before the command starts. */
-        if (plan->git_watch) {
-                r = gitdir_watch_new(plan->git_watch, c.event, on_gitdir_refused, &c, &c.gitdir_watch);
+        if (plan->git_watch || plan->git_pins) {
+                r = gitdir_watch_new(plan->git_watch, plan->git_pins, c.event, on_gitdir_refused, &c,
+                                     &c.gitdir_watch);
                 if (r < 0)
                         return log_error_errno(r, "Cannot watch the .git the command may commit to: %m; "
                                                "not running the command"), EXIT_SCUDO_SETUP;
@@ -977,8 +978,8 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
 
         int status;
         if (c.gitdir_refused) {
-                log_error("The command was stopped: it made a name in a .git that git does not make "
-                          "(see docs/policies.md, \"A .git to commit to\")");
+                log_error("The command was stopped: it planted something git would read in a .git, or "
+                          "replaced a .git symlink (see docs/policies.md, \"A .git to commit to\")");
                 status = EXIT_SCUDO_SETUP;
         } else if (c.start_error) {
                 log_error("systemd refused to start the sandbox: %s", c.start_error);

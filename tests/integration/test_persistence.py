@@ -215,3 +215,21 @@ def test_repositories_below_a_writable_directory_stay_read_only(tb, work):
     r = tb.scudo(["sh", "-c", "echo ok > foo/file && echo ok > third_party/lib/file"], cwd=work)
     assert r.rc == 0, r
     assert host_cat(tb, work + "/third_party/lib/file").strip() == "ok"
+
+
+def test_a_git_symlink_is_put_back_and_what_it_leads_to_stays_read_only(tb, work):
+    r = tb.dev("cd %s && git init -q --separate-git-dir=%s/.repo-git . && rm .git && ln -s .repo-git .git && "
+               "git status --porcelain" % (work, work))
+    assert r.rc == 0, r
+    # replaced by a repository of the command's making: put back, and the run stopped
+    r = tb.scudo(["sh", "-c", "rm .git && git init -q . && git config core.fsmonitor 'echo PWNED'; "
+                  "sleep 2; echo survived"], cwd=work)
+    assert r.rc != 0 and "survived" not in r.out, r
+    assert "put back" in r.err, r
+    assert tb.root("readlink %s/.git" % work).out.strip() == ".repo-git"
+    r = tb.dev("cd %s && git status --porcelain; git config core.fsmonitor" % work)
+    assert "PWNED" not in r.out + r.err, r
+    # what it leads to is a .git like any other: its hooks and config read-only
+    r = tb.scudo(["sh", "-c", "printf '%s' > .repo-git/hooks/post-checkout" % HOOK], cwd=work)
+    assert r.rc != 0, r
+    assert not host_exists(tb, work + "/.repo-git/hooks/post-checkout")
