@@ -101,6 +101,8 @@ local function data(request, ex, validation_error, hardening)
         profiles = array(),
         filesystem = array(),
         dropped = array(),
+        git_watch = array(hardening and hardening.git_watch),
+        git_pins = array(hardening and hardening.git_pins),
         overridden = array(),
         unit = array(),
         network = { filtered = plan.network_filtered, allow = array(), deny = array(), dns = plan.dns },
@@ -254,6 +256,20 @@ local function text(d)
         add("  left out by scudo, the mount would change nothing:")
         for _, p in ipairs(left_out) do
             add("    %-6s %s: %s", p.access, p.path, p.dropped)
+        end
+    end
+    if #d.git_watch > 0 then
+        add("  git directories the command may commit to: a name git does not make there stops the run")
+        add("  (scudo: code planted in a .git would run at the next git command outside):")
+        for _, w in ipairs(d.git_watch) do
+            add("    %s", w)
+        end
+    end
+    if #d.git_pins > 0 then
+        add("  .git symlinks put back as they were, and the run stopped, if the command replaces them")
+        add("  (scudo: a repository planted in their place would be git's outside):")
+        for _, w in ipairs(d.git_pins) do
+            add("    %s", w)
         end
     end
     if #d.dropped > 0 then

@@ -114,6 +114,8 @@ Plan *plan_free(Plan *p) {
         strv_free(p->profiles);
         strv_free(p->config_files);
         strv_free(p->hook_files);
+        strv_free(p->git_watch);
+        strv_free(p->git_pins);
         free(p);
         return NULL;
 }

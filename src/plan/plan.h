@@ -169,10 +169,22 @@ typedef struct Plan {
          * (any path). plan_harden() keeps both as they are inside. */
         char **config_files;
         char **hook_files;
+
+        /* The directories of a .git the command may commit to whose new entries the runner
+         * checks as they are made (plan-harden.c, unit/gitdir-watch.h): the git directories'
+         * tops, their modules/ and worktrees/, and objects/info. Set by plan_harden(). */
+        char **git_watch;
+        /* The .git symlinks in directories the command may write: the runner puts each back as
+         * it was if the command removes or replaces it, and stops the run (gitdir-watch.h). */
+        char **git_pins;
 } Plan;
 
+/* The most directories of writable .git directories one run watches (unit/gitdir-watch.h):
+ * past it, the .git stays read-only. */
+#define PLAN_GIT_WATCH_MAX 64
+
 /* The most .git placeholders one run makes (unit/git-guard.h). */
-#define PLAN_GIT_PLACEHOLDERS_MAX 4
+#define PLAN_GIT_PLACEHOLDERS_MAX 8
 
 Plan *plan_new(void);
 Plan *plan_free(Plan *p);

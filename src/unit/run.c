@@ -16,6 +16,7 @@
 #include "bus-proxy.h"
 #include "git-config-copies.h"
 #include "git-guard.h"
+#include "gitdir-watch.h"
 #include "manager-bus.h"
 #include "net/net-session.h"
 #include "pty-relay.h"
@@ -71,6 +72,8 @@ typedef struct RunContext {
         int watcher_fd;
         BusProxy bus_proxy;     /* unit[0] == 0: none */
         GitGuard git_guard;
+        GitdirWatch *gitdir_watch;      /* a .git the command may commit to (gitdir-watch.h) */
+        bool gitdir_refused;
         GitConfigCopies git_config;     /* git's configuration less its credentials */
         bool started;           /* the unit may be running */
 
@@ -92,6 +95,7 @@ static void run_context_done(RunContext *c) {
                 git_guard_drop(&c->git_guard);
         /* Mounted, a copy stays while the sandbox runs whatever becomes of its name. */
         git_config_copies_remove(&c->git_config);
+        gitdir_watch_free(c->gitdir_watch);
         /* Whatever way the run ended, its slice goes (and with its cgroup, the BPF programs),
          * and the session bus proxy with its socket. */
         stop_slice(c);
@@ -299,6 +303,15 @@ static void caller_gone(RunContext *c) {
         call_async(c, "StopUnit", "ss", c->unit_name, "replace");
         (void) sd_event_add_time_relative(c->event, &c->kill_timer, CLOCK_MONOTONIC, 1000 * 1000, 0,
                                           on_kill_timer, c);
+}
+
+/* A name refused in a .git the command may commit to: the sandbox is killed at once, before
+ * it can make another. */
+static void on_gitdir_refused(const char *path, bool removed, void *userdata) {
+        RunContext *c = userdata;
+        c->gitdir_refused = true;
+        if (c->started)
+                call_async(c, "KillUnit", "ssi", c->unit_name, "all", SIGKILL);
 }
 
 static int on_caller(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -869,6 +882,15 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                         return log_error_errno(r, "Failed to arm the unit watcher: %m"), EXIT_SCUDO_SETUP;
         }
 
+        /* A .git the command may commit to: watched from before the command starts. */
+        if (plan->git_watch || plan->git_pins) {
+                r = gitdir_watch_new(plan->git_watch, plan->git_pins, c.event, on_gitdir_refused, &c,
+                                     &c.gitdir_watch);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot watch the .git the command may commit to: %m; "
+                                               "not running the command"), EXIT_SCUDO_SETUP;
+        }
+
         /* git's configuration files that hold credentials, as copies less them. */
         r = git_config_copies_make(plan, opts->home, opts->config_home, opts->runtime_dir, c.unit_name,
                                    &c.git_config);
@@ -950,8 +972,16 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 (void) dispatch_reports(&c);
         refusals_finish(c.refusals, &unit_start);
 
+        /* What a full inotify queue may have hidden, and what came after the kill. */
+        if (gitdir_watch_sweep(c.gitdir_watch) > 0)
+                c.gitdir_refused = true;
+
         int status;
-        if (c.start_error) {
+        if (c.gitdir_refused) {
+                log_error("The command was stopped: it planted something git would read in a .git, or "
+                          "replaced a .git symlink (see docs/policies.md, \"A .git to commit to\")");
+                status = EXIT_SCUDO_SETUP;
+        } else if (c.start_error) {
                 log_error("systemd refused to start the sandbox: %s", c.start_error);
                 status = EXIT_SCUDO_SETUP;
         } else

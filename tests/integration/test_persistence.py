@@ -181,3 +181,55 @@ def test_repository_guard_outlives_a_shorter_run_and_a_killed_scudo(tb, work):
     tb.root("kill -KILL $(cat %s/scudo.pid)" % work)
     assert wait_for(lambda: not host_exists(tb, work + "/.git"), timeout=15)
     assert wait_for(lambda: tb.user_units() == [], timeout=15), tb.user_units()
+
+
+def test_no_repository_planted_between_the_start_and_the_project(tb, work):
+    # Started in a/b of a checkout: a repository made in a/ (or a/b/) would be the one git
+    # outside finds first when run in a/b, with whatever configuration it was given.
+    git_repo(tb, work)
+    tb.dev("mkdir -p %s/a/b" % work)
+    for script in ("git init -q ..", "git init -q .", "mkdir -p ../.git/hooks"):
+        r = tb.scudo(["--profile", "git-project", "sh", "-c", script], cwd=work + "/a/b")
+        assert r.rc != 0, (script, r)
+    assert not host_exists(tb, work + "/a/.git") and not host_exists(tb, work + "/a/b/.git")
+    r = tb.dev("cd %s/a/b && git rev-parse --show-toplevel" % work)
+    assert r.rc == 0 and r.out.strip() == work, r
+
+
+def test_repositories_below_a_writable_directory_stay_read_only(tb, work):
+    # Started in a directory of checkouts, or in a project holding a vendored repository:
+    # their .git is below the writable directory, and git run there later outside reads it.
+    for sub in ("foo", "bar", "third_party/lib"):
+        r = tb.dev("mkdir -p %s/%s && cd %s/%s && git init -q ." % (work, sub, work, sub))
+        assert r.rc == 0, r
+    before = {sub: host_cat(tb, "%s/%s/.git/config" % (work, sub)) for sub in ("foo", "bar", "third_party/lib")}
+    for sub in ("foo", "bar", "third_party/lib"):
+        r = tb.scudo(["sh", "-c", "printf '[core]\\n\\tfsmonitor = echo PWNED\\n' >> %s/.git/config" % sub],
+                     cwd=work)
+        assert r.rc != 0, (sub, r)
+        r = tb.scudo(["sh", "-c", "printf '%s' > %s/.git/hooks/post-checkout" % (HOOK, sub)], cwd=work)
+        assert r.rc != 0, (sub, r)
+        assert host_cat(tb, "%s/%s/.git/config" % (work, sub)) == before[sub]
+        assert not host_exists(tb, "%s/%s/.git/hooks/post-checkout" % (work, sub))
+    # the checkouts themselves stay writable
+    r = tb.scudo(["sh", "-c", "echo ok > foo/file && echo ok > third_party/lib/file"], cwd=work)
+    assert r.rc == 0, r
+    assert host_cat(tb, work + "/third_party/lib/file").strip() == "ok"
+
+
+def test_a_git_symlink_is_put_back_and_what_it_leads_to_stays_read_only(tb, work):
+    r = tb.dev("cd %s && git init -q --separate-git-dir=%s/.repo-git . && rm .git && ln -s .repo-git .git && "
+               "git status --porcelain" % (work, work))
+    assert r.rc == 0, r
+    # replaced by a repository of the command's making: put back, and the run stopped
+    r = tb.scudo(["sh", "-c", "rm .git && git init -q . && git config core.fsmonitor 'echo PWNED'; "
+                  "sleep 2; echo survived"], cwd=work)
+    assert r.rc != 0 and "survived" not in r.out, r
+    assert "put back" in r.err, r
+    assert tb.root("readlink %s/.git" % work).out.strip() == ".repo-git"
+    r = tb.dev("cd %s && git status --porcelain; git config core.fsmonitor" % work)
+    assert "PWNED" not in r.out + r.err, r
+    # what it leads to is a .git like any other: its hooks and config read-only
+    r = tb.scudo(["sh", "-c", "printf '%s' > .repo-git/hooks/post-checkout" % HOOK], cwd=work)
+    assert r.rc != 0, r
+    assert not host_exists(tb, work + "/.repo-git/hooks/post-checkout")

@@ -75,12 +75,27 @@ static const Case cases[] = {
         { "where the command starts and no .git is: a placeholder",
           { "w:empty" }, .wd = "empty",
           .want = { "=w:empty", "+r:empty/.git:empty .git for the run" } },
+        { "every directory from the start up to the writable one: git outside looks at each",
+          { "w:chain" }, .wd = "chain/a/b",
+          .want = { "=w:chain", "+r:chain/a/b/.git:empty .git", "+r:chain/a/.git:empty .git",
+                    "+r:chain/.git:empty .git" } },
+        { "repositories below a writable directory are read-only, three levels down",
+          { "w:src" },
+          .want = { "=w:src", "+r:src/foo/.git:below a writable", "+r:src/wt/.git:below a writable",
+                    "+r:src/deep/a/b/.git:below a writable" } },
         { "a writable directory the command does not start in gets no placeholder",
           { "w:empty" }, .wd = "proj",
           .want = { "=w:empty" } },
         { "a .git the plan names is the plan's",
           { "w:proj", "w:proj/.git" }, .wd = "proj",
           .want = { "=w:proj", "=w:proj/.git" } },
+        { "a .git to commit to: what git reads code or places from is read-only in it",
+          { "w:repo", "w:repo/.git" }, .wd = "repo",
+          .want = { "=w:repo", "=w:repo/.git", "+r:repo/.git/config:git reads code",
+                    "+r:repo/.git/hooks:git reads code" } },
+        { "a writable .git file (a linked worktree's) stays read-only",
+          { "w:wt", "w:wt/.git" }, .wd = "wt",
+          .want = { "=w:wt", "-w:wt/.git:scudo decides", "+r:wt/.git:gitdir:" } },
         { "the manager's socket and the bus out of reach",
           { "r:run" },
           .want = { "=r:run", "+d:run/systemd:private socket", "+d:run/bus:session bus" } },
@@ -223,7 +238,8 @@ static void test_creates_nothing(void) {
 /* At most PLAN_GIT_PLACEHOLDERS_MAX placeholders. */
 static void test_placeholder_limit(void) {
         _cleanup_(plan_freep) Plan *p = plan_new();
-        const char *dirs[] = { "l/", "l/a/", "l/a/b/", "l/a/b/c/", "l/a/b/c/d/", "l/a/b/c/d/e/" };
+        const char *dirs[] = { "l/", "l/a/", "l/a/b/", "l/a/b/c/", "l/a/b/c/d/", "l/a/b/c/d/e/", "l/a/b/c/d/e/f/",
+                               "l/a/b/c/d/e/f/g/", "l/a/b/c/d/e/f/g/h/", "l/a/b/c/d/e/f/g/h/i/" };
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
                 make(dirs[i]);
                 _cleanup_free_ char *d = in_root(dirs[i]);
@@ -231,8 +247,8 @@ static void test_placeholder_limit(void) {
                 if (!p || plan_add_path(p, PATH_ACCESS_WRITE, d, "test") < 0)
                         abort();
         }
-        p->working_directory = in_root("l/a/b/c/d/e");
-        TAP_CHECK(plan_harden(p, &(HardenContext) {}) == 0, "six writable directories above the start");
+        p->working_directory = in_root("l/a/b/c/d/e/f/g/h/i");
+        TAP_CHECK(plan_harden(p, &(HardenContext) {}) == 0, "ten writable directories above the start");
         size_t n = 0;
         for (size_t i = 0; i < p->n_paths; i++)
                 n += p->paths[i].create == PATH_CREATE_PLACEHOLDER;
@@ -245,7 +261,11 @@ int main(void) {
                 abort();
         const char *tree[] = { "home/", "home/.ssh/", "home/.ssh/id", "home/.ssh/keys/", "file", "proj/",
                                "proj/.git/", "proj/.git/HEAD", "proj/.scudo.toml", "empty/", "run/",
-                               "run/systemd/", "run/bus", "bpfd.sock" };
+                               "run/systemd/", "run/bus", "bpfd.sock", "repo/", "repo/.git/",
+                               "repo/.git/HEAD", "repo/.git/objects/", "repo/.git/refs/", "repo/.git/config",
+                               "repo/.git/hooks/", "wt/", "wt/.git", "chain/", "chain/a/", "chain/a/b/", "src/", "src/foo/",
+                               "src/foo/.git/", "src/wt/", "src/wt/.git", "src/deep/", "src/deep/a/",
+                               "src/deep/a/b/", "src/deep/a/b/.git/", "src/deep/a/b/c/", "src/deep/a/b/c/.git/" };
         for (size_t i = 0; i < ELEMENTSOF(tree); i++)
                 make(tree[i]);
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)

@@ -433,7 +433,10 @@ static void test_default_policy(void) {
         char *err = NULL;
 
         pt_write("etc/config.toml", "\n");
-        pt_mkdir("proj/.git");
+        pt_mkdir("proj/.git/objects");
+        pt_mkdir("proj/.git/refs");
+        pt_mkdir("proj/.git/hooks");
+        pt_write("proj/.git/HEAD", "ref: refs/heads/main\n");
         int k = pt_resolve("proj/sub", ARGV("npm", "install"), ARGV("GITHUB_TOKEN=x", "AWS_KEY=y", "LANG=C"), &p, &err);
         TAP_CHECK(k >= 0, "npm resolves against the built-in policies (%s)", err ?: "");
         if (k < 0)
@@ -444,8 +447,11 @@ static void test_default_policy(void) {
         TAP_CHECK(e && e->access == PATH_ACCESS_WRITE && e->derived, "sandbox: start directory writable (derived)");
         e = pt_find_path(p, "proj");
         TAP_CHECK(e && e->access == PATH_ACCESS_WRITE, "git-project: ${project} writable");
+        e = pt_find_path(p, "proj/.git");
+        TAP_CHECK(e && e->access == PATH_ACCESS_WRITE, "git-project: a .git to commit to");
         e = pt_find_path(p, "proj/.git/hooks");
-        TAP_CHECK(e && e->access == PATH_ACCESS_READ, "git-project: .git/hooks read-only");
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && e->reason, "git-project: .git/hooks read-only, by scudo");
+        TAP_CHECK(strv_length(p->git_watch) == 1 && strstr(p->git_watch[0], "proj/.git"), "git-project: the .git watched");
         e = pt_find_path(p, "home/.npm");
         TAP_CHECK(e && e->access == PATH_ACCESS_WRITE, "npm: ~/.npm writable");
         e = pt_find_path(p, "/run/user/4242");
