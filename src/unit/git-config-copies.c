@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "unit/git-config-copies.h"
-#include "unit/git-config-filter.h"
+#include "plan/git-config-filter.h"
 #include "util/file-util.h"
 #include "util/log.h"
 #include "util/macro.h"

@@ -8,5 +8,5 @@
  * Anthropic, AWS key ids, JWTs, ...), a PEM private key, an Authorization header. Returns
  * the kind as a phrase for messages ("a GitHub token"), or NULL. Never returns any part of
  * the value itself. The one home of this rule: the environment (policy, build.lua through
- * scudo.text) and git's configuration (unit/git-config-filter.c) both ask it. */
+ * scudo.text) and git's configuration (plan/git-config-filter.c) both ask it. */
 const char *secret_value_kind(const char *s, size_t n);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 
-/* libFuzzer target for git's configuration filter (src/unit/git-config-filter.c) and the rule
+/* libFuzzer target for git's configuration filter (src/plan/git-config-filter.c) and the rule
  * it asks (src/util/secret-value.c): whatever the input, the filter returns, its text is as
  * long as it says, and nothing in it is a credential by that rule. The sanitizers report
  * leaks and overreads. */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unit/git-config-filter.h"
+#include "plan/git-config-filter.h"
 #include "util/secret-value.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* git's configuration less its credentials (src/unit/git-config-filter.c): each kind of
+/* git's configuration less its credentials (src/plan/git-config-filter.c): each kind of
  * credential taken out as a whole entry, everything else kept byte for byte, git's syntax
  * (quotes, continued lines, [section.sub], an entry after its header) read as git reads it,
  * and what cannot be read not shown. */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "tap.h"
-#include "unit/git-config-filter.h"
+#include "plan/git-config-filter.h"
 #include "util/strv.h"
 
 static GitConfigFiltered run(const char *in) {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unit/git-config-filter.h"
+#include "plan/git-config-filter.h"
 #include "util/macro.h"
 #include "util/secret-value.h"
 #include "util/strv.h"
