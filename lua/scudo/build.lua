@@ -78,42 +78,24 @@ function Builder:drop(key, value, origin, why)
     d[#d + 1] = { key = key, value = value, origin = origin, reason = why }
 end
 
--- Places whose contents run later by themselves, outside any sandbox: the directories on
--- $PATH, ~/bin and ~/.local/bin, systemd's user units, autostart entries, environment.d,
--- git's and fish's configuration. In the terms the start directory uses (a path under $HOME
--- is moved onto the real home directory, without a system call per path).
+-- Places whose contents run later by themselves, outside any sandbox: the list is C's
+-- (src/plan/persistence.c). In the terms the start directory uses (a path under $HOME is moved
+-- onto the real home directory, without a system call per path).
 function Builder:persistence_roots()
     if self.roots then
         return self.roots
     end
     local home, written_home = self.vars:real_home(), M.normalize(self.request.home)
     local below_home = written_home .. "/"
-    local function rebase(p)
-        p = M.normalize(p)
+    local f = self.vars.fixed
+    local roots = require("scudo.path").persistence_roots(f.HOME, f.XDG_CONFIG_HOME, f.XDG_DATA_HOME,
+        f.XDG_STATE_HOME, self.request.env.PATH)
+    for _, r in ipairs(roots) do
+        local p = M.normalize(r[1])
         if home ~= written_home and (p == written_home or p:find(below_home, 1, true) == 1) then
-            return home .. p:sub(#written_home + 1)
+            p = home .. p:sub(#written_home + 1)
         end
-        return p
-    end
-    local f, roots = self.vars.fixed, {}
-    -- { dir, deep }. deep: what lies below counts too (units in systemd/user/, a config in
-    -- git/); a $PATH directory is only searched itself, not its subdirectories.
-    local function add(p, deep)
-        roots[#roots + 1] = { rebase(p), deep }
-    end
-    -- scudo's own configuration and trust store too: written from a sandbox, they would widen
-    -- the next one
-    for _, p in ipairs({ f.XDG_CONFIG_HOME .. "/systemd", f.XDG_CONFIG_HOME .. "/autostart",
-        f.XDG_CONFIG_HOME .. "/environment.d", f.XDG_CONFIG_HOME .. "/git", f.XDG_CONFIG_HOME .. "/fish",
-        f.XDG_DATA_HOME .. "/systemd", f.XDG_CONFIG_HOME .. "/scudo", f.XDG_STATE_HOME .. "/scudo" }) do
-        add(p, true)
-    end
-    add(f.HOME .. "/.local/bin", false)
-    add(f.HOME .. "/bin", false)
-    for d in (self.request.env.PATH or ""):gmatch("[^:]+") do
-        if d:byte(1) == 47 then     -- "/"
-            add(d, false)
-        end
+        r[1] = p
     end
     self.roots = roots
     return roots

@@ -13,6 +13,9 @@
  *   1. scudo's configuration and trust store, when a writable entry covers them, and every
  *      project file and hook file the plan was made from: read-only (written from inside, they
  *      would widen or un-trust the next run);
+ *   1b. what runs later outside (plan/persistence.h) but is reached through a symlink (a stow
+ *      layout: ~/.bashrc -> dotfiles/bashrc), and every file git's configuration includes:
+ *      read-only where the command could write it (made empty first where it is missing);
  *   2. a .git at the top of a writable directory: read-only, and an empty one made for the run
  *      where the command starts and none is (unit/git-guard.h); unless a profile names it;
  *   3. out of reach: the service manager's private socket, the session bus unless the plan
@@ -31,6 +34,8 @@ typedef struct HardenContext {
         const char *runtime_dir;        /* the caller's $XDG_RUNTIME_DIR, or NULL */
         const char *config_home;        /* $XDG_CONFIG_HOME, or NULL (then ~/.config) */
         const char *state_home;         /* $XDG_STATE_HOME, or NULL (then ~/.local/state) */
+        const char *data_home;          /* $XDG_DATA_HOME, or NULL (then ~/.local/share) */
+        const char *path;               /* the caller's $PATH, or NULL */
         const char *bpfd_socket;        /* scudo-bpfd's socket when not SCUDO_BPFD_SOCKET, or NULL */
 } HardenContext;
 

@@ -3,13 +3,17 @@
  *   scudo.path.lookup(markers[, start]) -> the nearest directory, from start (default: the
  *       command's start directory) up to /, that holds one of markers (a name or a list of
  *       names, each a relative path without ".."), or nil;
- *   scudo.path.exists(path) -> boolean (without following a final symlink). */
+ *   scudo.path.exists(path) -> boolean (without following a final symlink);
+ *   scudo.path.persistence_roots(home, config_home, data_home, state_home, PATH) -> { { path,
+ *       deep }... }: the places whose contents run later outside (plan/persistence.h), files
+ *       and directories, in its order; config_home, data_home, state_home and PATH may be nil. */
 #include <lauxlib.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "plan/persistence.h"
 #include "policy/l-common.h"
 #include "policy/lua-engine.h"
 
@@ -94,7 +98,44 @@ static int l_path_exists(lua_State *L) {
         return 1;
 }
 
+static const char *opt_text(lua_State *L, int i) {
+        return lua_isnoneornil(L, i) ? NULL : lua_check_text(L, i, PATH_MAX);
+}
+
+static int l_path_persistence_roots(lua_State *L) {
+        PersistenceEnv env = {
+                .home = lua_check_text(L, 1, PATH_MAX),
+                .config_home = opt_text(L, 2),
+                .data_home = opt_text(L, 3),
+                .state_home = opt_text(L, 4),
+                .path = lua_isnoneornil(L, 5) ? NULL : lua_check_text(L, 5, 128 * 1024),
+        };
+        PersistenceRoot *r = NULL;
+        size_t n = 0;
+        luaL_argcheck(L, env.home[0] == '/', 1, "must be absolute");
+        if (persistence_roots(&env, &r, &n) < 0)
+                return luaL_error(L, "scudo.path.persistence_roots: out of memory");
+        /* A memory error while copying (the engine's budget spent) would leave the list behind;
+         * it ends the resolution, and the process with it. */
+        if (!lua_checkstack(L, 4)) {
+                persistence_roots_free(r, n);
+                return luaL_error(L, "scudo.path.persistence_roots: stack overflow");
+        }
+        lua_createtable(L, (int) MIN(n, (size_t) INT_MAX), 0);
+        for (size_t i = 0; i < n; i++) {
+                lua_createtable(L, 2, 0);
+                lua_pushstring(L, r[i].path);
+                lua_rawseti(L, -2, 1);
+                lua_pushboolean(L, r[i].deep);
+                lua_rawseti(L, -2, 2);
+                lua_rawseti(L, -2, (lua_Integer) i + 1);
+        }
+        persistence_roots_free(r, n);
+        return 1;
+}
+
 static const luaL_Reg path_functions[] = {
+        { "persistence_roots", l_path_persistence_roots },
         { "lookup", l_path_lookup },
         { "exists", l_path_exists },
         { NULL, NULL },

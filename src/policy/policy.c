@@ -445,6 +445,8 @@ static HardenContext harden_context(const Request *req) {
                 .runtime_dir = req->runtime_dir,
                 .config_home = env_get(req->environ, "XDG_CONFIG_HOME"),
                 .state_home = env_get(req->environ, "XDG_STATE_HOME"),
+                .data_home = env_get(req->environ, "XDG_DATA_HOME"),
+                .path = env_get(req->environ, "PATH"),
                 /* the helper's socket when it is not the system one (file-capabilities mode,
                  * tests): kept out of the sandbox like the default */
                 .bpfd_socket = secure_getenv("SCUDO_BPFD_SOCKET"),

@@ -10,17 +10,13 @@
 #include <unistd.h>
 
 #include "unit/git-config-copies.h"
-#include "plan/git-config-filter.h"
+#include "plan/git-config-walk.h"
 #include "util/file-util.h"
 #include "util/log.h"
 #include "util/macro.h"
 #include "util/path-util.h"
 #include "util/strv.h"
 
-/* git's own limit of nested includes */
-#define MAX_INCLUDE_DEPTH 10
-/* A configuration file larger than this is refused rather than shown unfiltered. */
-#define MAX_CONFIG_SIZE (4u << 20)
 
 /* The plan's access at `path` (canonical): that of the deepest entry naming it or a directory
  * above it, the most restrictive among entries naming that same path; -1 when none does. Also
@@ -109,46 +105,42 @@ static int add_copy(GitConfigCopies *c, const char *path, const GitConfigFiltere
         return 0;
 }
 
-/* The file an include names: ~/ from the home directory, a relative path from the directory
- * of the file that includes it (as git resolves it). NULL for what git would not read as a
- * path here (an empty value, %(prefix)). */
-static char *include_target(const char *value, const char *from, const char *home) {
-        char *p = NULL;
-        if (!value[0] || startswith(value, "%("))
-                return NULL;
-        if (startswith(value, "~/"))
-                return home ? path_join(home, value + 2) : NULL;
-        if (path_is_absolute(value))
-                return strdup(value);
-        _cleanup_free_ char *dir = strdup(from);
-        if (!dir)
-                return NULL;
-        char *slash = strrchr(dir, '/');
-        if (!slash)
-                return NULL;
-        slash[slash == dir ? 1 : 0] = 0;
-        p = path_join(dir, value);
-        return p;
+typedef struct CopiesWalk {
+        const Plan *plan;
+        const char *runtime_dir, *unit_name;
+        GitConfigCopies *c;
+        bool logged;            /* add_copy() said why it failed */
+} CopiesWalk;
+
+static bool want_copy(const char *canonical, void *userdata) {
+        const CopiesWalk *w = userdata;
+        /* a file the command can write anyway is shown as it is, and what it includes with it */
+        return shown_read_only(w->plan, canonical);
+}
+
+static int copy_filtered(const char *canonical, const GitConfigFiltered *f, void *userdata) {
+        CopiesWalk *w = userdata;
+        int r = f->removed > 0 ? add_copy(w->c, canonical, f, w->runtime_dir, w->unit_name) : 0;
+        w->logged = r < 0;
+        return r;
 }
 
 int git_config_copies_make(const Plan *plan, const char *home, const char *config_home,
                            const char *runtime_dir, const char *unit_name, GitConfigCopies *ret) {
-        _cleanup_strv_free_ char **queue = NULL, **seen = NULL;
-        _cleanup_free_ unsigned *depth = NULL;
+        _cleanup_strv_free_ char **start = NULL;
         GitConfigCopies c = {};
-        int r = 0;
 
         *ret = (GitConfigCopies) {};
         if (!runtime_dir || !path_is_absolute(runtime_dir))
                 return 0;       /* nowhere to put a copy: nothing run.c can start either */
 
-        /* The files to look at, as git would open them; their includes are appended as they
-         * are read (depth[i]: how many includes deep queue[i] is). */
+        /* The files git starts from: the user's, and each .git's at the top of a directory
+         * the sandbox shows. */
         if (home && path_is_absolute(home)) {
                 _cleanup_free_ char *xdg = config_home && path_is_absolute(config_home) ?
                         path_join(config_home, "git/config") : path_join(home, ".config/git/config");
                 _cleanup_free_ char *dot = path_join(home, ".gitconfig");
-                if (!xdg || !dot || strv_extend(&queue, xdg) < 0 || strv_extend(&queue, dot) < 0)
+                if (!xdg || !dot || strv_extend(&start, xdg) < 0 || strv_extend(&start, dot) < 0)
                         return log_oom();
         }
         for (size_t i = 0; i < plan->n_paths; i++) {
@@ -158,70 +150,24 @@ int git_config_copies_make(const Plan *plan, const char *home, const char *confi
                 for (const char *const *f = (const char *const[]) { ".git/config", ".git/config.worktree", NULL };
                      *f; f++) {
                         _cleanup_free_ char *cfg = path_join(p->path, *f);
-                        if (!cfg || strv_extend(&queue, cfg) < 0)
+                        if (!cfg || strv_extend(&start, cfg) < 0)
                                 return log_oom();
                 }
         }
-        depth = calloc(strv_length(queue) + 1, sizeof(unsigned));
-        if (!depth)
-                return log_oom();
 
-        for (size_t i = 0; queue && queue[i]; i++) {
-                char canon[PATH_MAX];
-                struct stat st;
-                _cleanup_free_ char *text = NULL;
-                size_t size;
-                GitConfigFiltered f = {};
-
-                if (!path_realpath_fast(queue[i], canon))
-                        continue;       /* missing: git reads nothing there either */
-                if (path_stat_no_symlinks(canon, &st) <= 0 || !S_ISREG(st.st_mode))
-                        continue;
-                if (strv_contains(seen, canon) || !shown_read_only(plan, canon))
-                        continue;
-                if (strv_extend(&seen, canon) < 0) {
-                        r = log_oom();
-                        goto fail;
-                }
-                r = read_regular_file(canon, MAX_CONFIG_SIZE, &text, &size);
-                if (r < 0) {
-                        log_error_errno(r, "Cannot read git's configuration %s to show it without its "
-                                        "credentials: %m", canon);
-                        goto fail;
-                }
-                r = git_config_filter(text, size, &f);
-                if (r < 0) {
-                        log_oom();
-                        goto fail;
-                }
-                if (f.removed > 0)
-                        r = add_copy(&c, canon, &f, runtime_dir, unit_name);
-                /* Its includes, with git's limit of depth. */
-                for (char **inc = f.includes; r >= 0 && inc && *inc && depth[i] < MAX_INCLUDE_DEPTH; inc++) {
-                        _cleanup_free_ char *target = include_target(*inc, queue[i], home);
-                        if (!target)
-                                continue;
-                        size_t n = strv_length(queue);
-                        unsigned *d = realloc(depth, (n + 2) * sizeof(unsigned));
-                        if (!d) {
-                                r = log_oom();
-                                break;
-                        }
-                        depth = d;
-                        depth[n] = depth[i] + 1;
-                        r = strv_extend(&queue, target);
-                        if (r < 0)
-                                log_oom();
-                }
-                git_config_filtered_done(&f);
-                if (r < 0)
-                        goto fail;
+        CopiesWalk w = { .plan = plan, .runtime_dir = runtime_dir, .unit_name = unit_name, .c = &c };
+        int r = git_config_walk(start, home && path_is_absolute(home) ? home : NULL, &(GitConfigVisitor) {
+                .want = want_copy, .visit = copy_filtered, .userdata = &w });
+        if (r < 0) {
+                git_config_copies_remove(&c);
+                if (w.logged)
+                        return r;
+                if (r == -ENOMEM)
+                        return log_oom();
+                return log_error_errno(r, "Cannot read git's configuration to show it without its credentials: %m");
         }
         *ret = c;
         return 0;
-fail:
-        git_config_copies_remove(&c);
-        return r;
 }
 
 const char *git_config_copy_of(const GitConfigCopies *c, const char *path) {

@@ -233,3 +233,47 @@ def test_a_git_symlink_is_put_back_and_what_it_leads_to_stays_read_only(tb, work
     r = tb.scudo(["sh", "-c", "printf '%s' > .repo-git/hooks/post-checkout" % HOOK], cwd=work)
     assert r.rc != 0, r
     assert not host_exists(tb, work + "/.repo-git/hooks/post-checkout")
+
+
+def test_places_that_run_later_are_kept_through_symlinks(tb, work):
+    # A stow layout: the start-up files and configuration directories are symlinks into a
+    # dotfiles checkout, which is where the command starts (and so writable).
+    d = work + "/dotfiles"
+    setup = ("mkdir -p %(d)s/git %(d)s/systemd/user ~/.config && echo '# bashrc' > %(d)s/bashrc && "
+             "printf '[user]\\n\\tname = t\\n' > %(d)s/git/config && "
+             "mv ~/.bashrc ~/.bashrc.keep 2>/dev/null; rm -rf ~/.config/git ~/.config/systemd && "
+             "ln -sfn %(d)s/bashrc ~/.bashrc && "
+             "ln -sfn %(d)s/git ~/.config/git && ln -sfn %(d)s/systemd ~/.config/systemd" % {"d": d})
+    assert tb.dev(setup).rc == 0
+    try:
+        before = {f: host_cat(tb, "%s/%s" % (d, f)) for f in ("bashrc", "git/config")}
+        for script in ("echo 'echo PWNED' >> bashrc", "printf '[core]\\n\\tfsmonitor = echo PWNED\\n' >> git/config",
+                       "printf '[Service]\\nExecStart=/bin/true\\n' > systemd/user/evil.service"):
+            r = tb.scudo(["sh", "-c", script], cwd=d)
+            assert r.rc != 0, (script, r)
+        assert {f: host_cat(tb, "%s/%s" % (d, f)) for f in ("bashrc", "git/config")} == before
+        assert not host_exists(tb, d + "/systemd/user/evil.service")
+        r = tb.scudo(["explain", "true"], cwd=d)
+        assert "/home/dev/.bashrc leads here" in r.out, r
+        # the rest of the checkout stays writable
+        r = tb.scudo(["sh", "-c", "echo ok > notes"], cwd=d)
+        assert r.rc == 0 and host_cat(tb, d + "/notes").strip() == "ok", r
+    finally:
+        tb.dev("rm -f ~/.bashrc ~/.config/git ~/.config/systemd; mv ~/.bashrc.keep ~/.bashrc 2>/dev/null; true")
+
+
+def test_a_file_gits_configuration_includes_stays_read_only(tb, work):
+    # Run git in ~/work-X outside, and it reads ~/work-X/.gitconfig-work: made from inside, it
+    # would set core.fsmonitor for every git command there.
+    inc = work + "/.gitconfig-work"
+    r = tb.dev("cp ~/.gitconfig ~/.gitconfig.keep 2>/dev/null; printf '[includeIf \"gitdir:%s/\"]\\n\\tpath = %s\\n' "
+               ">> ~/.gitconfig && cd %s && git init -q ." % (work, inc, work))
+    assert r.rc == 0, r
+    try:
+        r = tb.scudo(["sh", "-c", "printf '[core]\\n\\tfsmonitor = echo PWNED\\n' > .gitconfig-work"], cwd=work)
+        assert r.rc != 0, r
+        assert "fsmonitor" not in host_cat(tb, inc)
+        r = tb.dev("cd %s && git config core.fsmonitor" % work)
+        assert "PWNED" not in r.out, r
+    finally:
+        tb.dev("if [ -e ~/.gitconfig.keep ]; then mv ~/.gitconfig.keep ~/.gitconfig; else rm -f ~/.gitconfig; fi")
