@@ -540,6 +540,8 @@ function Builder:plan(applied, view)
         dbus_talk = strings(list_values(v, "dbus.talk")),
         dbus_own = strings(list_values(v, "dbus.own")),
         dbus_see = strings(list_values(v, "dbus.see")),
+        dbus_system = v["dbus.system"] and v["dbus.system"].value or "none",
+        dbus_system_talk = strings(list_values(v, "dbus.system_talk")),
         confirm = v.confirm and v.confirm.value or false,
         confirm_origin = v.confirm and v.confirm.value and v.confirm.origin or nil,
         log_target = view.log_target or self.log_target or "stderr",

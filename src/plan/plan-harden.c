@@ -24,6 +24,9 @@
 #define WHY_MANAGER "the service manager's private socket starts units outside the sandbox"
 #define WHY_BUS "the session bus starts programs outside the sandbox (dbus.session = \"allow\" gives it)"
 #define WHY_BUS_PROXY "the filtered session bus (dbus.session = \"filtered\") in place of the bus"
+#define WHY_SYSTEM_BUS "the system bus reaches services outside (logind kills the user's processes, " \
+        "lingering outlives the run); dbus.system = \"filtered\" or \"allow\" gives it"
+#define WHY_SYSTEM_BUS_PROXY "the filtered system bus (dbus.system = \"filtered\") in place of the bus"
 #define WHY_BPFD "scudo-bpfd's socket, which sets the network rules of sandboxes"
 #define WHY_ROOT_MANAGER "a root container or VM manager: its group reaches it, and it mounts anything " \
         "as root; a profile that names the socket decides"
@@ -51,7 +54,6 @@ static const char * const root_managers[] = {
  * leads to the proxy. */
 static const char * const name_services[] = {
         "/run/systemd/resolve/io.systemd.Resolve",      /* nss-resolve (Fedora, Arch) */
-        "/run/dbus/system_bus_socket",                  /* org.freedesktop.resolve1, ... */
         "/run/nscd/socket",                             /* glibc's name service cache */
         "/run/avahi-daemon/socket",                     /* nss-mdns */
         "/run/snapd.socket",                            /* the snap store's search */
@@ -258,8 +260,24 @@ static int protect_git_dirs(Plan *p) {
 
 /* ---- 3. sockets ------------------------------------------------------------------------- */
 
+/* The system bus, unless the plan asks for it: through it logind kills any process of the
+ * user (KillUser, TerminateUser) and sets lingering, systemd starts units, resolved looks
+ * names up past the network rules. Filtered, the proxy's socket is where the bus is, read-only
+ * (connecting needs no write access). The key decides: a profile's entry for the socket is
+ * replaced. */
+static int protect_system_bus(Plan *p) {
+        if (p->dbus_system == DBUS_ALLOW)
+                return 0;
+        if (p->dbus_system == DBUS_FILTERED)
+                return force_entry(p, PATH_ACCESS_READ, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS_PROXY,
+                                   PATH_SOURCE_SYSTEM_BUS_PROXY);
+        return force_entry(p, PATH_ACCESS_DENY, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS, PATH_SOURCE_SELF);
+}
+
 static int protect_sockets(Plan *p, const HardenContext *ctx) {
-        int r;
+        int r = protect_system_bus(p);
+        if (r < 0)
+                return r;
 
         if (ctx->runtime_dir) {
                 _cleanup_free_ char *manager = path_join(ctx->runtime_dir, "systemd");

@@ -15,10 +15,10 @@
  *      would widen or un-trust the next run);
  *   2. a .git at the top of a writable directory: read-only, and an empty one made for the run
  *      where the command starts and none is (unit/git-guard.h); unless a profile names it;
- *   3. out of reach: the service manager's private socket, the session bus unless the plan
- *      allows it (the filtered proxy's socket in its place when it filters it), scudo-bpfd's
- *      socket; root's container and VM managers' sockets and, with network rules, the name
- *      services' unless a profile names one;
+ *   3. out of reach: the system bus and the session bus unless the plan allows them (the
+ *      filtered proxy's socket in place of each it filters), the service manager's private
+ *      socket, scudo-bpfd's socket; root's container and VM managers' sockets and, with
+ *      network rules, the name services' unless a profile names one;
  *   4. dropped: every hide or deny entry whose mount would change nothing, because its path
  *      does not exist or lies under a directory the command sees empty or cannot reach (and no
  *      entry between gives it back). Read and write entries all stay: one whose path is

@@ -561,6 +561,11 @@ int plan_validate(Plan *p, char **ret_error) {
         if (p->dbus == DBUS_ALLOW && strv_length(p->delegate) > 0)
                 return fail(ret_error, "delegate needs a sealed sandbox, but dbus.session = \"allow\" "
                             "gives the command the real session bus; refusing the combination");
+        if (p->dbus_system < 0 || p->dbus_system >= _DBUS_MODE_MAX)
+                return fail(ret_error, "dbus.system: bad mode");
+        if (p->dbus_system == DBUS_ALLOW && strv_length(p->delegate) > 0)
+                return fail(ret_error, "delegate needs a sealed sandbox, but dbus.system = \"allow\" "
+                            "gives the command the real system bus; refusing the combination");
 
         STRV_FOREACH(e, p->environment) {
                 if (!env_assignment_is_valid(*e))

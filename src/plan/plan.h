@@ -54,6 +54,7 @@ typedef enum PathSource {
         PATH_SOURCE_SELF,       /* the path itself, bound onto itself */
         PATH_SOURCE_BUS_PROXY,  /* the filtered session bus's socket, which the runner starts
                                  * (unit/bus-proxy.h); only the hardening step names it */
+        PATH_SOURCE_SYSTEM_BUS_PROXY, /* the filtered system bus's socket, likewise */
         _PATH_SOURCE_MAX,
         _PATH_SOURCE_INVALID = -EINVAL,
 } PathSource;
@@ -144,6 +145,9 @@ typedef struct Plan {
         char **dbus_talk;
         char **dbus_own;
         char **dbus_see;
+        /* System bus: none by default; filtered, the command talks to dbus_system_talk only. */
+        DbusMode dbus_system;
+        char **dbus_system_talk;
 
         /* Delegation, as resolved for this sandbox. */
         bool delegable;
@@ -170,6 +174,9 @@ typedef struct Plan {
         char **config_files;
         char **hook_files;
 } Plan;
+
+/* Where the system bus is (D-Bus's default address), and so where the filtered one is bound. */
+#define PLAN_SYSTEM_BUS_SOCKET "/run/dbus/system_bus_socket"
 
 /* The most .git placeholders one run makes (unit/git-guard.h). */
 #define PLAN_GIT_PLACEHOLDERS_MAX 4

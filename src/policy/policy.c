@@ -352,6 +352,7 @@ static int read_plan(lua_State *L) {
                 p->network_filtered = get_bool(L, "network_filtered");
                 p->dns = dns_mode_from_string(get_string(L, "dns", "filtered"));
                 p->dbus = dbus_mode_from_string(get_string(L, "dbus", "none"));
+                p->dbus_system = dbus_mode_from_string(get_string(L, "dbus_system", "none"));
                 p->delegable = get_bool(L, "delegable");
                 p->confirm = get_bool(L, "confirm");
                 const char *t = get_string(L, "log_target", "stderr");
@@ -370,6 +371,7 @@ static int read_plan(lua_State *L) {
                 { "dbus_talk", &p->dbus_talk },
                 { "dbus_own", &p->dbus_own },
                 { "dbus_see", &p->dbus_see },
+                { "dbus_system_talk", &p->dbus_system_talk },
                 { "delegate", &p->delegate },
                 { "delegate_commands", &p->delegate_commands },
                 { "undelegable", &p->undelegable },

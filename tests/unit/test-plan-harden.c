@@ -199,6 +199,60 @@ static void run_case(const Case *c) {
         TAP_CHECK(ok, "%s", c->name);
 }
 
+/* scudo's entry for the system bus: 'd' deny, 'r' the proxy's socket, 0 none; a deny dropped
+ * because the machine has no system bus counts as a deny. */
+static char system_bus_entry(const Plan *p, const char **ret_reason) {
+        for (size_t i = 0; i < p->n_paths; i++)
+                if (streq(p->paths[i].path, PLAN_SYSTEM_BUS_SOCKET)) {
+                        *ret_reason = p->paths[i].reason;
+                        if (p->paths[i].access == PATH_ACCESS_READ &&
+                            p->paths[i].source == PATH_SOURCE_SYSTEM_BUS_PROXY)
+                                return 'r';
+                        return access_char(p->paths[i].access);
+                }
+        for (size_t i = 0; i < p->n_dropped; i++)
+                if (streq(p->dropped[i].entry.path, PLAN_SYSTEM_BUS_SOCKET) &&
+                    strstr(p->dropped[i].reason, "does not exist")) {
+                        *ret_reason = p->dropped[i].entry.reason;
+                        return access_char(p->dropped[i].entry.access);
+                }
+        *ret_reason = NULL;
+        return 0;
+}
+
+/* No system bus unless the plan asks for it, whether or not the network is filtered; a
+ * profile's entry for the socket gives way to the key. */
+static void test_system_bus(void) {
+        static const struct {
+                DbusMode mode;
+                const char *profile;    /* a profile's entry for the socket: "r", "w" or NULL */
+                char want;
+                const char *why;
+        } bus_cases[] = {
+                { DBUS_NONE, NULL, 'd', "dbus.system" },
+                { DBUS_NONE, "r", 'd', "dbus.system" },
+                { DBUS_FILTERED, NULL, 'r', "filtered system bus" },
+                { DBUS_FILTERED, "w", 'r', "filtered system bus" },
+                { DBUS_ALLOW, NULL, 0, NULL },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bus_cases); i++) {
+                _cleanup_(plan_freep) Plan *p = plan_new();
+                if (!p)
+                        abort();
+                p->dbus_system = bus_cases[i].mode;
+                if (bus_cases[i].profile &&
+                    plan_add_path(p, access_of(bus_cases[i].profile[0]), PLAN_SYSTEM_BUS_SOCKET, "test") < 0)
+                        abort();
+                TAP_CHECK(plan_harden(p, &(HardenContext) {}) == 0, "system bus, case %zu: hardened", i);
+                const char *why = NULL;
+                char got = system_bus_entry(p, &why);
+                TAP_CHECK(got == bus_cases[i].want && (!bus_cases[i].why || (why && strstr(why, bus_cases[i].why))),
+                          "system bus %s%s%s: %c (%s)", dbus_mode_to_string(bus_cases[i].mode),
+                          bus_cases[i].profile ? ", a profile's entry " : "", strempty(bus_cases[i].profile),
+                          got ?: '-', strempty(why));
+        }
+}
+
 /* What has to exist for a run is asked of the runner, never made here (explain runs this too). */
 static void test_creates_nothing(void) {
         _cleanup_(plan_freep) Plan *p = plan_new();
@@ -252,6 +306,7 @@ int main(void) {
                 run_case(&cases[i]);
         test_creates_nothing();
         test_placeholder_limit();
+        test_system_bus();
         _cleanup_free_ char *cmd = NULL;
         if (asprintf(&cmd, "rm -rf '%s'", root) >= 0)
                 (void) system(cmd);
