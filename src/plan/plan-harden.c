@@ -27,6 +27,9 @@
 #define WHY_SYSTEM_BUS "the system bus reaches services outside (logind kills the user's processes, " \
         "lingering outlives the run); dbus.system = \"filtered\" or \"allow\" gives it"
 #define WHY_SYSTEM_BUS_PROXY "the filtered system bus (dbus.system = \"filtered\") in place of the bus"
+#define WHY_PIN "a directory between a writable one and an entry inside it that keeps something from the " \
+        "command, bound onto itself: a mount point cannot be renamed, so the next run finds what the entry " \
+        "keeps where it is"
 #define WHY_BPFD "scudo-bpfd's socket, which sets the network rules of sandboxes"
 #define WHY_ROOT_MANAGER "a root container or VM manager: its group reaches it, and it mounts anything " \
         "as root; a profile that names the socket decides"
@@ -392,6 +395,69 @@ static int drop_unchanging(Plan *p) {
         return r;
 }
 
+/* ---- 5. the directories above what is kept from a writable area ------------------------- */
+
+static int compare_strings(const void *a, const void *b) {
+        return strcmp(*(char * const *) a, *(char * const *) b);
+}
+
+/* A read, hide or deny entry inside a writable directory protects its path, not its name: the
+ * command could rename a directory above it (`mv config cfg`), and the next run would find the
+ * file at cfg/master.key, under no entry at all, and a new config/ where the entry points. A
+ * mount point cannot be renamed or removed (EBUSY): so each directory between such an entry
+ * and the writable entry above it is bound onto itself, writable as it was. Only directories
+ * that exist are bound (a missing one holds nothing yet: a read entry of a missing path is
+ * checked to be missing inside). Each is one more mount at the unit's start: the entries the
+ * recommended profiles keep inside a writable directory are at its top, which needs none. */
+static int pin_ancestors(Plan *p) {
+        size_t n = p->n_paths;
+        _cleanup_free_ const PlanPath **sorted = calloc(n + 1, sizeof(PlanPath *));
+        _cleanup_strv_free_ char **pins = NULL;
+        int r;
+
+        if (!sorted)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                sorted[i] = &p->paths[i];
+        qsort(sorted, n, sizeof(PlanPath *), compare_entries);
+        for (size_t i = 0; i < n; i++) {
+                const PlanPath *e = &p->paths[i];
+                if (e->access == PATH_ACCESS_WRITE)
+                        continue;
+                _cleanup_free_ char *buf = strdup(e->path);
+                if (!buf)
+                        return -ENOMEM;
+                const PlanPath *up = parent_entry(sorted, n, e->path, buf);
+                if (!up || up->access != PATH_ACCESS_WRITE)
+                        continue;
+                /* Every directory strictly between up and e. */
+                size_t top = strlen(up->path);
+                strcpy(buf, e->path);
+                for (char *slash = strrchr(buf, '/'); slash && (size_t) (slash - buf) > top;
+                     slash = strrchr(buf, '/')) {
+                        struct stat st;
+                        *slash = 0;
+                        if (path_stat_no_symlinks(buf, &st) <= 0 || !S_ISDIR(st.st_mode))
+                                continue;
+                        r = strv_extend(&pins, buf);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        size_t m = strv_length(pins);
+        if (m == 0)
+                return 0;
+        qsort(pins, m, sizeof(char *), compare_strings);
+        for (size_t i = 0; i < m; i++) {
+                if (i > 0 && streq(pins[i], pins[i - 1]))
+                        continue;
+                r = add_entry(p, PATH_ACCESS_WRITE, pins[i], WHY_PIN, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int plan_harden(Plan *p, const HardenContext *ctx) {
         int r = protect_config_files(p, ctx);
         if (r >= 0)
@@ -400,6 +466,8 @@ int plan_harden(Plan *p, const HardenContext *ctx) {
                 r = protect_sockets(p, ctx);
         if (r >= 0)
                 r = drop_unchanging(p);
+        if (r >= 0)
+                r = pin_ancestors(p);
         if (r < 0)
                 return r;
         p->hardened = true;

@@ -22,7 +22,10 @@
  *   4. dropped: every hide or deny entry whose mount would change nothing, because its path
  *      does not exist or lies under a directory the command sees empty or cannot reach (and no
  *      entry between gives it back). Read and write entries all stay: one whose path is
- *      missing is still checked to be missing inside (scudo-confine). */
+ *      missing is still checked to be missing inside (scudo-confine);
+ *   5. pinned: every existing directory between a read, hide or deny entry and the writable
+ *      entry above it, bound onto itself (writable, as it was), so that the command cannot
+ *      rename it away and leave what the entry keeps at another path for the next run. */
 
 #include "plan/plan.h"
 

@@ -99,3 +99,30 @@ def test_system_bus_is_out_of_reach_unless_a_profile_asks(tb, work):
     assert r.rc != 0 and "bad.toml:2: dbus.system: 'open' is not one of none, filtered, allow" in r.out + r.err, r
     r = tb.scudo(["-p", "sysbus-delegate", "true"], cwd=work)
     assert r.rc != 0 and "dbus.system = \"allow\"" in r.err, r
+
+
+# ---------------------------------------------------------------------------------------------
+# A deny inside a writable directory, renamed away
+
+def test_denied_file_cannot_be_renamed_away_for_the_next_run(tb, work):
+    # Issue 15, item 3: filesystem.deny = ["${PWD}/config/master.key"] with the start directory
+    # writable; run 1 did `mv config cfg`, run 2 read cfg/master.key. Each directory between
+    # the writable one and the entry is a mount point now, which cannot be renamed or removed.
+    trust(tb, work, '[sandbox]\nfilesystem.deny = ["${PWD}/config/master.key", "${PWD}/a/b/c/secret"]')
+    r = tb.dev("cd %s && mkdir -p config a/b/c && echo KEY-1234 > config/master.key && echo S > a/b/c/secret"
+               % work)
+    assert r.rc == 0, r
+    r = tb.scudo(["sh", "-c", "cat config/master.key; mv config cfg && echo MOVED; mv a x && echo MOVED-A; "
+                  "mv a/b a/y && echo MOVED-B; rm -rf config 2>/dev/null; touch config/new && echo WRITABLE"],
+                 cwd=work)
+    assert "KEY-1234" not in r.out and "MOVED" not in r.out, r
+    assert "WRITABLE" in r.out, r      # the pinned directory is as writable as before
+    # from outside: the key where it was, unchanged, and nothing moved
+    r = tb.root("cat %s/config/master.key %s/a/b/c/secret; ls %s" % (work, work, work))
+    assert r.out.split()[:2] == ["KEY-1234", "S"], r
+    assert "cfg" not in r.out.split() and "x" not in r.out.split(), r
+    # explain names the pins and why
+    r = tb.scudo(["explain", "true"], cwd=work)
+    assert "cannot be renamed" in r.out, r
+    pinned = [x for x in r.out.splitlines() if "cannot be renamed" in x]
+    assert any(work + "/config" in x for x in pinned) and any(work + "/a/b" in x for x in pinned), r

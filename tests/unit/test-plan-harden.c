@@ -107,6 +107,18 @@ static const Case cases[] = {
           { "w:proj" }, .config_file = "proj/.scudo.toml",
           .want = { "=w:proj", "+r:proj/.git:stays read-only",
                     "+r:proj/.scudo.toml:a project file it read" } },
+        { "a deny inside a writable directory: each directory between them pinned",
+          { "w:proj", "d:proj/config/master.key", "h:proj/a/b/c" },
+          .want = { "=w:proj", "+r:proj/.git:stays read-only", "=d:proj/config/master.key", "=h:proj/a/b/c",
+                    "+w:proj/config:cannot be renamed", "+w:proj/a:cannot be renamed",
+                    "+w:proj/a/b:cannot be renamed" } },
+        { "... and above a read entry; a missing directory is not pinned",
+          { "w:proj", "r:proj/a/b/c", "r:proj/gone/x" },
+          .want = { "=w:proj", "+r:proj/.git:stays read-only", "=r:proj/a/b/c", "=r:proj/gone/x",
+                    "+w:proj/a:cannot be renamed", "+w:proj/a/b:cannot be renamed" } },
+        { "... but not under a read-only directory, nor at the top of a writable one",
+          { "r:proj", "d:proj/config/master.key", "w:empty", "d:empty/key" },
+          .want = { "=r:proj", "=d:proj/config/master.key", "=w:empty", "-d:empty/key:does not exist" } },
         { "the helper's socket out of reach, whatever the profiles say",
           { "r:bpfd.sock" }, .bpfd = true,
           .want = { "-r:bpfd.sock:scudo decides", "+d:bpfd.sock:scudo-bpfd" } },
@@ -299,7 +311,8 @@ int main(void) {
                 abort();
         const char *tree[] = { "home/", "home/.ssh/", "home/.ssh/id", "home/.ssh/keys/", "file", "proj/",
                                "proj/.git/", "proj/.git/HEAD", "proj/.scudo.toml", "empty/", "run/",
-                               "run/systemd/", "run/bus", "bpfd.sock" };
+                               "run/systemd/", "run/bus", "bpfd.sock", "proj/config/",
+                               "proj/config/master.key", "proj/a/", "proj/a/b/", "proj/a/b/c/" };
         for (size_t i = 0; i < ELEMENTSOF(tree); i++)
                 make(tree[i]);
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
