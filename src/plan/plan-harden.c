@@ -15,6 +15,10 @@
 #include "util/strv.h"
 
 /* The reasons, as explain shows them after "scudo". */
+#define WHY_DERIVED "a grant worked out from the project, the start directory or the arguments never " \
+        "overrides a deny (--fs-write, or a profile that names the path, grants it)"
+#define WHY_DENY_KEPT "the deny of %s, put back: a grant worked out from the request took its place, and " \
+        "never overrides a deny"
 #define WHY_CONFIG "its own configuration stays read-only"
 #define WHY_PROJECT_FILE "a project file it read stays as it is"
 #define WHY_GIT "a .git at the top of a writable directory stays read-only: code planted in it would " \
@@ -129,6 +133,96 @@ static const PlanPath *governing_entry(const Plan *p, const char *path) {
 static bool writable_from_above(const Plan *p, const char *path) {
         const PlanPath *g = governing_entry(p, path);
         return g && g->access == PATH_ACCESS_WRITE && !streq(g->path, path);
+}
+
+/* ---- 0. a grant worked out from the request never overrides a deny ---------------------- */
+
+/* The deny that governs e, a derived read or write entry, or NULL: the closest of the entries
+ * not worked out from the request strictly above it and the denies put back (`restored`, at
+ * or above it) when that is a deny; *ret_origin says where it was written. */
+static const char *governing_deny(const Plan *p, const PlanPath *e, char **restored, char **restored_origin,
+                                  const char **ret_origin) {
+        const char *best = NULL, *origin = NULL;
+        bool deny = false;
+        size_t best_len = 0;
+
+        for (size_t i = 0; i < p->n_paths; i++) {
+                const PlanPath *x = &p->paths[i];
+                size_t l = strlen(x->path);
+                if (x->derived || streq(x->path, e->path) || !path_startswith(e->path, x->path))
+                        continue;
+                if (!best || l > best_len) {
+                        best = x->path;
+                        best_len = l;
+                        deny = x->access == PATH_ACCESS_DENY;
+                        origin = x->origin;
+                }
+        }
+        for (size_t i = 0; restored && restored[i]; i++) {
+                size_t l = strlen(restored[i]);
+                if (path_startswith(e->path, restored[i]) && (!best || l > best_len)) {
+                        best = restored[i];
+                        best_len = l;
+                        deny = true;
+                        origin = restored_origin[i];
+                }
+        }
+        *ret_origin = origin;
+        return deny ? best : NULL;
+}
+
+/* A read or write entry worked out from the request (${PWD}, ${project} and other lookups,
+ * ${arg_*}, a relative path: `derived`) is whatever the start directory or the arguments make
+ * it: started in ~/.aws with a .git in it, git-project's ${project} is ~/.aws. So it never
+ * overrides a deny: one in the place of a deny of the same path (over_deny) is dropped and the
+ * deny put back; one below a deny, with no entry written out between them, is dropped (so are
+ * git-project's ${project}/.git and the like below a deny put back). A grant written out
+ * (--fs-write, a profile's "~/.aws/cache") still overrides a deny. */
+static int keep_denies(Plan *p) {
+        size_t n = p->n_paths;
+        _cleanup_free_ char **reasons = calloc(n + 1, sizeof(char *));
+        _cleanup_strv_free_ char **restore = NULL, **restore_origin = NULL;
+        int r = 0;
+
+        if (!reasons)
+                return -ENOMEM;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                const PlanPath *e = &p->paths[i];
+                if (e->derived && e->over_deny && (e->access == PATH_ACCESS_READ || e->access == PATH_ACCESS_WRITE)) {
+                        r = strv_extend(&restore, e->path);
+                        if (r >= 0)
+                                r = strv_extend(&restore_origin, e->over_deny);
+                }
+        }
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                const PlanPath *e = &p->paths[i];
+                const char *origin = NULL;
+                if (!e->derived || (e->access != PATH_ACCESS_READ && e->access != PATH_ACCESS_WRITE))
+                        continue;
+                const char *deny = governing_deny(p, e, restore, restore_origin, &origin);
+                if (!deny)
+                        continue;
+                int k = streq(deny, e->path) ?
+                        asprintf(&reasons[i], "worked out from the request, and %s denies this path: " WHY_DERIVED,
+                                 strempty(origin)) :
+                        asprintf(&reasons[i], "worked out from the request, and lies under %s, which %s denies: "
+                                 WHY_DERIVED, deny, strempty(origin));
+                if (k < 0) {
+                        reasons[i] = NULL;
+                        r = -ENOMEM;
+                }
+        }
+        if (r >= 0)
+                r = plan_drop_marked(p, reasons);       /* takes the reasons it moves */
+        for (size_t i = 0; i < n; i++)
+                free(reasons[i]);
+        for (size_t i = 0; r >= 0 && restore && restore[i]; i++) {
+                _cleanup_free_ char *why = NULL;
+                if (asprintf(&why, WHY_DENY_KEPT, restore_origin[i]) < 0)
+                        return -ENOMEM;
+                r = add_entry(p, PATH_ACCESS_DENY, restore[i], why, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+        }
+        return r;
 }
 
 /* ---- 1. scudo's configuration and the project files ------------------------------------ */
@@ -459,7 +553,9 @@ static int pin_ancestors(Plan *p) {
 }
 
 int plan_harden(Plan *p, const HardenContext *ctx) {
-        int r = protect_config_files(p, ctx);
+        int r = keep_denies(p);
+        if (r >= 0)
+                r = protect_config_files(p, ctx);
         if (r >= 0)
                 r = protect_git_dirs(p);
         if (r >= 0)

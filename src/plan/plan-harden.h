@@ -10,6 +10,9 @@
  * is asked of the runner through the entry's `create`.
  *
  * In this order:
+ *   0. a read or write entry worked out from the request (`derived`) never overrides a deny:
+ *      one in the place of a deny of the same path (`over_deny`) is dropped and the deny put
+ *      back; one below a deny, with no entry that is not derived between them, is dropped;
  *   1. scudo's configuration and trust store, when a writable entry covers them, and every
  *      project file and hook file the plan was made from: read-only (written from inside, they
  *      would widen or un-trust the next run);

@@ -162,6 +162,7 @@ void plan_path_done(PlanPath *e) {
         free(e->path);
         free(e->origin);
         free(e->reason);
+        free(e->over_deny);
         *e = (PlanPath) {};
 }
 

@@ -68,6 +68,9 @@ typedef struct PlanPath {
         bool derived;           /* worked out from the request ($PWD, ${arg_*}, a lookup variable,
                                  * a relative path): a delegated run may only be granted it inside
                                  * what the caller can write */
+        char *over_deny;        /* a derived entry that took the place of a deny of the same path
+                                 * (build.lua, plan_validate): where that deny was written. The
+                                 * hardening step puts the deny back (plan-harden.h) */
         PathCreate create;      /* made when missing, before the unit starts (write and read only;
                                  * checked by plan_create_check) */
         PathSource source;

@@ -328,6 +328,9 @@ static int read_plan(lua_State *L) {
                                 r = plan_add_path(p, a, path, get_string(L, "origin", ""));
                         if (r >= 0) {
                                 p->paths[p->n_paths - 1].derived = get_bool(L, "derived");
+                                const char *od = get_string(L, "over_deny", NULL);
+                                if (od && !(p->paths[p->n_paths - 1].over_deny = strdup(od)))
+                                        r = -ENOMEM;
                                 p->paths[p->n_paths - 1].create = c;
                         }
                         lua_pop(L, 1);                                          /* stack: .. paths */

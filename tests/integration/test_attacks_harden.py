@@ -126,3 +126,28 @@ def test_denied_file_cannot_be_renamed_away_for_the_next_run(tb, work):
     assert "cannot be renamed" in r.out, r
     pinned = [x for x in r.out.splitlines() if "cannot be renamed" in x]
     assert any(work + "/config" in x for x in pinned) and any(work + "/a/b" in x for x in pinned), r
+
+
+# ---------------------------------------------------------------------------------------------
+# A grant worked out from the request over a deny
+
+@pytest.mark.parametrize("where", ["at", "below"])
+def test_project_grant_never_overrides_a_deny(tb, work, where):
+    # Issue 15, item 11: with ~/.aws/.git, git-project's ${project} (= ~/.aws) write came after
+    # the sandbox's deny of ~/.aws and won: the credentials were read and written. Started in
+    # ~/.aws itself ("at"), or in a repository below it ("below"), the deny holds.
+    aws = "/home/dev/.aws"
+    start = aws if where == "at" else aws + "/sub"
+    r = tb.dev("rm -rf %s && mkdir -p %s/.git && echo SECRET-KEY > %s/credentials && cp -r %s/.git %s/ 2>/dev/null; true"
+               % (aws, start, aws, start, aws))
+    assert r.rc == 0 and tb.root("cat %s/credentials" % aws).out.strip() == "SECRET-KEY", r
+    try:
+        r = tb.scudo(["-p", "git-project", "sh", "-c", "cat %s/credentials; echo PWNED > %s/credentials; "
+                      "echo RAN" % (aws, aws)], cwd=start)
+        assert "SECRET-KEY" not in r.out, r
+        # from outside: the credentials as they were
+        assert tb.root("cat %s/credentials" % aws).out.strip() == "SECRET-KEY", r
+        r = tb.scudo(["explain", "-p", "git-project", "true"], cwd=start)
+        assert "never overrides a deny" in r.out, r
+    finally:
+        tb.root("rm -rf %s" % aws)

@@ -211,6 +211,74 @@ static void run_case(const Case *c) {
         TAP_CHECK(ok, "%s", c->name);
 }
 
+/* A grant worked out from the request (derived) never overrides a deny: in a deny's place
+ * (over_deny), the deny comes back; below one, with nothing written out between, it goes. */
+static void test_derived_never_overrides_deny(void) {
+        static const struct {
+                const char *name;
+                const char *entries[4];         /* "A:rel", a capital A for a derived entry */
+                const char *over_deny;          /* of the last entry */
+                const char *want_kept[3];       /* "A:rel" of the entries kept */
+                const char *want_dropped[4];    /* "A:rel" of the entries dropped (NULL-terminated) */
+        } dcases[] = {
+                { "in a deny's place: the deny comes back",
+                  { "W:proj/config" }, "deny.toml:3", { "d:proj/config" }, { "w:proj/config" } },
+                { "... and what is derived below it goes",
+                  { "W:proj/a/b/c", "W:proj/a" }, "deny.toml:3", { "d:proj/a" }, { "w:proj/a", "w:proj/a/b/c" } },
+                { "below a deny",
+                  { "d:proj", "R:proj/config" }, NULL, { "d:proj" }, { "r:proj/config" } },
+                { "a grant written out between decides",
+                  { "d:proj", "r:proj/config", "W:proj/config/master.key" }, NULL,
+                  { "d:proj", "r:proj/config", "w:proj/config/master.key" }, {} },
+                { "written out, a grant overrides the deny above",
+                  { "d:proj", "w:proj/config" }, NULL, { "d:proj", "w:proj/config" }, {} },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(dcases); i++) {
+                _cleanup_(plan_freep) Plan *p = plan_new();
+                size_t n = 0;
+                for (; n < ELEMENTSOF(dcases[i].entries) && dcases[i].entries[n]; n++) {
+                        const char *x = dcases[i].entries[n];
+                        _cleanup_free_ char *path = in_root(x + 2);
+                        if (!p || plan_add_path(p, access_of((char) (x[0] | 0x20)), path, "test") < 0)
+                                abort();
+                        p->paths[n].derived = x[0] >= 'A' && x[0] <= 'Z';
+                }
+                if (dcases[i].over_deny && !(p->paths[n - 1].over_deny = strdup(dcases[i].over_deny)))
+                        abort();
+                TAP_CHECK(plan_harden(p, &(HardenContext) {}) == 0, "%s: hardened", dcases[i].name);
+                bool ok = true;
+                for (size_t k = 0; k < ELEMENTSOF(dcases[i].want_kept) && dcases[i].want_kept[k]; k++) {
+                        _cleanup_free_ char *path = in_root(dcases[i].want_kept[k] + 2);
+                        bool found = false;
+                        for (size_t j = 0; j < p->n_paths; j++)
+                                found = found || (streq(p->paths[j].path, path) &&
+                                                  access_char(p->paths[j].access) == dcases[i].want_kept[k][0]);
+                        if (!found) {
+                                printf("#   %s: %s missing\n", dcases[i].name, dcases[i].want_kept[k]);
+                                ok = false;
+                        }
+                }
+                size_t dropped = 0;
+                for (size_t j = 0; j < p->n_dropped; j++) {
+                        const PlanPath *e = &p->dropped[j].entry;
+                        if (!path_startswith(e->path, root) || e->access == PATH_ACCESS_DENY)
+                                continue;
+                        _cleanup_free_ char *d = describe('-', e);
+                        bool want = false;
+                        for (size_t k = 0; k < ELEMENTSOF(dcases[i].want_dropped) && dcases[i].want_dropped[k]; k++)
+                                want = want || streq(d + 1, dcases[i].want_dropped[k]);
+                        dropped++;
+                        if (!want || !strstr(p->dropped[j].reason, "never overrides a deny")) {
+                                printf("#   %s: dropped %s (%s)\n", dcases[i].name, d, p->dropped[j].reason);
+                                ok = false;
+                        }
+                }
+                if (dropped != strv_length((char **) dcases[i].want_dropped))
+                        ok = false;
+                TAP_CHECK(ok, "derived entries: %s", dcases[i].name);
+        }
+}
+
 /* scudo's entry for the system bus: 'd' deny, 'r' the proxy's socket, 0 none; a deny dropped
  * because the machine has no system bus counts as a deny. */
 static char system_bus_entry(const Plan *p, const char **ret_reason) {
@@ -320,6 +388,7 @@ int main(void) {
         test_creates_nothing();
         test_placeholder_limit();
         test_system_bus();
+        test_derived_never_overrides_deny();
         _cleanup_free_ char *cmd = NULL;
         if (asprintf(&cmd, "rm -rf '%s'", root) >= 0)
                 (void) system(cmd);
