@@ -211,6 +211,12 @@ function Builder:add_path(access, raw, origin, base, create)
     e.create, e.create_origin = create, create and origin or nil
     local placed
     placed, old = place(self, c, e)
+    -- A derived entry in a deny's place says where the deny was: the hardening step
+    -- (src/plan/plan-harden.c) puts it back, as a grant worked out from the request never
+    -- overrides a deny.
+    if placed and old and derived and access ~= "deny" then
+        e.over_deny = old.access == "deny" and old.origin or old.over_deny
+    end
     if placed and old then
         local o = self.explain.overridden
         o[#o + 1] = { path = c, access = old.access, origin = old.origin, by = origin, new = access }
@@ -522,6 +528,8 @@ function Builder:plan(applied, view)
         dbus_talk = strings(list_values(v, "dbus.talk")),
         dbus_own = strings(list_values(v, "dbus.own")),
         dbus_see = strings(list_values(v, "dbus.see")),
+        dbus_system = v["dbus.system"] and v["dbus.system"].value or "none",
+        dbus_system_talk = strings(list_values(v, "dbus.system_talk")),
         confirm = v.confirm and v.confirm.value or false,
         confirm_origin = v.confirm and v.confirm.value and v.confirm.origin or nil,
         log_target = view.log_target or self.log_target or "stderr",

@@ -107,7 +107,7 @@ local function data(request, ex, validation_error, hardening)
         unit = array(),
         network = { filtered = plan.network_filtered, allow = array(), deny = array(), dns = plan.dns },
         dbus = { session = plan.dbus, talk = array(plan.dbus_talk), own = array(plan.dbus_own),
-            see = array(plan.dbus_see) },
+            see = array(plan.dbus_see), system = plan.dbus_system, system_talk = array(plan.dbus_system_talk) },
         environment = { removed = array(ex.env_removed), why = array(ex.env_why), kept = array(ex.env_kept),
             unset = array(plan.unset_environment) },
         processes = { private = own_pids, origin = pids and pids.origin or nil },
@@ -336,6 +336,10 @@ local function text(d)
                 add("  %s: %s", k, table.concat(d.dbus[k], ", "))
             end
         end
+    end
+    add("system bus: %s", d.dbus.system)
+    if d.dbus.system == "filtered" then
+        add("  talk: %s", #d.dbus.system_talk > 0 and table.concat(d.dbus.system_talk, ", ") or "(nothing)")
     end
     -- Each variable removed and the rule that removed it; never a value.
     if #d.environment.removed > 0 then

@@ -39,6 +39,8 @@ local KEYS = {
     ["dbus.talk"] = { kind = "list", check = "busname" },
     ["dbus.own"] = { kind = "list", check = "busname" },
     ["dbus.see"] = { kind = "list", check = "busname" },
+    ["dbus.system"] = { kind = "scalar", check = { "none", "filtered", "allow" } },
+    ["dbus.system_talk"] = { kind = "list", check = "busname" },
     ["deny_env"] = { kind = "list", check = "glob", single = true },
     ["allow_env"] = { kind = "list", check = "glob", single = true },
     ["env.copy"] = { kind = "list", check = "envname" },
@@ -59,7 +61,7 @@ local TOP = { "extend", "match", "replace", "description", "delegable", "delegat
 local SECTIONS = {
     filesystem = { "write", "read", "hide", "deny" },
     network = { "allow", "deny", "dns" },
-    dbus = { "session", "talk", "own", "see" },
+    dbus = { "session", "talk", "own", "see", "system", "system_talk" },
     log = { "target", "report" },
 }
 local SECTION_NAMES = { "filesystem", "network", "dbus", "log" }
@@ -76,7 +78,7 @@ local function replaceable()
     REPLACEABLE = {
         ["filesystem"] = { "filesystem.write", "filesystem.read", "filesystem.hide", "filesystem.deny" },
         ["network"] = { "network.allow", "network.deny", "network.dns", "network.filter" },
-        ["dbus"] = { "dbus.session", "dbus.talk", "dbus.own", "dbus.see" },
+        ["dbus"] = { "dbus.session", "dbus.talk", "dbus.own", "dbus.see", "dbus.system", "dbus.system_talk" },
         ["log"] = { "log.target", "log.report" },
         ["env"] = { "env.copy", "env.set" },
         ["delegate"] = { "delegate.all", "delegate.names" },

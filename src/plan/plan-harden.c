@@ -17,6 +17,10 @@
 #include "util/strv.h"
 
 /* The reasons, as explain shows them after "scudo". */
+#define WHY_DERIVED "a grant worked out from the project, the start directory or the arguments never " \
+        "overrides a deny (--fs-write, or a profile that names the path, grants it)"
+#define WHY_DENY_KEPT "the deny of %s, put back: a grant worked out from the request took its place, and " \
+        "never overrides a deny"
 #define WHY_CONFIG "its own configuration stays read-only"
 #define WHY_PROJECT_FILE "a project file it read stays as it is"
 #define WHY_GIT "a .git at the top of a writable directory stays read-only: code planted in it would " \
@@ -34,6 +38,12 @@
 #define WHY_MANAGER "the service manager's private socket starts units outside the sandbox"
 #define WHY_BUS "the session bus starts programs outside the sandbox (dbus.session = \"allow\" gives it)"
 #define WHY_BUS_PROXY "the filtered session bus (dbus.session = \"filtered\") in place of the bus"
+#define WHY_SYSTEM_BUS "the system bus reaches services outside (logind kills the user's processes, " \
+        "lingering outlives the run); dbus.system = \"filtered\" or \"allow\" gives it"
+#define WHY_SYSTEM_BUS_PROXY "the filtered system bus (dbus.system = \"filtered\") in place of the bus"
+#define WHY_PIN "a directory between a writable one and an entry inside it that keeps something from the " \
+        "command, bound onto itself: a mount point cannot be renamed, so the next run finds what the entry " \
+        "keeps where it is"
 #define WHY_BPFD "scudo-bpfd's socket, which sets the network rules of sandboxes"
 #define WHY_ROOT_MANAGER "a root container or VM manager: its group reaches it, and it mounts anything " \
         "as root; a profile that names the socket decides"
@@ -61,7 +71,6 @@ static const char * const root_managers[] = {
  * leads to the proxy. */
 static const char * const name_services[] = {
         "/run/systemd/resolve/io.systemd.Resolve",      /* nss-resolve (Fedora, Arch) */
-        "/run/dbus/system_bus_socket",                  /* org.freedesktop.resolve1, ... */
         "/run/nscd/socket",                             /* glibc's name service cache */
         "/run/avahi-daemon/socket",                     /* nss-mdns */
         "/run/snapd.socket",                            /* the snap store's search */
@@ -134,6 +143,96 @@ static const PlanPath *governing_entry(const Plan *p, const char *path) {
 static bool writable_from_above(const Plan *p, const char *path) {
         const PlanPath *g = governing_entry(p, path);
         return g && g->access == PATH_ACCESS_WRITE && !streq(g->path, path);
+}
+
+/* ---- 0. a grant worked out from the request never overrides a deny ---------------------- */
+
+/* The deny that governs e, a derived read or write entry, or NULL: the closest of the entries
+ * not worked out from the request strictly above it and the denies put back (`restored`, at
+ * or above it) when that is a deny; *ret_origin says where it was written. */
+static const char *governing_deny(const Plan *p, const PlanPath *e, char **restored, char **restored_origin,
+                                  const char **ret_origin) {
+        const char *best = NULL, *origin = NULL;
+        bool deny = false;
+        size_t best_len = 0;
+
+        for (size_t i = 0; i < p->n_paths; i++) {
+                const PlanPath *x = &p->paths[i];
+                size_t l = strlen(x->path);
+                if (x->derived || streq(x->path, e->path) || !path_startswith(e->path, x->path))
+                        continue;
+                if (!best || l > best_len) {
+                        best = x->path;
+                        best_len = l;
+                        deny = x->access == PATH_ACCESS_DENY;
+                        origin = x->origin;
+                }
+        }
+        for (size_t i = 0; restored && restored[i]; i++) {
+                size_t l = strlen(restored[i]);
+                if (path_startswith(e->path, restored[i]) && (!best || l > best_len)) {
+                        best = restored[i];
+                        best_len = l;
+                        deny = true;
+                        origin = restored_origin[i];
+                }
+        }
+        *ret_origin = origin;
+        return deny ? best : NULL;
+}
+
+/* A read or write entry worked out from the request (${PWD}, ${project} and other lookups,
+ * ${arg_*}, a relative path: `derived`) is whatever the start directory or the arguments make
+ * it: started in ~/.aws with a .git in it, git-project's ${project} is ~/.aws. So it never
+ * overrides a deny: one in the place of a deny of the same path (over_deny) is dropped and the
+ * deny put back; one below a deny, with no entry written out between them, is dropped (so are
+ * git-project's ${project}/.git and the like below a deny put back). A grant written out
+ * (--fs-write, a profile's "~/.aws/cache") still overrides a deny. */
+static int keep_denies(Plan *p) {
+        size_t n = p->n_paths;
+        _cleanup_free_ char **reasons = calloc(n + 1, sizeof(char *));
+        _cleanup_strv_free_ char **restore = NULL, **restore_origin = NULL;
+        int r = 0;
+
+        if (!reasons)
+                return -ENOMEM;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                const PlanPath *e = &p->paths[i];
+                if (e->derived && e->over_deny && (e->access == PATH_ACCESS_READ || e->access == PATH_ACCESS_WRITE)) {
+                        r = strv_extend(&restore, e->path);
+                        if (r >= 0)
+                                r = strv_extend(&restore_origin, e->over_deny);
+                }
+        }
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                const PlanPath *e = &p->paths[i];
+                const char *origin = NULL;
+                if (!e->derived || (e->access != PATH_ACCESS_READ && e->access != PATH_ACCESS_WRITE))
+                        continue;
+                const char *deny = governing_deny(p, e, restore, restore_origin, &origin);
+                if (!deny)
+                        continue;
+                int k = streq(deny, e->path) ?
+                        asprintf(&reasons[i], "worked out from the request, and %s denies this path: " WHY_DERIVED,
+                                 strempty(origin)) :
+                        asprintf(&reasons[i], "worked out from the request, and lies under %s, which %s denies: "
+                                 WHY_DERIVED, deny, strempty(origin));
+                if (k < 0) {
+                        reasons[i] = NULL;
+                        r = -ENOMEM;
+                }
+        }
+        if (r >= 0)
+                r = plan_drop_marked(p, reasons);       /* takes the reasons it moves */
+        for (size_t i = 0; i < n; i++)
+                free(reasons[i]);
+        for (size_t i = 0; r >= 0 && restore && restore[i]; i++) {
+                _cleanup_free_ char *why = NULL;
+                if (asprintf(&why, WHY_DENY_KEPT, restore_origin[i]) < 0)
+                        return -ENOMEM;
+                r = add_entry(p, PATH_ACCESS_DENY, restore[i], why, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+        }
+        return r;
 }
 
 /* ---- 1. scudo's configuration and the project files ------------------------------------ */
@@ -593,8 +692,24 @@ static int protect_git_dirs(Plan *p) {
 
 /* ---- 3. sockets ------------------------------------------------------------------------- */
 
+/* The system bus, unless the plan asks for it: through it logind kills any process of the
+ * user (KillUser, TerminateUser) and sets lingering, systemd starts units, resolved looks
+ * names up past the network rules. Filtered, the proxy's socket is where the bus is, read-only
+ * (connecting needs no write access). The key decides: a profile's entry for the socket is
+ * replaced. */
+static int protect_system_bus(Plan *p) {
+        if (p->dbus_system == DBUS_ALLOW)
+                return 0;
+        if (p->dbus_system == DBUS_FILTERED)
+                return force_entry(p, PATH_ACCESS_READ, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS_PROXY,
+                                   PATH_SOURCE_SYSTEM_BUS_PROXY);
+        return force_entry(p, PATH_ACCESS_DENY, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS, PATH_SOURCE_SELF);
+}
+
 static int protect_sockets(Plan *p, const HardenContext *ctx) {
-        int r;
+        int r = protect_system_bus(p);
+        if (r < 0)
+                return r;
 
         if (ctx->runtime_dir) {
                 _cleanup_free_ char *manager = path_join(ctx->runtime_dir, "systemd");
@@ -709,8 +824,73 @@ static int drop_unchanging(Plan *p) {
         return r;
 }
 
+/* ---- 5. the directories above what is kept from a writable area ------------------------- */
+
+static int compare_strings(const void *a, const void *b) {
+        return strcmp(*(char * const *) a, *(char * const *) b);
+}
+
+/* A read, hide or deny entry inside a writable directory protects its path, not its name: the
+ * command could rename a directory above it (`mv config cfg`), and the next run would find the
+ * file at cfg/master.key, under no entry at all, and a new config/ where the entry points. A
+ * mount point cannot be renamed or removed (EBUSY): so each directory between such an entry
+ * and the writable entry above it is bound onto itself, writable as it was. Only directories
+ * that exist are bound (a missing one holds nothing yet: a read entry of a missing path is
+ * checked to be missing inside). Each is one more mount at the unit's start: the entries the
+ * recommended profiles keep inside a writable directory are at its top, which needs none. */
+static int pin_ancestors(Plan *p) {
+        size_t n = p->n_paths;
+        _cleanup_free_ const PlanPath **sorted = calloc(n + 1, sizeof(PlanPath *));
+        _cleanup_strv_free_ char **pins = NULL;
+        int r;
+
+        if (!sorted)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                sorted[i] = &p->paths[i];
+        qsort(sorted, n, sizeof(PlanPath *), compare_entries);
+        for (size_t i = 0; i < n; i++) {
+                const PlanPath *e = &p->paths[i];
+                if (e->access == PATH_ACCESS_WRITE)
+                        continue;
+                _cleanup_free_ char *buf = strdup(e->path);
+                if (!buf)
+                        return -ENOMEM;
+                const PlanPath *up = parent_entry(sorted, n, e->path, buf);
+                if (!up || up->access != PATH_ACCESS_WRITE)
+                        continue;
+                /* Every directory strictly between up and e. */
+                size_t top = strlen(up->path);
+                strcpy(buf, e->path);
+                for (char *slash = strrchr(buf, '/'); slash && (size_t) (slash - buf) > top;
+                     slash = strrchr(buf, '/')) {
+                        struct stat st;
+                        *slash = 0;
+                        if (path_stat_no_symlinks(buf, &st) <= 0 || !S_ISDIR(st.st_mode))
+                                continue;
+                        r = strv_extend(&pins, buf);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        size_t m = strv_length(pins);
+        if (m == 0)
+                return 0;
+        qsort(pins, m, sizeof(char *), compare_strings);
+        for (size_t i = 0; i < m; i++) {
+                if (i > 0 && streq(pins[i], pins[i - 1]))
+                        continue;
+                r = add_entry(p, PATH_ACCESS_WRITE, pins[i], WHY_PIN, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int plan_harden(Plan *p, const HardenContext *ctx) {
-        int r = protect_config_files(p, ctx);
+        int r = keep_denies(p);
+        if (r >= 0)
+                r = protect_config_files(p, ctx);
         if (r >= 0)
                 r = protect_persistence(p, ctx);
         if (r >= 0)
@@ -719,6 +899,8 @@ int plan_harden(Plan *p, const HardenContext *ctx) {
                 r = protect_sockets(p, ctx);
         if (r >= 0)
                 r = drop_unchanging(p);
+        if (r >= 0)
+                r = pin_ancestors(p);
         if (r < 0)
                 return r;
         p->hardened = true;

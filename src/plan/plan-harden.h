@@ -10,6 +10,9 @@
  * is asked of the runner through the entry's `create`.
  *
  * In this order:
+ *   0. a read or write entry worked out from the request (`derived`) never overrides a deny:
+ *      one in the place of a deny of the same path (`over_deny`) is dropped and the deny put
+ *      back; one below a deny, with no entry that is not derived between them, is dropped;
  *   1. scudo's configuration and trust store, when a writable entry covers them, and every
  *      project file and hook file the plan was made from: read-only (written from inside, they
  *      would widen or un-trust the next run);
@@ -18,14 +21,17 @@
  *      read-only where the command could write it (made empty first where it is missing);
  *   2. a .git at the top of a writable directory: read-only, and an empty one made for the run
  *      where the command starts and none is (unit/git-guard.h); unless a profile names it;
- *   3. out of reach: the service manager's private socket, the session bus unless the plan
- *      allows it (the filtered proxy's socket in its place when it filters it), scudo-bpfd's
- *      socket; root's container and VM managers' sockets and, with network rules, the name
- *      services' unless a profile names one;
+ *   3. out of reach: the system bus and the session bus unless the plan allows them (the
+ *      filtered proxy's socket in place of each it filters), the service manager's private
+ *      socket, scudo-bpfd's socket; root's container and VM managers' sockets and, with
+ *      network rules, the name services' unless a profile names one;
  *   4. dropped: every hide or deny entry whose mount would change nothing, because its path
  *      does not exist or lies under a directory the command sees empty or cannot reach (and no
  *      entry between gives it back). Read and write entries all stay: one whose path is
- *      missing is still checked to be missing inside (scudo-confine). */
+ *      missing is still checked to be missing inside (scudo-confine);
+ *   5. pinned: every existing directory between a read, hide or deny entry and the writable
+ *      entry above it, bound onto itself (writable, as it was), so that the command cannot
+ *      rename it away and leave what the entry keeps at another path for the next run. */
 
 #include "plan/plan.h"
 

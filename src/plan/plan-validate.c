@@ -434,7 +434,9 @@ static int compare_indexed_paths(const void *a, const void *b, void *userdata) {
 }
 
 /* One entry per path: the later one wins, as it did in the profiles. Among the entries not
- * dropped, sorted by path then position, each but the last of a path goes. */
+ * dropped, sorted by path then position, each but the last of a path goes. A derived entry
+ * that wins over a deny (two paths as written that are one path) says where the deny was, as
+ * build.lua does for one path as written: the hardening step decides (plan-harden.h). */
 static int drop_repeated(Plan *p, bool *drop) {
         _cleanup_free_ size_t *order = calloc(p->n_paths + 1, sizeof(size_t));
 
@@ -445,9 +447,16 @@ static int drop_repeated(Plan *p, bool *drop) {
                 if (!drop[i])
                         order[n++] = i;
         qsort_r(order, n, sizeof(size_t), compare_indexed_paths, p->paths);
-        for (size_t k = 0; k + 1 < n; k++)
-                if (streq(p->paths[order[k]].path, p->paths[order[k + 1]].path))
-                        drop[order[k]] = true;
+        for (size_t k = 0; k + 1 < n; k++) {
+                PlanPath *old = &p->paths[order[k]], *e = &p->paths[order[k + 1]];
+                if (!streq(old->path, e->path))
+                        continue;
+                drop[order[k]] = true;
+                const char *deny = old->access == PATH_ACCESS_DENY ? old->origin : old->over_deny;
+                if (e->derived && e->access != PATH_ACCESS_DENY && deny && !e->over_deny &&
+                    !(e->over_deny = strdup(strempty(deny))))
+                        return -ENOMEM;
+        }
         return 0;
 }
 
@@ -498,8 +507,7 @@ static int validate_paths(Plan *p, char **ret_error) {
         size_t k = 0;
         for (size_t i = 0; i < p->n_paths; i++) {
                 if (drop[i]) {
-                        free(p->paths[i].path);
-                        free(p->paths[i].origin);
+                        plan_path_done(&p->paths[i]);
                         continue;
                 }
                 p->paths[k++] = p->paths[i];
@@ -561,6 +569,11 @@ int plan_validate(Plan *p, char **ret_error) {
         if (p->dbus == DBUS_ALLOW && strv_length(p->delegate) > 0)
                 return fail(ret_error, "delegate needs a sealed sandbox, but dbus.session = \"allow\" "
                             "gives the command the real session bus; refusing the combination");
+        if (p->dbus_system < 0 || p->dbus_system >= _DBUS_MODE_MAX)
+                return fail(ret_error, "dbus.system: bad mode");
+        if (p->dbus_system == DBUS_ALLOW && strv_length(p->delegate) > 0)
+                return fail(ret_error, "delegate needs a sealed sandbox, but dbus.system = \"allow\" "
+                            "gives the command the real system bus; refusing the combination");
 
         STRV_FOREACH(e, p->environment) {
                 if (!env_assignment_is_valid(*e))

@@ -72,6 +72,7 @@ Plan *plan_new(void) {
                 return NULL;
         p->dns = DNS_FILTERED;
         p->dbus = DBUS_NONE;
+        p->dbus_system = DBUS_NONE;
         return p;
 }
 
@@ -104,6 +105,7 @@ Plan *plan_free(Plan *p) {
         strv_free(p->dbus_talk);
         strv_free(p->dbus_own);
         strv_free(p->dbus_see);
+        strv_free(p->dbus_system_talk);
         strv_free(p->delegate);
         strv_free(p->delegate_commands);
         strv_free(p->undelegable);
@@ -162,6 +164,7 @@ void plan_path_done(PlanPath *e) {
         free(e->path);
         free(e->origin);
         free(e->reason);
+        free(e->over_deny);
         *e = (PlanPath) {};
 }
 

@@ -54,6 +54,7 @@ typedef enum PathSource {
         PATH_SOURCE_SELF,       /* the path itself, bound onto itself */
         PATH_SOURCE_BUS_PROXY,  /* the filtered session bus's socket, which the runner starts
                                  * (unit/bus-proxy.h); only the hardening step names it */
+        PATH_SOURCE_SYSTEM_BUS_PROXY, /* the filtered system bus's socket, likewise */
         _PATH_SOURCE_MAX,
         _PATH_SOURCE_INVALID = -EINVAL,
 } PathSource;
@@ -67,6 +68,9 @@ typedef struct PlanPath {
         bool derived;           /* worked out from the request ($PWD, ${arg_*}, a lookup variable,
                                  * a relative path): a delegated run may only be granted it inside
                                  * what the caller can write */
+        char *over_deny;        /* a derived entry that took the place of a deny of the same path
+                                 * (build.lua, plan_validate): where that deny was written. The
+                                 * hardening step puts the deny back (plan-harden.h) */
         PathCreate create;      /* made when missing, before the unit starts (write and read only;
                                  * checked by plan_create_check) */
         PathSource source;
@@ -144,6 +148,9 @@ typedef struct Plan {
         char **dbus_talk;
         char **dbus_own;
         char **dbus_see;
+        /* System bus: none by default; filtered, the command talks to dbus_system_talk only. */
+        DbusMode dbus_system;
+        char **dbus_system_talk;
 
         /* Delegation, as resolved for this sandbox. */
         bool delegable;
@@ -182,6 +189,9 @@ typedef struct Plan {
 /* The most directories of writable .git directories one run watches (unit/gitdir-watch.h):
  * past it, the .git stays read-only. */
 #define PLAN_GIT_WATCH_MAX 64
+
+/* Where the system bus is (D-Bus's default address), and so where the filtered one is bound. */
+#define PLAN_SYSTEM_BUS_SOCKET "/run/dbus/system_bus_socket"
 
 /* The most .git placeholders one run makes (unit/git-guard.h). */
 #define PLAN_GIT_PLACEHOLDERS_MAX 8

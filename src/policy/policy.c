@@ -328,6 +328,9 @@ static int read_plan(lua_State *L) {
                                 r = plan_add_path(p, a, path, get_string(L, "origin", ""));
                         if (r >= 0) {
                                 p->paths[p->n_paths - 1].derived = get_bool(L, "derived");
+                                const char *od = get_string(L, "over_deny", NULL);
+                                if (od && !(p->paths[p->n_paths - 1].over_deny = strdup(od)))
+                                        r = -ENOMEM;
                                 p->paths[p->n_paths - 1].create = c;
                         }
                         lua_pop(L, 1);                                          /* stack: .. paths */
@@ -352,6 +355,7 @@ static int read_plan(lua_State *L) {
                 p->network_filtered = get_bool(L, "network_filtered");
                 p->dns = dns_mode_from_string(get_string(L, "dns", "filtered"));
                 p->dbus = dbus_mode_from_string(get_string(L, "dbus", "none"));
+                p->dbus_system = dbus_mode_from_string(get_string(L, "dbus_system", "none"));
                 p->delegable = get_bool(L, "delegable");
                 p->confirm = get_bool(L, "confirm");
                 const char *t = get_string(L, "log_target", "stderr");
@@ -370,6 +374,7 @@ static int read_plan(lua_State *L) {
                 { "dbus_talk", &p->dbus_talk },
                 { "dbus_own", &p->dbus_own },
                 { "dbus_see", &p->dbus_see },
+                { "dbus_system_talk", &p->dbus_system_talk },
                 { "delegate", &p->delegate },
                 { "delegate_commands", &p->delegate_commands },
                 { "undelegable", &p->undelegable },

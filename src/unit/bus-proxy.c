@@ -18,21 +18,30 @@
 /* How long the proxy may take to listen before the run is given up. */
 #define BUS_PROXY_TIMEOUT_MS 5000
 
-int bus_proxy_name(BusProxy *p, const char *id, const char *runtime_dir) {
+static const char *bus_kind_name(BusKind kind) {
+        return kind == BUS_SYSTEM ? "system" : "session";
+}
+
+int bus_proxy_name(BusProxy *p, BusKind kind, const char *id, const char *runtime_dir) {
         struct sockaddr_un sa;
+        const char *suffix = kind == BUS_SYSTEM ? "-system-bus" : "";
         if (!runtime_dir || !path_is_absolute(runtime_dir))
                 return -EINVAL;
-        if ((size_t) snprintf(p->unit, sizeof(p->unit), "%s-bus.service", id) >= sizeof(p->unit) ||
-            (size_t) snprintf(p->dir, sizeof(p->dir), "%s", id) >= sizeof(p->dir))
+        p->kind = kind;
+        if ((size_t) snprintf(p->unit, sizeof(p->unit), "%s%s-bus.service", id,
+                              kind == BUS_SYSTEM ? "-system" : "") >= sizeof(p->unit) ||
+            (size_t) snprintf(p->dir, sizeof(p->dir), "%s%s", id, suffix) >= sizeof(p->dir))
                 return -ENAMETOOLONG;
         /* A unix socket's path has to fit in sun_path. */
-        size_t n = (size_t) snprintf(p->socket, sizeof(p->socket), "%s/%s/bus", runtime_dir, id);
+        size_t n = (size_t) snprintf(p->socket, sizeof(p->socket), "%s/%s/bus", runtime_dir, p->dir);
         if (n >= sizeof(p->socket) || n >= sizeof(sa.sun_path))
                 return -ENAMETOOLONG;
         return 0;
 }
 
-/* The proxy's command line: the upstream bus, the socket, and the plan's names. */
+/* The proxy's command line: the upstream bus, the socket, and the plan's names for that bus.
+ * The system bus gets talk names only: its services are what the command is to call, and
+ * owning a name there is the bus's own policy's to grant (to root, as a rule). */
 static int proxy_argv(const BusProxy *p, const Plan *plan, const char *upstream, char ***ret) {
         _cleanup_strv_free_ char **argv = NULL;
         int r = strv_extend(&argv, "xdg-dbus-proxy");
@@ -42,13 +51,14 @@ static int proxy_argv(const BusProxy *p, const Plan *plan, const char *upstream,
                 r = strv_extend(&argv, p->socket);
         if (r >= 0)
                 r = strv_extend(&argv, "--filter");
+        bool system = p->kind == BUS_SYSTEM;
         const struct {
                 const char *option;
                 char **names;
         } lists[] = {
-                { "--see=", plan->dbus_see },
-                { "--talk=", plan->dbus_talk },
-                { "--own=", plan->dbus_own },
+                { "--see=", system ? NULL : plan->dbus_see },
+                { "--talk=", system ? plan->dbus_system_talk : plan->dbus_talk },
+                { "--own=", system ? NULL : plan->dbus_own },
         };
         for (size_t i = 0; i < ELEMENTSOF(lists) && r >= 0; i++)
                 STRV_FOREACH(n, lists[i].names) {
@@ -92,13 +102,19 @@ int bus_proxy_start(sd_bus *bus, const BusProxy *p, const Plan *plan, const char
         _cleanup_free_ char *exe = NULL;
         int r;
 
+        const char *what = bus_kind_name(p->kind);
+        _cleanup_free_ char *description = NULL;
+
         r = path_find_executable("xdg-dbus-proxy", getenv("PATH") ?: "/usr/bin:/bin", 0, 0, &exe);
         if (r < 0)
-                return log_error_errno(r, "dbus.session = \"filtered\" needs xdg-dbus-proxy, which is not "
-                                       "installed (Debian: apt install xdg-dbus-proxy); the command was not run");
+                return log_error_errno(r, "dbus.%s = \"filtered\" needs xdg-dbus-proxy, which is not "
+                                       "installed (Debian: apt install xdg-dbus-proxy); the command was not run",
+                                       what);
         r = proxy_argv(p, plan, upstream, &argv);
         if (r < 0)
-                return log_error_errno(r, "Failed to build the session bus proxy's command line: %m");
+                return log_error_errno(r, "Failed to build the %s bus proxy's command line: %m", what);
+        if (asprintf(&description, "scudo: filtered %s bus", what) < 0)
+                return log_oom();
 
         /* The runtime directory, named after the run, holds the socket; systemd makes it
          * (0700) before the proxy starts and removes it when the unit stops, whatever way. */
@@ -109,7 +125,7 @@ int bus_proxy_start(sd_bus *bus, const BusProxy *p, const Plan *plan, const char
                 r = sd_bus_message_open_container(m, 'a', "(sv)");
         if (r >= 0)
                 r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)",
-                                          "Description", "s", "scudo: filtered session bus",
+                                          "Description", "s", description,
                                           "CollectMode", "s", "inactive-or-failed",
                                           "RuntimeDirectory", "as", 1, p->dir,
                                           "RuntimeDirectoryMode", "u", (uint32_t) 0700);
@@ -136,18 +152,18 @@ int bus_proxy_start(sd_bus *bus, const BusProxy *p, const Plan *plan, const char
         if (r >= 0)
                 r = sd_bus_message_append(m, "a(sa(sv))", 0);
         if (r < 0)
-                return log_error_errno(r, "Failed to build the session bus proxy's unit: %m");
+                return log_error_errno(r, "Failed to build the %s bus proxy's unit: %m", what);
         r = sd_bus_call(bus, m, 0, &e, &reply);
         if (r < 0)
-                return log_error_errno(r, "systemd refused to start the session bus proxy: %s",
+                return log_error_errno(r, "systemd refused to start the %s bus proxy: %s", what,
                                        e.message ?: "unknown error");
 
         for (uint64_t end = now_ms() + BUS_PROXY_TIMEOUT_MS; !socket_listens(p->socket);) {
                 if (now_ms() >= end)
                         return log_error_errno(SYNTHETIC_ERRNO(ETIMEDOUT),
-                                               "The filtered session bus did not come up in %d s "
+                                               "The filtered %s bus did not come up in %d s "
                                                "(journalctl --user -u %s); the command was not run",
-                                               BUS_PROXY_TIMEOUT_MS / 1000, p->unit);
+                                               what, BUS_PROXY_TIMEOUT_MS / 1000, p->unit);
                 (void) usleep(5 * 1000);
         }
         return 0;

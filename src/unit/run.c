@@ -70,7 +70,8 @@ typedef struct RunContext {
         PtyRelay *pty;
         Tui *tui;               /* --tui: the screen between the pty and the terminal */
         int watcher_fd;
-        BusProxy bus_proxy;     /* unit[0] == 0: none */
+        BusProxy bus_proxy;     /* the session bus's; unit[0] == 0: none */
+        BusProxy system_bus_proxy;      /* the system bus's; unit[0] == 0: none */
         GitGuard git_guard;
         GitdirWatch *gitdir_watch;      /* a .git the command may commit to (gitdir-watch.h) */
         bool gitdir_refused;
@@ -97,9 +98,10 @@ static void run_context_done(RunContext *c) {
         git_config_copies_remove(&c->git_config);
         gitdir_watch_free(c->gitdir_watch);
         /* Whatever way the run ended, its slice goes (and with its cgroup, the BPF programs),
-         * and the session bus proxy with its socket. */
+         * and the bus proxies with their sockets. */
         stop_slice(c);
         bus_proxy_stop(c->bus, &c->bus_proxy);
+        bus_proxy_stop(c->bus, &c->system_bus_proxy);
         broker_free(c->broker);
         sd_event_source_disable_unref(c->caller_source);
         sd_event_source_disable_unref(c->kill_timer);
@@ -684,7 +686,8 @@ static int start_tui(RunContext *c, const RunOptions *opts) {
 
 /* The filtered session bus, before the service that is to use it. The watcher knows of it
  * first: should scudo die now, it goes too. */
-static int start_bus_proxy(RunContext *c, const Plan *plan, const RunOptions *opts, char **manager_env) {
+static int start_bus_proxy(RunContext *c, BusProxy *proxy, BusKind kind, const Plan *plan,
+                           const RunOptions *opts, char **manager_env) {
         _cleanup_free_ char *upstream = NULL;
         char id[sizeof(c->unit_name)];
         int r;
@@ -698,23 +701,27 @@ static int start_bus_proxy(RunContext *c, const Plan *plan, const RunOptions *op
         if (!manager_rt || !path_is_absolute(manager_rt))
                 manager_rt = opts->runtime_dir;
         (void) snprintf(id, sizeof(id), "%.*s", (int) (strlen(c->unit_name) - strlen(".service")), c->unit_name);
-        r = bus_proxy_name(&c->bus_proxy, id, manager_rt);
+        r = bus_proxy_name(proxy, kind, id, manager_rt);
         if (r < 0) {
-                c->bus_proxy.unit[0] = 0;
-                return log_error_errno(r, "Cannot place the session bus proxy's socket in '%s': %m",
-                                       strempty(manager_rt));
+                proxy->unit[0] = 0;
+                return log_error_errno(r, "Cannot place the %s bus proxy's socket in '%s': %m",
+                                       kind == BUS_SYSTEM ? "system" : "session", strempty(manager_rt));
         }
-        r = watcher_add_unit(c->watcher_fd, c->bus_proxy.unit);
+        r = watcher_add_unit(c->watcher_fd, proxy->unit);
         if (r < 0)
                 return log_error_errno(r, "Failed to arm the unit watcher: %m");
-        const char *address = getenv("DBUS_SESSION_BUS_ADDRESS");
+        /* The system bus where the plan denies or binds it, whatever the caller's environment
+         * says: a proxy of another bus would be no filter of this one. */
+        const char *address = kind == BUS_SESSION ? getenv("DBUS_SESSION_BUS_ADDRESS") : NULL;
         if (address && *address)
                 upstream = strdup(address);
+        else if (kind == BUS_SYSTEM)
+                upstream = strdup("unix:path=" PLAN_SYSTEM_BUS_SOCKET);
         else if (asprintf(&upstream, "unix:path=%s/bus", opts->runtime_dir) < 0)
                 upstream = NULL;
         if (!upstream)
                 return log_oom();
-        return bus_proxy_start(c->bus, &c->bus_proxy, plan, upstream);
+        return bus_proxy_start(c->bus, proxy, plan, upstream);
 }
 
 /* Makes the directories and files the plan's entries create when missing: a profile's grants
@@ -857,7 +864,12 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         }
 
         if (plan->dbus == DBUS_FILTERED) {
-                r = start_bus_proxy(&c, plan, opts, manager_env);
+                r = start_bus_proxy(&c, &c.bus_proxy, BUS_SESSION, plan, opts, manager_env);
+                if (r < 0)
+                        return EXIT_SCUDO_SETUP;
+        }
+        if (plan->dbus_system == DBUS_FILTERED) {
+                r = start_bus_proxy(&c, &c.system_bus_proxy, BUS_SYSTEM, plan, opts, manager_env);
                 if (r < 0)
                         return EXIT_SCUDO_SETUP;
         }
@@ -910,6 +922,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 .confine_path = opts->confine_path,
                 .slice = c.in_slice ? c.slice_name : NULL,
                 .bus_proxy_socket = c.bus_proxy.unit[0] ? c.bus_proxy.socket : NULL,
+                .system_bus_proxy_socket = c.system_bus_proxy.unit[0] ? c.system_bus_proxy.socket : NULL,
                 .broker_root = broker_root,
                 .broker_socket = c.broker ? broker_socket(c.broker) : NULL,
                 .broker_bin = c.broker ? broker_bin(c.broker) : NULL,

@@ -165,19 +165,23 @@ static int identify(const char *path, struct stat *st) {
         return r > 0 ? 1 : 0;   /* unreadable (EACCES): systemd, as the same user, cannot bind it */
 }
 
-/* The filtered session bus's socket, read-only at the entry's path (where the bus is):
- * connecting to a socket needs no write access to the mount. */
+/* A filtered bus's socket (the session bus's or the system bus's, as the entry's source says),
+ * read-only at the entry's path (where the bus is): connecting to a socket needs no write
+ * access to the mount. */
 static int add_bus_proxy(MountLists *l, const PlanPath *p, const UnitContext *ctx) {
         struct stat st;
-        if (p->access != PATH_ACCESS_READ || !ctx->bus_proxy_socket)
-                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "The plan asks for the session bus proxy, "
-                                       "which has not been started");
-        int r = identify(ctx->bus_proxy_socket, &st);
+        bool system = p->source == PATH_SOURCE_SYSTEM_BUS_PROXY;
+        const char *socket = system ? ctx->system_bus_proxy_socket : ctx->bus_proxy_socket;
+        const char *what = system ? "system" : "session";
+        if (p->access != PATH_ACCESS_READ || !socket)
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "The plan asks for the %s bus proxy, "
+                                       "which has not been started", what);
+        int r = identify(socket, &st);
         if (r == 0)
-                r = log_error_errno(SYNTHETIC_ERRNO(ENOENT), "The session bus proxy's socket %s is gone",
-                                    ctx->bus_proxy_socket);
+                r = log_error_errno(SYNTHETIC_ERRNO(ENOENT), "The %s bus proxy's socket %s is gone", what,
+                                    socket);
         if (r >= 0)
-                r = strv_extend(&l->bind_ro_src, ctx->bus_proxy_socket);
+                r = strv_extend(&l->bind_ro_src, socket);
         if (r >= 0)
                 r = strv_extend(&l->bind_ro_dst, p->path);
         if (r >= 0)
@@ -288,7 +292,7 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                                                "brokers' sockets are, which no profile can grant",
                                                strempty(p->origin), p->path);
 
-                if (p->source == PATH_SOURCE_BUS_PROXY) {
+                if (p->source == PATH_SOURCE_BUS_PROXY || p->source == PATH_SOURCE_SYSTEM_BUS_PROXY) {
                         r = add_bus_proxy(l, p, ctx);
                         if (r < 0)
                                 return r;
@@ -598,6 +602,15 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
                 if (r < 0)
                         return r;
         }
+        /* Likewise the filtered system bus, where the caller's environment may name another
+         * address. */
+        const char *system_bus_var = NULL;
+        if (plan->dbus_system == DBUS_FILTERED && ctx->system_bus_proxy_socket) {
+                system_bus_var = "DBUS_SYSTEM_BUS_ADDRESS=unix:path=" PLAN_SYSTEM_BUS_SOCKET;
+                r = sd_bus_message_append(m, "(sv)", "Environment", "as", 1, system_bus_var);
+                if (r < 0)
+                        return r;
+        }
         /* In a sandbox that delegates, the links that route its delegated commands to scudo
          * come first on PATH (broker/route.h). */
         _cleanup_free_ char *path_var = NULL;
@@ -613,10 +626,12 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
                 if (r < 0)
                         return r;
         }
-        char *own[4] = { sandbox_var };
+        char *own[5] = { sandbox_var };
         size_t n_own = 1;
         if (bus_var)
                 own[n_own++] = bus_var;
+        if (system_bus_var)
+                own[n_own++] = (char *) system_bus_var;
         if (path_var)
                 own[n_own++] = path_var;
         _cleanup_strv_free_ char **unset = NULL;

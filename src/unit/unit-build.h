@@ -27,6 +27,7 @@ typedef struct UnitContext {
         const char *unit_name;
         const char *confine_path;       /* scudo-confine, run before the command */
         const char *bus_proxy_socket;   /* the filtered session bus (bus-proxy.h), or NULL */
+        const char *system_bus_proxy_socket;    /* the filtered system bus, or NULL */
         char **manager_environment;     /* the service manager's own environment block */
         const struct GitConfigCopies *git_config; /* shown in place of git's configuration, or NULL */
         /* Delegation (broker/server.h): /run/user/UID/scudo, every broker's, out of reach in

@@ -52,7 +52,7 @@ typedef struct Case {
         /* What comes out, below the root, all of it: "+A:rel:why" added by scudo (its reason
          * holds `why`), "=A:rel" a profile's entry kept, "-A:rel:why" dropped (its reason holds
          * `why`). */
-        const char *want[10];
+        const char *want[12];
 } Case;
 
 static const Case cases[] = {
@@ -78,11 +78,13 @@ static const Case cases[] = {
         { "every directory from the start up to the writable one: git outside looks at each",
           { "w:chain" }, .wd = "chain/a/b",
           .want = { "=w:chain", "+r:chain/a/b/.git:empty .git", "+r:chain/a/.git:empty .git",
-                    "+r:chain/.git:empty .git" } },
+                    "+r:chain/.git:empty .git", "+w:chain/a:cannot be renamed", "+w:chain/a/b:cannot be renamed" } },
         { "repositories below a writable directory are read-only, three levels down",
           { "w:src" },
           .want = { "=w:src", "+r:src/foo/.git:below a writable", "+r:src/wt/.git:below a writable",
-                    "+r:src/deep/a/b/.git:below a writable" } },
+                    "+r:src/deep/a/b/.git:below a writable", "+w:src/foo:cannot be renamed",
+                    "+w:src/wt:cannot be renamed", "+w:src/deep:cannot be renamed",
+                    "+w:src/deep/a:cannot be renamed", "+w:src/deep/a/b:cannot be renamed" } },
         { "a writable directory the command does not start in gets no placeholder",
           { "w:empty" }, .wd = "proj",
           .want = { "=w:empty" } },
@@ -122,6 +124,18 @@ static const Case cases[] = {
           { "w:proj" }, .config_file = "proj/.scudo.toml",
           .want = { "=w:proj", "+r:proj/.git:stays read-only",
                     "+r:proj/.scudo.toml:a project file it read" } },
+        { "a deny inside a writable directory: each directory between them pinned",
+          { "w:proj", "d:proj/config/master.key", "h:proj/a/b/c" },
+          .want = { "=w:proj", "+r:proj/.git:stays read-only", "=d:proj/config/master.key", "=h:proj/a/b/c",
+                    "+w:proj/config:cannot be renamed", "+w:proj/a:cannot be renamed",
+                    "+w:proj/a/b:cannot be renamed" } },
+        { "... and above a read entry; a missing directory is not pinned",
+          { "w:proj", "r:proj/a/b/c", "r:proj/gone/x" },
+          .want = { "=w:proj", "+r:proj/.git:stays read-only", "=r:proj/a/b/c", "=r:proj/gone/x",
+                    "+w:proj/a:cannot be renamed", "+w:proj/a/b:cannot be renamed" } },
+        { "... but not under a read-only directory, nor at the top of a writable one",
+          { "r:proj", "d:proj/config/master.key", "w:empty", "d:empty/key" },
+          .want = { "=r:proj", "=d:proj/config/master.key", "=w:empty", "-d:empty/key:does not exist" } },
         { "the helper's socket out of reach, whatever the profiles say",
           { "r:bpfd.sock" }, .bpfd = true,
           .want = { "-r:bpfd.sock:scudo decides", "+d:bpfd.sock:scudo-bpfd" } },
@@ -214,6 +228,128 @@ static void run_case(const Case *c) {
         TAP_CHECK(ok, "%s", c->name);
 }
 
+/* A grant worked out from the request (derived) never overrides a deny: in a deny's place
+ * (over_deny), the deny comes back; below one, with nothing written out between, it goes. */
+static void test_derived_never_overrides_deny(void) {
+        static const struct {
+                const char *name;
+                const char *entries[4];         /* "A:rel", a capital A for a derived entry */
+                const char *over_deny;          /* of the last entry */
+                const char *want_kept[3];       /* "A:rel" of the entries kept */
+                const char *want_dropped[4];    /* "A:rel" of the entries dropped (NULL-terminated) */
+        } dcases[] = {
+                { "in a deny's place: the deny comes back",
+                  { "W:proj/config" }, "deny.toml:3", { "d:proj/config" }, { "w:proj/config" } },
+                { "... and what is derived below it goes",
+                  { "W:proj/a/b/c", "W:proj/a" }, "deny.toml:3", { "d:proj/a" }, { "w:proj/a", "w:proj/a/b/c" } },
+                { "below a deny",
+                  { "d:proj", "R:proj/config" }, NULL, { "d:proj" }, { "r:proj/config" } },
+                { "a grant written out between decides",
+                  { "d:proj", "r:proj/config", "W:proj/config/master.key" }, NULL,
+                  { "d:proj", "r:proj/config", "w:proj/config/master.key" }, {} },
+                { "written out, a grant overrides the deny above",
+                  { "d:proj", "w:proj/config" }, NULL, { "d:proj", "w:proj/config" }, {} },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(dcases); i++) {
+                _cleanup_(plan_freep) Plan *p = plan_new();
+                size_t n = 0;
+                for (; n < ELEMENTSOF(dcases[i].entries) && dcases[i].entries[n]; n++) {
+                        const char *x = dcases[i].entries[n];
+                        _cleanup_free_ char *path = in_root(x + 2);
+                        if (!p || plan_add_path(p, access_of((char) (x[0] | 0x20)), path, "test") < 0)
+                                abort();
+                        p->paths[n].derived = x[0] >= 'A' && x[0] <= 'Z';
+                }
+                if (dcases[i].over_deny && !(p->paths[n - 1].over_deny = strdup(dcases[i].over_deny)))
+                        abort();
+                TAP_CHECK(plan_harden(p, &(HardenContext) {}) == 0, "%s: hardened", dcases[i].name);
+                bool ok = true;
+                for (size_t k = 0; k < ELEMENTSOF(dcases[i].want_kept) && dcases[i].want_kept[k]; k++) {
+                        _cleanup_free_ char *path = in_root(dcases[i].want_kept[k] + 2);
+                        bool found = false;
+                        for (size_t j = 0; j < p->n_paths; j++)
+                                found = found || (streq(p->paths[j].path, path) &&
+                                                  access_char(p->paths[j].access) == dcases[i].want_kept[k][0]);
+                        if (!found) {
+                                printf("#   %s: %s missing\n", dcases[i].name, dcases[i].want_kept[k]);
+                                ok = false;
+                        }
+                }
+                size_t dropped = 0;
+                for (size_t j = 0; j < p->n_dropped; j++) {
+                        const PlanPath *e = &p->dropped[j].entry;
+                        if (!path_startswith(e->path, root) || e->access == PATH_ACCESS_DENY)
+                                continue;
+                        _cleanup_free_ char *d = describe('-', e);
+                        bool want = false;
+                        for (size_t k = 0; k < ELEMENTSOF(dcases[i].want_dropped) && dcases[i].want_dropped[k]; k++)
+                                want = want || streq(d + 1, dcases[i].want_dropped[k]);
+                        dropped++;
+                        if (!want || !strstr(p->dropped[j].reason, "never overrides a deny")) {
+                                printf("#   %s: dropped %s (%s)\n", dcases[i].name, d, p->dropped[j].reason);
+                                ok = false;
+                        }
+                }
+                if (dropped != strv_length((char **) dcases[i].want_dropped))
+                        ok = false;
+                TAP_CHECK(ok, "derived entries: %s", dcases[i].name);
+        }
+}
+
+/* scudo's entry for the system bus: 'd' deny, 'r' the proxy's socket, 0 none; a deny dropped
+ * because the machine has no system bus counts as a deny. */
+static char system_bus_entry(const Plan *p, const char **ret_reason) {
+        for (size_t i = 0; i < p->n_paths; i++)
+                if (streq(p->paths[i].path, PLAN_SYSTEM_BUS_SOCKET)) {
+                        *ret_reason = p->paths[i].reason;
+                        if (p->paths[i].access == PATH_ACCESS_READ &&
+                            p->paths[i].source == PATH_SOURCE_SYSTEM_BUS_PROXY)
+                                return 'r';
+                        return access_char(p->paths[i].access);
+                }
+        for (size_t i = 0; i < p->n_dropped; i++)
+                if (streq(p->dropped[i].entry.path, PLAN_SYSTEM_BUS_SOCKET) &&
+                    strstr(p->dropped[i].reason, "does not exist")) {
+                        *ret_reason = p->dropped[i].entry.reason;
+                        return access_char(p->dropped[i].entry.access);
+                }
+        *ret_reason = NULL;
+        return 0;
+}
+
+/* No system bus unless the plan asks for it, whether or not the network is filtered; a
+ * profile's entry for the socket gives way to the key. */
+static void test_system_bus(void) {
+        static const struct {
+                DbusMode mode;
+                const char *profile;    /* a profile's entry for the socket: "r", "w" or NULL */
+                char want;
+                const char *why;
+        } bus_cases[] = {
+                { DBUS_NONE, NULL, 'd', "dbus.system" },
+                { DBUS_NONE, "r", 'd', "dbus.system" },
+                { DBUS_FILTERED, NULL, 'r', "filtered system bus" },
+                { DBUS_FILTERED, "w", 'r', "filtered system bus" },
+                { DBUS_ALLOW, NULL, 0, NULL },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bus_cases); i++) {
+                _cleanup_(plan_freep) Plan *p = plan_new();
+                if (!p)
+                        abort();
+                p->dbus_system = bus_cases[i].mode;
+                if (bus_cases[i].profile &&
+                    plan_add_path(p, access_of(bus_cases[i].profile[0]), PLAN_SYSTEM_BUS_SOCKET, "test") < 0)
+                        abort();
+                TAP_CHECK(plan_harden(p, &(HardenContext) {}) == 0, "system bus, case %zu: hardened", i);
+                const char *why = NULL;
+                char got = system_bus_entry(p, &why);
+                TAP_CHECK(got == bus_cases[i].want && (!bus_cases[i].why || (why && strstr(why, bus_cases[i].why))),
+                          "system bus %s%s%s: %c (%s)", dbus_mode_to_string(bus_cases[i].mode),
+                          bus_cases[i].profile ? ", a profile's entry " : "", strempty(bus_cases[i].profile),
+                          got ?: '-', strempty(why));
+        }
+}
+
 /* What has to exist for a run is asked of the runner, never made here (explain runs this too). */
 static void test_creates_nothing(void) {
         _cleanup_(plan_freep) Plan *p = plan_new();
@@ -261,7 +397,8 @@ int main(void) {
                 abort();
         const char *tree[] = { "home/", "home/.ssh/", "home/.ssh/id", "home/.ssh/keys/", "file", "proj/",
                                "proj/.git/", "proj/.git/HEAD", "proj/.scudo.toml", "empty/", "run/",
-                               "run/systemd/", "run/bus", "bpfd.sock", "repo/", "repo/.git/",
+                               "run/systemd/", "run/bus", "bpfd.sock", "proj/config/",
+                               "proj/config/master.key", "proj/a/", "proj/a/b/", "proj/a/b/c/", "repo/", "repo/.git/",
                                "repo/.git/HEAD", "repo/.git/objects/", "repo/.git/refs/", "repo/.git/config",
                                "repo/.git/hooks/", "wt/", "wt/.git", "chain/", "chain/a/", "chain/a/b/", "src/", "src/foo/",
                                "src/foo/.git/", "src/wt/", "src/wt/.git", "src/deep/", "src/deep/a/",
@@ -272,6 +409,8 @@ int main(void) {
                 run_case(&cases[i]);
         test_creates_nothing();
         test_placeholder_limit();
+        test_system_bus();
+        test_derived_never_overrides_deny();
         _cleanup_free_ char *cmd = NULL;
         if (asprintf(&cmd, "rm -rf '%s'", root) >= 0)
                 (void) system(cmd);

@@ -482,6 +482,34 @@ static void test_leads_out(void) {
         plan_free(p);
 }
 
+/* Two spellings of one path: the later entry wins, and a derived one that wins over a deny
+ * says where the deny was (the hardening step puts it back). */
+static void test_repeated_over_deny(void) {
+        pt_mkdir("od/secret");
+        (void) symlink(pt_path("od/secret"), pt_path("od/link"));
+        Plan *p = base_plan();
+        char *err = NULL;
+        (void) plan_add_path(p, PATH_ACCESS_DENY, pt_path("od/secret"), "deny.toml:1");
+        (void) plan_add_path(p, PATH_ACCESS_WRITE, pt_path("od/link"), "${arg_dir}");
+        p->paths[p->n_paths - 1].derived = true;
+        TAP_CHECK(plan_validate(p, &err) == 0, "a deny and a derived write of one path validate (%s)", err ?: "");
+        const PlanPath *e = p->n_paths > 0 ? &p->paths[p->n_paths - 1] : NULL;
+        TAP_CHECK(p->n_paths == 1 && e->access == PATH_ACCESS_WRITE && e->over_deny &&
+                  streq(e->over_deny, "deny.toml:1"), "... the write stays, saying where the deny was");
+        free(err);
+        plan_free(p);
+
+        /* written out, it is not marked */
+        p = base_plan();
+        err = NULL;
+        (void) plan_add_path(p, PATH_ACCESS_DENY, pt_path("od/secret"), "deny.toml:1");
+        (void) plan_add_path(p, PATH_ACCESS_WRITE, pt_path("od/link"), "--fs-write");
+        TAP_CHECK(plan_validate(p, &err) == 0 && p->n_paths == 1 && !p->paths[0].over_deny,
+                  "a written-out write over a deny is not marked (%s)", err ?: "");
+        free(err);
+        plan_free(p);
+}
+
 /* ---- A random tree and random paths in it, against a slow reference of the test's own ----
  *
  * A fixed-seed generator (xorshift64*) builds the same tree on every run: directories, files
@@ -955,6 +983,7 @@ static void test_canonicalize_random(void) {
 int main(void) {
         pt_setup();
         test_leads_out();
+        test_repeated_over_deny();
         test_canonicalize();
         test_validate();
         test_many_paths();
