@@ -57,17 +57,17 @@ def start_outside(tb, work, cmd, name):
 # ---------------------------------------------------------------------------------------------
 # Writing where nothing may be written
 
-def test_run_and_run_lock_are_read_only(tb, work):
+def test_run_and_run_lock_are_not_the_sessions(tb, work):
     # systemd 252 leaves /run writable under ProtectSystem=strict once ProtectControlGroups=yes
     # is set (scudo always sets it); /run/lock is world-writable on Debian. Files left there
-    # outlive the run and are seen by the whole session.
+    # would outlive the run and be seen by the whole session: the sandbox's /run is an empty
+    # one of its own.
     tag = work[-8:]
     # (the testbed's /run is world-writable, as /run/lock is everywhere)
-    r = tb.scudo(["sh", "-c", "echo x > /run/planted-%s; echo x > /run/lock/planted-%s; "
+    r = tb.scudo(["sh", "-c", "echo x > /run/planted-%s; mkdir -p /run/lock; echo x > /run/lock/planted-%s; "
                   "echo x > $XDG_RUNTIME_DIR/ok-%s && echo runtime-dir-writable" % (tag, tag, tag)], cwd=work)
     assert not host_exists(tb, "/run/planted-" + tag), r
     assert not host_exists(tb, "/run/lock/planted-" + tag), r
-    assert "Read-only file system" in r.err, r
     # the hidden runtime directory is an empty one of the sandbox's own, still writable
     assert "runtime-dir-writable" in r.out, r
     assert not host_exists(tb, "/run/user/%s/ok-%s" % (tb.uid, tag))
