@@ -35,6 +35,11 @@
         "read-only, so git cannot commit here"
 #define WHY_GIT_NESTED "a repository below a writable directory stays read-only: code planted in its " \
         ".git would run at the next git command there, outside; a profile that names it decides"
+#define WHY_SYSTEM_BUS_ALLOWED "the system bus, as dbus.system = \"allow\" asks, given back in the empty /run"
+#define WHY_RUN "services put their sockets here, and connect() ignores a read-only mount: an empty " \
+        "/run, with what commands need given back; a profile that names a path below it gives that back"
+#define WHY_JOURNAL "journald's sockets: logging to the journal works (logger, /dev/log)"
+#define WHY_RESOLV "/etc/resolv.conf leads here: names resolve"
 #define WHY_MANAGER "the service manager's private socket starts units outside the sandbox"
 #define WHY_BUS "the session bus starts programs outside the sandbox (dbus.session = \"allow\" gives it)"
 #define WHY_BUS_PROXY "the filtered session bus (dbus.session = \"filtered\") in place of the bus"
@@ -699,15 +704,54 @@ static int protect_git_dirs(Plan *p) {
  * replaced. */
 static int protect_system_bus(Plan *p) {
         if (p->dbus_system == DBUS_ALLOW)
-                return 0;
+                /* given back in the empty /run */
+                return force_entry(p, PATH_ACCESS_READ, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS_ALLOWED,
+                                   PATH_SOURCE_SELF);
         if (p->dbus_system == DBUS_FILTERED)
                 return force_entry(p, PATH_ACCESS_READ, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS_PROXY,
                                    PATH_SOURCE_SYSTEM_BUS_PROXY);
         return force_entry(p, PATH_ACCESS_DENY, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS, PATH_SOURCE_SELF);
 }
 
+/* /run (and /var/run where it is a directory of its own) empty: the sockets of the services
+ * on the machine are there (a screen session's, a database's, a container manager's), and a
+ * read-only mount keeps none of them from being connected to. Given back: journald's sockets
+ * and what /etc/resolv.conf leads to; a profile names what else (a read or write entry below
+ * /run is bound over the empty one). A plan that names /run itself decides. */
+static int empty_run(Plan *p) {
+        static const char * const runs[] = { "/run", "/var/run" };
+        struct stat st;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(runs); i++) {
+                if (lstat(runs[i], &st) < 0 || !S_ISDIR(st.st_mode) || plan_names_path(p, runs[i]))
+                        continue;
+                r = add_entry(p, PATH_ACCESS_HIDE, runs[i], WHY_RUN, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                if (r < 0)
+                        return r;
+        }
+        if (lstat("/run/systemd/journal", &st) >= 0 && S_ISDIR(st.st_mode) &&
+            !plan_names_path(p, "/run/systemd/journal")) {
+                r = add_entry(p, PATH_ACCESS_READ, "/run/systemd/journal", WHY_JOURNAL, PATH_CREATE_NONE,
+                              PATH_SOURCE_SELF);
+                if (r < 0)
+                        return r;
+        }
+        /* the file itself, not its directory: systemd-resolved's holds its varlink socket too */
+        _cleanup_free_ char *resolv = NULL;
+        if (plan_path_canonicalize("/etc/resolv.conf", &resolv) >= 0 && path_startswith(resolv, "/run") &&
+            stat(resolv, &st) >= 0 && S_ISREG(st.st_mode) && !plan_names_path(p, resolv)) {
+                r = add_entry(p, PATH_ACCESS_READ, resolv, WHY_RESOLV, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int protect_sockets(Plan *p, const HardenContext *ctx) {
-        int r = protect_system_bus(p);
+        int r = empty_run(p);
+        if (r >= 0)
+                r = protect_system_bus(p);
         if (r < 0)
                 return r;
 
@@ -791,6 +835,10 @@ static int unchanging_reason(const PlanPath **sorted, size_t n, const PlanPath *
                 return -ENOMEM;
         const PlanPath *up = parent_entry(sorted, n, e->path, buf);
         if (!up || (up->access != PATH_ACCESS_HIDE && up->access != PATH_ACCESS_DENY))
+                return 0;
+        /* An empty directory inside an empty one: without the mount it would not be there at
+         * all ($XDG_RUNTIME_DIR under the empty /run) */
+        if (e->access == PATH_ACCESS_HIDE && up->access == PATH_ACCESS_HIDE)
                 return 0;
         if (asprintf(ret, "lies under %s, which the command %s: nothing to %s", up->path,
                      up->access == PATH_ACCESS_HIDE ? "sees empty" : "cannot reach", verb) < 0)

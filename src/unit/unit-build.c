@@ -426,8 +426,14 @@ static int append_mounts(sd_bus_message *m, const Plan *plan, const UnitContext 
          * ProtectSystem=strict as soon as ProtectControlGroups=yes is set too, which scudo always
          * does: a command could leave files there for the rest of the session. Say it again for
          * /run. The mounts of the plan under it (the hidden runtime directory, a profile's write
-         * grant) and /run/user keep their own access: systemd does not remount them. */
-        if (plan_protect_system_strict(plan)) {
+         * grant) and /run/user keep their own access: systemd does not remount them. An empty
+         * /run of the sandbox's own (plan-harden.c) is not: the two would name one path, and
+         * systemd keeps only one of them. */
+        bool run_hidden = false;
+        for (size_t i = 0; i < plan->n_paths; i++)
+                if (streq(plan->paths[i].path, "/run"))
+                        run_hidden = plan->paths[i].access == PATH_ACCESS_HIDE;
+        if (plan_protect_system_strict(plan) && !run_hidden) {
                 r = open_property(m, "ReadOnlyPaths", "as");
                 if (r >= 0)
                         r = sd_bus_message_append_strv(m, (char *[]) { (char *) "-/run", NULL });
