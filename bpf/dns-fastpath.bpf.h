@@ -244,6 +244,7 @@ struct name_match {
         __u32 k;                                /* labels not looked up yet */
         __u32 nlabels;
         __u64 hosts, domains;                   /* the label counts patterns have (net_layer) */
+        bool mark;                              /* lookup_pattern() */
 };
 
 static __always_inline void collect(struct dns_scratch *s, const struct net_name_rules *v) {
@@ -260,7 +261,9 @@ static __always_inline void collect(struct dns_scratch *s, const struct net_name
         }
 }
 
-static __always_inline void lookup_pattern(struct dns_scratch *s, bool host) {
+/* `mark`: an answer is being read, so its question was let through; the pattern is marked
+ * as reached (net_name_rules). */
+static __always_inline void lookup_pattern(struct dns_scratch *s, bool host, bool mark) {
         struct net_name_rules *v;
 
         /* a call for each map, so that the verifier can inline each lookup */
@@ -268,8 +271,11 @@ static __always_inline void lookup_pattern(struct dns_scratch *s, bool host) {
                 v = bpf_map_lookup_elem(&name_hosts, &s->key);
         else
                 v = bpf_map_lookup_elem(&name_domains, &s->key);
-        if (v)
-                collect(s, v);
+        if (!v)
+                return;
+        collect(s, v);
+        if (mark && !v->reached)
+                v->reached = 1;
 }
 
 /* From the name's last byte to its first, each byte goes into the key (in lower case; length
@@ -293,9 +299,9 @@ static long match_name_byte(__u32 i, struct name_match *m) {
                 held = (m->nlabels - m->k - 1) & 63;
                 if (m->k == 0) {
                         if (m->hosts & (1ULL << held))
-                                lookup_pattern(s, true);
+                                lookup_pattern(s, true, m->mark);
                 } else if (m->domains & (1ULL << held))
-                        lookup_pattern(s, false);
+                        lookup_pattern(s, false, m->mark);
         }
         return 0;
 }
@@ -303,7 +309,7 @@ static long match_name_byte(__u32 i, struct name_match *m) {
 /* Finds the rules for the name that starts at `start`. Returns its wire length, or 0 when
  * the name cannot be matched here (compressed, longer than a key, odd bytes). */
 static __always_inline __u32 match_name(struct dns_scratch *s, const struct net_layer *l, __u32 start,
-                                        __u32 size, struct name_match *m) {
+                                        __u32 size, struct name_match *m, bool mark) {
         struct name_scan c = { .s = s, .size = size, .start = start, .next = start };
         __u64 *w = (__u64 *) s->key.name;
 
@@ -319,6 +325,7 @@ static __always_inline __u32 match_name(struct dns_scratch *s, const struct net_
         m->nlabels = c.nlabels;
         m->hosts = l->host_labels;
         m->domains = l->domain_labels;
+        m->mark = mark;
         if (m->len > NET_NAME_KEY_SIZE)
                 return 0;
 
@@ -384,7 +391,7 @@ static __always_inline int check_query(struct dns_scratch *s, const struct net_l
 
         if (size > DNS_QUERY_MAX || !plain_query(s, size))
                 return EGRESS_TO_HELPER;
-        n = match_name(s, l, DNS_HEADER, size, &m);
+        n = match_name(s, l, DNS_HEADER, size, &m, false);
         if (n == 0 || s->overflow)
                 return EGRESS_TO_HELPER;
         end = DNS_HEADER + n + 4;               /* past QTYPE and QCLASS */
@@ -583,7 +590,7 @@ static __always_inline int learn_answer(struct dns_scratch *s, const struct net_
                 return 1;
         if (ancount > DNS_ANSWERS_MAX)
                 return 0;
-        n = match_name(s, l, DNS_HEADER, size, &m);
+        n = match_name(s, l, DNS_HEADER, size, &m, true);
         if (n == 0)
                 return 0;
         if (s->nfound == 0)

@@ -91,7 +91,9 @@ struct {
  * over a sandbox's share of it. */
 __u64 events_lost = 0;
 
-static __always_inline bool lpm_hit(void *map, __u64 sid, __u16 port, const __u32 *addr) {
+/* With `mark`, the rule found (the most specific for this port, else for any port) is
+ * marked as reached. */
+static __always_inline bool lpm_hit(void *map, __u64 sid, __u16 port, const __u32 *addr, bool mark) {
         struct net_lpm_key k = {
                 .prefixlen = NET_LPM_FULL_BITS,
                 .sid_lo = (__u32) sid,
@@ -99,11 +101,18 @@ static __always_inline bool lpm_hit(void *map, __u64 sid, __u16 port, const __u3
                 .port = port,
                 .addr = { addr[0], addr[1], addr[2], addr[3] },
         };
+        __u8 *v;
 
-        if (bpf_map_lookup_elem(map, &k))
-                return true;
-        k.port = 0;
-        return bpf_map_lookup_elem(map, &k) != NULL;
+        v = bpf_map_lookup_elem(map, &k);
+        if (!v) {
+                k.port = 0;
+                v = bpf_map_lookup_elem(map, &k);
+        }
+        if (!v)
+                return false;
+        if (mark && *v != NET_RULE_REACHED)
+                *v = NET_RULE_REACHED;
+        return true;
 }
 
 static __always_inline bool learned_hit(void *map, __u64 sid, __u16 port, const __u32 *addr) {
@@ -136,9 +145,9 @@ static __always_inline __u8 static_verdict(const struct net_layer *l, __u16 port
         cached = bpf_map_lookup_elem(&verdicts, &k);
         if (cached)
                 return *cached;
-        if (lpm_hit(&deny_rules, l->sid, port, addr))
+        if (lpm_hit(&deny_rules, l->sid, port, addr, false))
                 v = NET_STATIC_DENY;
-        else if (lpm_hit(&allow_rules, l->sid, port, addr))
+        else if (lpm_hit(&allow_rules, l->sid, port, addr, true))
                 v = NET_STATIC_ALLOW;
         else
                 v = NET_STATIC_NONE;

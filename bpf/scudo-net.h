@@ -30,6 +30,12 @@ struct net_lpm_key {
 #define NET_LPM_FIXED_BITS 96
 #define NET_LPM_FULL_BITS (NET_LPM_FIXED_BITS + 128)
 
+/* The value of a rule's entry: NET_RULE_SET as the helper stores it; in allow_rules the
+ * programs make it NET_RULE_REACHED when the rule lets something through (for the cached
+ * verdict: the first time), which the helper reads at the end of a run (BpfdUsage). */
+#define NET_RULE_SET 1
+#define NET_RULE_REACHED 2
+
 /* Addresses learned from DNS answers: exact entries whose value is the CLOCK_MONOTONIC time
  * (ns) after which they no longer count. */
 struct net_exact_key {
@@ -147,6 +153,9 @@ struct net_name_rule {
 
 struct net_name_rules {
         __u32 n;
+        /* 0 as the helper stores it; 1 once the ingress program learned from an answer for a
+         * name the pattern covers (a query the rules let through) */
+        __u32 reached;
         struct net_name_rule rule[NET_NAME_RULES_MAX];
 };
 

@@ -35,6 +35,7 @@ Client *client_free(Client *c) {
         sd_event_source_disable_unref(c->timeout);
         safe_close(c->fd);
         rule_set_done(&c->rules);
+        free(c->usage);
         free(c);
         return NULL;
 }
@@ -71,6 +72,73 @@ int client_send_event(Client *c, const BpfdEvent *e) {
 int client_send_file_event(Client *c, const BpfdFileEvent *e) {
         if (send(c->fd, e, sizeof(*e), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
                 return negative_errno();
+        return 0;
+}
+
+static BpfdUsage *usage_new(uint32_t n_rules) {
+        BpfdUsage *u = calloc(1, sizeof(BpfdUsage));
+
+        if (!u)
+                return NULL;
+        header_init(&u->header, BPFD_MSG_USAGE_REPLY, sizeof(*u));
+        u->n_rules = n_rules;
+        return u;
+}
+
+void client_keep_usage(Client *c, Sandbox *s) {
+        /* Only a client that may still ask: one that set the session up and has not asked. */
+        if (c->state != CLIENT_ACTIVE || c->usage_asked || c->usage)
+                return;
+        c->usage = usage_new(c->open.n_rules);
+        if (c->usage)
+                sandbox_usage(s, c->usage->reached);
+}
+
+/* Sends c->usage, now or once the socket has room (the client reads while it waits). */
+static int send_usage(Client *c) {
+        if (send(c->fd, c->usage, sizeof(*c->usage), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+                if (errno != EAGAIN && errno != ENOBUFS)
+                        return negative_errno();
+                c->usage_pending = true;
+                return sd_event_source_set_io_events(c->io, EPOLLIN | EPOLLOUT);
+        }
+        c->usage_pending = false;
+        free(c->usage);
+        c->usage = NULL;
+        return sd_event_source_set_io_events(c->io, EPOLLIN);
+}
+
+static int handle_usage(Client *c, const uint8_t *buf, size_t size) {
+        const char *reason = "malformed message";
+        int k;
+
+        k = bpfd_parse_usage(buf, size, &reason);
+        if (k < 0)
+                return refuse(c, k, reason);
+        if (c->usage_asked)
+                return refuse(c, -EBADMSG, "usage asked for twice");
+        c->usage_asked = true;
+        if (c->sandbox) {
+                free(c->usage);
+                c->usage = usage_new(c->open.n_rules);
+                if (!c->usage)
+                        return refuse(c, -ENOMEM, "out of memory");
+                sandbox_usage(c->sandbox, c->usage->reached);
+        } else if (!c->usage) {
+                /* gone, and nothing kept (out of memory then) */
+                c->usage = usage_new(c->open.n_rules);
+                if (!c->usage)
+                        return refuse(c, -ENOMEM, "out of memory");
+                c->usage->error = -ENODATA;
+        }
+        k = send_usage(c);
+        if (k < 0) {
+                Manager *m = c->manager;
+
+                log_debug_errno(k, "cannot send the usage to uid %u: %m", (unsigned) c->uid);
+                client_free(c);
+                manager_check_idle(m);
+        }
         return 0;
 }
 
@@ -135,7 +203,10 @@ static int handle_message(Client *c, const uint8_t *buf, size_t size) {
 
         case CLIENT_ACTIVE:
         default:
-                /* The session is set; nothing a client says can change it. */
+                /* The session is set; nothing a client says can change it. It may ask what
+                 * was used. */
+                if (type == BPFD_MSG_USAGE)
+                        return handle_usage(c, buf, size);
                 return refuse(c, -EBADMSG, "the session is already set up");
         }
 }
@@ -145,6 +216,17 @@ static int on_client_io(sd_event_source *source, int fd, uint32_t revents, void 
         Manager *m = c->manager;
         ssize_t n;
 
+        if ((revents & EPOLLOUT) && c->usage_pending) {
+                int k = send_usage(c);
+
+                if (k < 0) {
+                        client_free(c);
+                        manager_check_idle(m);
+                        return 0;
+                }
+        }
+        if (!(revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+                return 0;
         n = recv(fd, m->buf, BPFD_MESSAGE_MAX + 1, MSG_DONTWAIT | MSG_TRUNC);
         if (n < 0) {
                 if (errno == EAGAIN || errno == EINTR)

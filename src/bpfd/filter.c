@@ -220,9 +220,19 @@ int filter_rule_add(Filter *f, bool deny, uint64_t sid, uint16_t port, const uin
                     unsigned prefixlen) {
         struct net_lpm_key k = lpm_key(sid, port, addr, prefixlen);
         int fd = bpf_map__fd(deny ? f->skel->maps.deny_rules : f->skel->maps.allow_rules);
-        uint8_t one = 1;
+        uint8_t set = NET_RULE_SET;
 
-        return bpf_map_update_elem(fd, &k, &one, BPF_ANY) < 0 ? negative_errno() : 0;
+        return bpf_map_update_elem(fd, &k, &set, BPF_ANY) < 0 ? negative_errno() : 0;
+}
+
+int filter_rule_reached(Filter *f, uint64_t sid, uint16_t port, const uint8_t addr[16], unsigned prefixlen) {
+        struct net_lpm_key k = lpm_key(sid, port, addr, prefixlen);
+        uint8_t v;
+
+        /* A lookup in a trie finds the longest prefix up to the key's: the rule's own entry. */
+        if (bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.allow_rules), &k, &v) < 0)
+                return negative_errno();
+        return v == NET_RULE_REACHED;
 }
 
 int filter_learned_add(Filter *f, bool deny, uint64_t sid, uint16_t port, const uint8_t addr[16],
@@ -247,6 +257,20 @@ int filter_name_set(Filter *f, uint64_t sid, bool domain, const char *name, cons
         if (r < 0)
                 return r;
         return bpf_map_update_elem(fd, &k, rules, BPF_ANY) < 0 ? negative_errno() : 0;
+}
+
+int filter_name_reached(Filter *f, uint64_t sid, bool domain, const char *name) {
+        struct net_name_key k;
+        struct net_name_rules v;
+        int fd = bpf_map__fd(domain ? f->skel->maps.name_domains : f->skel->maps.name_hosts);
+        int r;
+
+        r = net_name_key_make(sid, name, &k);
+        if (r < 0)
+                return r;
+        if (bpf_map_lookup_elem(fd, &k, &v) < 0)
+                return negative_errno();
+        return v.reached != 0;
 }
 
 /* Collects the keys of `fd` that `match` selects, then deletes them: deleting while walking

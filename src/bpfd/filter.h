@@ -34,6 +34,9 @@ int filter_layer_set(Filter *f, uint64_t cgid, const struct net_layer *layer);
 /* A rule: addr in the 128-bit space (IPv4 v4-mapped), prefixlen 0..128, port 0 = any. */
 int filter_rule_add(Filter *f, bool deny, uint64_t sid, uint16_t port, const uint8_t addr[16],
                     unsigned prefixlen);
+/* Whether the programs let something through by an allow rule stored with filter_rule_add():
+ * 1 or 0, or -ENOENT. */
+int filter_rule_reached(Filter *f, uint64_t sid, uint16_t port, const uint8_t addr[16], unsigned prefixlen);
 /* An address learned from DNS, until `expires_ns` (CLOCK_MONOTONIC). */
 int filter_learned_add(Filter *f, bool deny, uint64_t sid, uint16_t port, const uint8_t addr[16],
                        uint64_t expires_ns);
@@ -42,6 +45,10 @@ int filter_learned_add(Filter *f, bool deny, uint64_t sid, uint16_t port, const 
  * `domain` it stands for the names below it ("*.name"). -EINVAL for a name that does not fit
  * a key (net_name_key_make()). */
 int filter_name_set(Filter *f, uint64_t sid, bool domain, const char *name, const struct net_name_rules *rules);
+
+/* Whether the fast path let a query for a name the pattern covers through, and read its
+ * answer: 1 or 0, or a negative errno (-ENOENT: not stored). */
+int filter_name_reached(Filter *f, uint64_t sid, bool domain, const char *name);
 
 /* Removes every rule and learned address of `sid`. Returns how many were removed. */
 int filter_forget(Filter *f, uint64_t sid);

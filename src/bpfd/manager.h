@@ -31,6 +31,8 @@ typedef struct NameRule {
         BpfdAction action;
         BpfdRuleKind kind;
         uint16_t port;
+        uint32_t index;                 /* in the session's order of rules (BpfdUsage) */
+        bool reached;                   /* an answer for a name it covers went through the helper */
         char name[BPFD_NAME_MAX + 1];
 } NameRule;
 
@@ -38,6 +40,7 @@ typedef struct AddressRule {
         BpfdAction action;
         unsigned prefixlen;
         uint16_t port;
+        uint32_t index;
         uint8_t addr[16];
 } AddressRule;
 
@@ -64,6 +67,9 @@ struct Client {
         RuleSet rules;
         uint32_t received;
         Sandbox *sandbox;               /* once active; may go away before the client */
+        bool usage_asked;
+        BpfdUsage *usage;               /* kept when the sandbox goes first; or not sent yet */
+        bool usage_pending;             /* `usage` waits for room in the socket */
 };
 
 struct Sandbox {
@@ -74,6 +80,8 @@ struct Sandbox {
         char *path;
         NameRule *names;
         size_t n_names;
+        AddressRule *addresses;         /* kept to tell which were reached */
+        size_t n_addresses;
         DnsProxy *proxy;                /* NULL with DNS open */
         bool dns_direct;                /* the DNS fast path: see scudo-net.bpf.c */
         Client *client;                 /* where reports go, while connected */
@@ -112,6 +120,8 @@ int client_new(Manager *m, int fd);
 Client *client_free(Client *c);
 int client_send_event(Client *c, const BpfdEvent *e);
 int client_send_file_event(Client *c, const BpfdFileEvent *e);
+/* The sandbox of `c` goes: what it used is kept for USAGE. */
+void client_keep_usage(Client *c, Sandbox *s);
 
 /* sandbox.c */
 /* `ret_notice`: on success, what was asked for and cannot be given (file reports), or NULL. */
@@ -126,6 +136,8 @@ void sandbox_report(Sandbox *s, const BpfdEvent *e);
 void sandbox_report_file(Sandbox *s, const struct file_event *e);
 /* pid 0 and comm NULL (or empty) when the sender is not known (queries to the proxy). */
 void sandbox_report_dns(Sandbox *s, const char *name, uint16_t qtype, uint32_t pid, const char *comm);
+/* Sets the bits of the allow rules something in the sandbox used (BpfdUsage). */
+void sandbox_usage(Sandbox *s, uint8_t reached[static BPFD_RULES_MAX / 8]);
 int manager_sweep(Manager *m);
 
 /* bpfd.c */

@@ -31,6 +31,7 @@ int bpfd_message_type(const void *buf, size_t size, const char **ret_reason) {
         case BPFD_MSG_OPEN:
         case BPFD_MSG_RULES:
         case BPFD_MSG_COMMIT:
+        case BPFD_MSG_USAGE:
                 return h.type;
         default:
                 return bad(ret_reason, "unknown message type");
@@ -197,6 +198,17 @@ int bpfd_parse_commit(const void *buf, size_t size, const char **ret_reason) {
                 return k;
         if (k != BPFD_MSG_COMMIT || size != sizeof(BpfdHeader))
                 return bad(ret_reason, "malformed COMMIT");
+        return 0;
+}
+
+int bpfd_parse_usage(const void *buf, size_t size, const char **ret_reason) {
+        int k;
+
+        k = bpfd_message_type(buf, size, ret_reason);
+        if (k < 0)
+                return k;
+        if (k != BPFD_MSG_USAGE || size != sizeof(BpfdHeader))
+                return bad(ret_reason, "malformed USAGE");
         return 0;
 }
 

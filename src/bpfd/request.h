@@ -45,6 +45,9 @@ int bpfd_parse_rules(const void *buf, size_t size, BpfdRuleCallback cb, void *us
 /* A COMMIT message is a bare header. */
 int bpfd_parse_commit(const void *buf, size_t size, const char **ret_reason);
 
+/* So is USAGE. */
+int bpfd_parse_usage(const void *buf, size_t size, const char **ret_reason);
+
 /* Lexical check of a cgroup path against the caller's uid: it must lie strictly below
  * /user.slice/user-UID.slice/user@UID.service/, with no empty, "." or ".." component, no
  * trailing slash and no control characters. Returns 0 or -EPERM/-EINVAL. */

@@ -43,6 +43,8 @@ static int grow(void **p, size_t *allocated, size_t n, size_t size) {
 
 int rule_set_add(const BpfdCheckedRule *r, void *userdata) {
         RuleSet *s = userdata;
+        /* every rule comes through here, in the order sent */
+        uint32_t index = (uint32_t) (s->n_addresses + s->n_names);
         int k;
 
         if (r->kind == BPFD_RULE_ADDRESS) {
@@ -54,6 +56,7 @@ int rule_set_add(const BpfdCheckedRule *r, void *userdata) {
                         .action = r->action,
                         .prefixlen = r->prefixlen,
                         .port = r->port,
+                        .index = index,
                 };
                 memcpy(s->addresses[s->n_addresses].addr, r->addr, 16);
                 s->n_addresses++;
@@ -67,6 +70,7 @@ int rule_set_add(const BpfdCheckedRule *r, void *userdata) {
                 .action = r->action,
                 .kind = r->kind,
                 .port = r->port,
+                .index = index,
         };
         /* checked by bpfd_parse_rules(): at most BPFD_NAME_MAX bytes */
         strncpy(s->names[s->n_names].name, r->name, BPFD_NAME_MAX);
@@ -100,8 +104,10 @@ Sandbox *sandbox_free(Sandbox *s) {
                         m->n_sandboxes--;
                         break;
                 }
-        if (s->client)
+        if (s->client) {
+                client_keep_usage(s->client, s);
                 s->client->sandbox = NULL;
+        }
         if (s->files)
                 file_reporter_unwatch(m->files, s->sid);
         /* The attachments go with the cgroup; what is ours to clean are the map entries. */
@@ -109,6 +115,7 @@ Sandbox *sandbox_free(Sandbox *s) {
                 (void) filter_forget(m->filter, s->sid);
         dns_proxy_free(s->proxy);
         free(s->names);
+        free(s->addresses);
         free(s->path);
         free(s);
         return NULL;
@@ -154,11 +161,13 @@ int sandbox_learn(Sandbox *s, const char *name, const uint8_t addr[16], uint32_t
                 (uint64_t) (MIN(ttl, MAX_TTL_SEC) + m->dns_grace_sec) * 1000000000U;
 
         for (size_t i = 0; i < s->n_names; i++) {
-                const NameRule *nr = &s->names[i];
+                NameRule *nr = &s->names[i];
                 int k;
 
                 if (!name_rule_matches(nr, name))
                         continue;
+                if (nr->action == BPFD_ACTION_ALLOW)
+                        nr->reached = true;
                 k = filter_learned_add(m->filter, nr->action == BPFD_ACTION_DENY, s->sid, nr->port, addr,
                                        expires);
                 if (k < 0)
@@ -292,6 +301,36 @@ void sandbox_report_file(Sandbox *s, const struct file_event *fe) {
         s->file_window_count++;
 }
 
+static void set_bit(uint8_t reached[static BPFD_RULES_MAX / 8], uint32_t i) {
+        if (i < BPFD_RULES_MAX)
+                reached[i / 8] |= (uint8_t) (1U << (i % 8));
+}
+
+void sandbox_usage(Sandbox *s, uint8_t reached[static BPFD_RULES_MAX / 8]) {
+        Manager *m = s->manager;
+
+        if (!s->network)
+                return;
+        for (size_t i = 0; i < s->n_addresses; i++) {
+                const AddressRule *r = &s->addresses[i];
+
+                if (r->action == BPFD_ACTION_ALLOW &&
+                    filter_rule_reached(m->filter, s->sid, r->port, r->addr, r->prefixlen) > 0)
+                        set_bit(reached, r->index);
+        }
+        /* Names: what went through the proxy (or the helper's part of the fast path) is
+         * marked here, what the fast path answered in the kernel in its map. */
+        for (size_t i = 0; i < s->n_names; i++) {
+                const NameRule *r = &s->names[i];
+
+                if (r->action != BPFD_ACTION_ALLOW)
+                        continue;
+                if (r->reached || (s->dns_direct &&
+                                   filter_name_reached(m->filter, s->sid, r->kind == BPFD_RULE_DOMAIN, r->name) > 0))
+                        set_bit(reached, r->index);
+        }
+}
+
 static unsigned count_for_uid(Manager *m, uid_t uid) {
         unsigned n = 0;
 
@@ -300,12 +339,12 @@ static unsigned count_for_uid(Manager *m, uid_t uid) {
         return n;
 }
 
-static int add_address_rules(Manager *m, uint64_t sid, const RuleSet *rules) {
-        for (size_t i = 0; i < rules->n_addresses; i++) {
-                const AddressRule *r = &rules->addresses[i];
+static int add_address_rules(Manager *m, const Sandbox *s) {
+        for (size_t i = 0; i < s->n_addresses; i++) {
+                const AddressRule *r = &s->addresses[i];
                 int k;
 
-                k = filter_rule_add(m->filter, r->action == BPFD_ACTION_DENY, sid, r->port, r->addr,
+                k = filter_rule_add(m->filter, r->action == BPFD_ACTION_DENY, s->sid, r->port, r->addr,
                                     r->prefixlen);
                 if (k < 0)
                         return k;
@@ -431,7 +470,7 @@ static int setup_network(Manager *m, Client *c, Sandbox *s, int cgfd, const char
         int k;
 
         s->network = true;      /* from here on sandbox_free() forgets its map entries */
-        k = add_address_rules(m, cgid, &c->rules);
+        k = add_address_rules(m, s);
         if (k < 0) {
                 *ret_reason = "cannot store the rules";
                 return k;
@@ -474,7 +513,7 @@ static int setup_network(Manager *m, Client *c, Sandbox *s, int cgfd, const char
                 return k;
         }
         log_info("restricting %s (uid %u, %zu address rules, %zu name rules, dns %s)", s->path,
-                 (unsigned) s->uid, c->rules.n_addresses, s->n_names,
+                 (unsigned) s->uid, s->n_addresses, s->n_names,
                  !s->proxy ? "open" : s->dns_direct ? "filtered, direct to loopback resolvers" : "filtered");
         return 0;
 }
@@ -536,6 +575,10 @@ int sandbox_create(Manager *m, Client *c, Sandbox **ret, const char **ret_reason
         s->names = TAKE_PTR(c->rules.names);
         s->n_names = c->rules.n_names;
         c->rules.n_names = c->rules.allocated_names = 0;
+        /* kept, to tell which were reached (USAGE) */
+        s->addresses = TAKE_PTR(c->rules.addresses);
+        s->n_addresses = c->rules.n_addresses;
+        c->rules.n_addresses = c->rules.allocated_addresses = 0;
 
         /* Listed from here on, so that sandbox_free() undoes whatever follows. */
         s->next = m->sandboxes;

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "net/net-session.h"
+#include "net/usage.h"
 #include "util/path-util.h"
 #include "util/strv.h"
 
@@ -21,6 +22,8 @@ struct NetSession {
         int fd;
         uint32_t proxy4;
         bool gone;
+        bool usage_asked;
+        uint32_t n_rules, n_deny;       /* as sent: the deny rules first */
         char notice[BPFD_REASON_MAX];
 };
 
@@ -304,6 +307,8 @@ int net_session_open(const char *cgroup_path, const Plan *plan, unsigned flags, 
                 return -ECONNRESET;
 
         s->proxy4 = reply.proxy4;
+        s->n_rules = (uint32_t) n_rules;
+        s->n_deny = plan->network_filtered ? (uint32_t) strv_length(plan->net_deny) : 0;
         (void) snprintf(s->notice, sizeof(s->notice), "%s", reply.reason);
         k = fcntl(s->fd, F_GETFL);
         if (k < 0 || fcntl(s->fd, F_SETFL, k | O_NONBLOCK) < 0)
@@ -313,19 +318,24 @@ int net_session_open(const char *cgroup_path, const Plan *plan, unsigned flags, 
         return 0;
 }
 
-int net_session_dispatch(NetSession *s, const NetSessionHandler *h) {
+typedef union Message {
+        BpfdHeader header;
+        BpfdReply reply;
+        BpfdEvent event;
+        BpfdFileEvent file;
+        BpfdUsage usage;
+} Message;
+
+/* Hands the pending events to `h`. With `usage` (a session that asked), a USAGE_REPLY is
+ * copied there, checked, and ends the reading: 1. */
+static int dispatch(NetSession *s, const NetSessionHandler *h, Message *m, BpfdUsage *usage, int *ret_error) {
         if (s->gone)
                 return -ECONNRESET;
 
         for (;;) {
-                union {
-                        BpfdHeader header;
-                        BpfdEvent event;
-                        BpfdFileEvent file;
-                } m;
                 ssize_t n;
 
-                n = recv(s->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_TRUNC);
+                n = recv(s->fd, m, sizeof(*m), MSG_DONTWAIT | MSG_TRUNC);
                 if (n < 0) {
                         if (errno == EAGAIN || errno == EINTR)
                                 return 0;
@@ -337,15 +347,89 @@ int net_session_dispatch(NetSession *s, const NetSessionHandler *h) {
                                 "restrictions stay in force, but refusals are no longer reported\n");
                         return -ECONNRESET;
                 }
-                if ((size_t) n < sizeof(m.header) || (size_t) n > sizeof(m) || m.header.magic != BPFD_MAGIC ||
-                    m.header.version != BPFD_VERSION || m.header.size != (size_t) n)
+                if ((size_t) n < sizeof(m->header) || (size_t) n > sizeof(*m) || m->header.magic != BPFD_MAGIC ||
+                    m->header.version != BPFD_VERSION || m->header.size != (size_t) n)
                         continue;       /* not ours to interpret; the helper is newer or confused */
-                if (m.header.type == BPFD_MSG_EVENT && n == sizeof(m.event)) {
+                if (m->header.type == BPFD_MSG_EVENT && n == sizeof(m->event)) {
                         if (h && h->event)
-                                h->event(&m.event, h->userdata);
-                } else if (m.header.type == BPFD_MSG_FILE_EVENT && n == sizeof(m.file)) {
+                                h->event(&m->event, h->userdata);
+                } else if (m->header.type == BPFD_MSG_FILE_EVENT && n == sizeof(m->file)) {
                         if (h && h->file_event)
-                                h->file_event(&m.file, h->userdata);
+                                h->file_event(&m->file, h->userdata);
+                } else if (m->header.type == BPFD_MSG_REPLY && n == sizeof(m->reply) && usage) {
+                        /* a helper that does not know USAGE refuses it, and closes */
+                        m->reply.reason[sizeof(m->reply.reason) - 1] = 0;
+                        *ret_error = fail(m->reply.error < 0 ? m->reply.error : -EBADMSG, "scudo-bpfd refused: %s",
+                                          m->reply.reason);
+                        return 1;
+                } else if (m->header.type == BPFD_MSG_USAGE_REPLY && usage) {
+                        const char *reason = NULL;
+
+                        *ret_error = bpfd_usage_check(m, (size_t) n, s->n_rules, s->n_deny, &reason);
+                        if (*ret_error == -EBADMSG)
+                                (void) fail(-EBADMSG, "scudo-bpfd: %s", reason);
+                        else if (*ret_error < 0)
+                                (void) fail(*ret_error, "scudo-bpfd no longer knows the sandbox");
+                        memcpy(usage, &m->usage, sizeof(*usage));
+                        return 1;
                 }
         }
+}
+
+int net_session_dispatch(NetSession *s, const NetSessionHandler *h) {
+        Message m;
+        int k;
+
+        k = dispatch(s, h, &m, NULL, NULL);
+        return k < 0 ? k : 0;
+}
+
+int net_session_usage(NetSession *s, const NetSessionHandler *h, unsigned timeout_ms, bool **ret_reached,
+                      size_t *ret_n) {
+        _cleanup_free_ Message *m = malloc(sizeof(Message));
+        _cleanup_free_ BpfdUsage *u = malloc(sizeof(BpfdUsage));
+        _cleanup_free_ bool *reached = NULL;
+        struct pollfd p = { .fd = s->fd, .events = POLLIN };
+        BpfdHeader q;
+        int k, error = 0;
+
+        session_error[0] = 0;
+        if (!m || !u)
+                return -ENOMEM;
+        if (s->usage_asked)
+                return fail(-EALREADY, "usage was asked for already");
+        if (s->gone)
+                return fail(-ECONNRESET, "scudo-bpfd went away");
+        s->usage_asked = true;
+        header_init(&q, BPFD_MSG_USAGE, sizeof(q));
+        k = send_message(s->fd, &q, sizeof(q));
+        if (k < 0)
+                return fail(k, "cannot ask scudo-bpfd");
+
+        /* Events sent before the answer are still for `h`. */
+        for (;;) {
+                k = dispatch(s, h, m, u, &error);
+                if (k < 0)
+                        return fail(k, "scudo-bpfd went away");
+                if (k > 0)
+                        break;
+                k = poll(&p, 1, (int) timeout_ms);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return fail(negative_errno(), "poll: %m");
+                if (k == 0)
+                        return fail(-ETIMEDOUT, "scudo-bpfd did not answer in time");
+        }
+        if (error < 0)
+                return error;
+
+        reached = calloc(MAX(s->n_rules - s->n_deny, 1U), sizeof(bool));
+        if (!reached)
+                return -ENOMEM;
+        for (uint32_t i = s->n_deny; i < s->n_rules; i++)
+                reached[i - s->n_deny] = bpfd_usage_bit(u, i);
+        *ret_reached = TAKE_PTR(reached);
+        *ret_n = s->n_rules - s->n_deny;
+        return 0;
 }

@@ -48,6 +48,14 @@ typedef struct NetSessionHandler {
  * should stop polling the fd (a warning has been printed). */
 int net_session_dispatch(NetSession *s, const NetSessionHandler *h);
 
+/* Asks the helper, once, which of the plan's network.allow rules the sandbox used (protocol.h,
+ * BpfdUsage), handing the events that come first to `h`. Call it when the command is over and
+ * before the cgroup goes. On success *ret_reached has one entry for each of plan->net_allow,
+ * in order (*ret_n of them). -ETIMEDOUT, -ECONNRESET, -EBADMSG or the helper's error
+ * otherwise, with net_session_error(). */
+int net_session_usage(NetSession *s, const NetSessionHandler *h, unsigned timeout_ms, bool **ret_reached,
+                      size_t *ret_n);
+
 NetSession *net_session_free(NetSession *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(NetSession *, net_session_free);
 

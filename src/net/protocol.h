@@ -16,8 +16,11 @@
  *   helper → REPLY     error 0 (enforcing) or a negative errno and a reason
  *   helper → EVENT     refusals in this sandbox, for as long as the connection is open
  *   helper → FILE_EVENT  refused file accesses, when OPEN asked for them (BPFD_OPEN_FILES)
+ *   client → USAGE     once, when the run is over and before its cgroup goes: which allow
+ *                      rules were reached
+ *   helper → USAGE_REPLY  the answer (events sent before it come before it)
  *
- * Any other order, or a second OPEN, ends the connection with an error REPLY. */
+ * Any other order, a second OPEN or a second USAGE ends the connection with an error REPLY. */
 
 #include <assert.h>
 #include <stdint.h>
@@ -36,9 +39,11 @@ typedef enum BpfdMessageType {
         BPFD_MSG_OPEN = 1,
         BPFD_MSG_RULES = 2,
         BPFD_MSG_COMMIT = 3,
+        BPFD_MSG_USAGE = 4,
         BPFD_MSG_REPLY = 16,
         BPFD_MSG_EVENT = 17,
         BPFD_MSG_FILE_EVENT = 18,
+        BPFD_MSG_USAGE_REPLY = 19,
 } BpfdMessageType;
 
 typedef struct BpfdHeader {
@@ -157,3 +162,20 @@ typedef struct BpfdFileEvent {
         char path[BPFD_FILE_PATH_MAX];  /* NUL-terminated, as the process named it */
 } BpfdFileEvent;
 static_assert(sizeof(BpfdFileEvent) == 16 + 24 + 16 + 512, "BpfdFileEvent layout");
+
+/* The answer to USAGE: which of the session's allow rules something in the sandbox used.
+ * Bit i (reached[i / 8] & (1 << i % 8)) is rule i in the order the RULES messages sent them.
+ * An address rule counts once a connection, datagram or incoming packet it covers was judged
+ * by it (of several rules that cover an address, the most specific one); a name rule once an
+ * answer for a name it covers came back to the sandbox, through the proxy or the fast path.
+ * Deny rules and bits from n_rules on are always 0. With an error (the helper no longer knows
+ * the sandbox), every bit is 0. */
+typedef struct BpfdUsage {
+        BpfdHeader header;
+        int32_t error;                  /* 0 or a negative errno */
+        uint32_t n_rules;               /* as in OPEN */
+        uint8_t reached[BPFD_RULES_MAX / 8];
+} BpfdUsage;
+static_assert(BPFD_RULES_MAX % 8 == 0, "a bit for every rule");
+static_assert(sizeof(BpfdUsage) == 16 + 8 + BPFD_RULES_MAX / 8, "BpfdUsage layout");
+static_assert(sizeof(BpfdUsage) <= BPFD_MESSAGE_MAX, "BpfdUsage in one message");

@@ -14,6 +14,7 @@
 #include "util/strv.h"
 
 #define FINISH_TIMEOUT_MS 1000U
+#define USAGE_TIMEOUT_MS 2000U
 
 struct Refusals {
         const Plan *plan;
@@ -150,12 +151,41 @@ void refusals_on_file_event(const BpfdFileEvent *e, void *userdata) {
                 report_feed_push(r->feed, &rep);
 }
 
-void refusals_finish(Refusals *r, const struct timespec *started) {
+/* Which network.allow rules were reached, or NULL when that is not known: no network rules,
+ * no helper, or no answer from it (said once). */
+static bool *allow_reached(Refusals *r, NetSession *net) {
+        const NetSessionHandler h = {
+                .event = refusals_on_event,
+                .file_event = refusals_on_file_event,
+                .userdata = r,
+        };
+        bool *reached = NULL;
+        size_t n = 0;
+        char line[BPFD_REASON_MAX + 128];
+        int k;
+
+        if (!net || !r->plan->network_filtered || strv_length(r->plan->net_allow) == 0)
+                return NULL;
+        k = net_session_usage(net, &h, USAGE_TIMEOUT_MS, &reached, &n);
+        if (k >= 0 && n == strv_length(r->plan->net_allow))
+                return reached;
+        free(reached);
+        (void) snprintf(line, sizeof(line), "which network.allow rules were reached is not known: %s",
+                        k < 0 ? net_session_error() : "the helper answered for other rules");
+        report_feed_notice(r->feed, line);
+        return NULL;
+}
+
+void refusals_finish(Refusals *r, NetSession *net, const struct timespec *started) {
         char *line;
 
         if (!r)
                 return;
-        if (r->json && started && usage_record_json(r->plan, started, &line) >= 0)
-                report_feed_json_line(r->feed, line);
+        if (r->json && started) {
+                _cleanup_free_ bool *reached = allow_reached(r, net);
+
+                if (usage_record_json(r->plan, started, reached, &line) >= 0)
+                        report_feed_json_line(r->feed, line);
+        }
         report_feed_finish(r->feed, FINISH_TIMEOUT_MS);
 }

@@ -7,6 +7,7 @@
 
 #include <time.h>
 
+#include "net/net-session.h"
 #include "net/protocol.h"
 #include "plan/plan.h"
 #include "report/report-feed.h"
@@ -29,6 +30,7 @@ void refusals_on_event(const BpfdEvent *e, void *userdata);
 void refusals_on_file_event(const BpfdFileEvent *e, void *userdata);
 
 /* The run is over: summaries written, with --report-json which write grants were used since
- * `started` (the start of the unit; NULL: not known), the queue flushed (at most about a
- * second). */
-void refusals_finish(Refusals *r, const struct timespec *started);
+ * `started` (the start of the unit; NULL: not known) and, from the helper's session `net`
+ * (NULL: none), which network.allow rules were reached; the queue flushed (at most about a
+ * second more). Call it before the run's slice goes: the helper forgets a sandbox with it. */
+void refusals_finish(Refusals *r, NetSession *net, const struct timespec *started);

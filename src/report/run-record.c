@@ -132,7 +132,7 @@ static bool written_below(const char *path, const struct timespec *since) {
         return written;
 }
 
-int usage_record_json(const Plan *plan, const struct timespec *since, char **ret) {
+int usage_record_json(const Plan *plan, const struct timespec *since, const bool *reached, char **ret) {
         char *buf = NULL;
         size_t size = 0;
         bool first = true;
@@ -150,6 +150,22 @@ int usage_record_json(const Plan *plan, const struct timespec *since, char **ret
                 json_str(f, plan->paths[i].path);
                 first = false;
         }
-        fputs("]}", f);
+        fputc(']', f);
+        if (reached) {
+                size_t i = 0;
+
+                first = true;
+                fputs(",\"reached\":[", f);
+                STRV_FOREACH(rule, plan->net_allow) {
+                        if (reached[i++]) {
+                                if (!first)
+                                        fputc(',', f);
+                                json_str(f, *rule);
+                                first = false;
+                        }
+                }
+                fputc(']', f);
+        }
+        fputc('}', f);
         return finish(f, &buf, ferror(f) ? -ENOMEM : 0, ret);
 }

@@ -12,10 +12,13 @@
  *  "read":[…],"allow":[{"rule","origin"}],"deny":[…]} */
 int run_record_json(const Plan *plan, char **ret);
 
-/* {"kind":"usage","written":[PATH…]}: the write grants under which something changed since
+/* {"kind":"usage","written":[PATH…],"reached":[RULE…]}: the write grants under which something
+ * changed since
  * `since` (modified, created, removed or renamed: an mtime or ctime as late), found by a walk of
  * each that stops at the first such entry, stays on its file system, follows no symlink and
  * looks at most at USAGE_WALK_MAX entries per grant (past that, the grant counts as written).
- * What another program changed there meanwhile counts too. */
+ * What another program changed there meanwhile counts too. "reached": the network.allow
+ * rules for which `reached` (one entry for each of plan->net_allow) is true; left out with
+ * `reached` NULL (not known). */
 #define USAGE_WALK_MAX 200000U
-int usage_record_json(const Plan *plan, const struct timespec *since, char **ret);
+int usage_record_json(const Plan *plan, const struct timespec *since, const bool *reached, char **ret);

@@ -183,14 +183,16 @@ static bool in_array(json_object *a, const char *s) {
         return false;
 }
 
-/* Write grants under which nothing changed during the run. */
-static void unused_writes(FILE *out, const char *home, json_object *run, json_object *usage) {
+#define UNUSED_HEADER "\n# Granted, and never used by this run (candidates to remove):\n"
+
+/* Write grants under which nothing changed during the run. Returns whether it listed any. */
+static bool unused_writes(FILE *out, const char *home, json_object *run, json_object *usage) {
         json_object *writes, *written = NULL;
         bool any = false;
 
         if (!usage || !json_object_object_get_ex(run, "write", &writes) ||
             !json_object_is_type(writes, json_type_array))
-                return;
+                return false;
         (void) json_object_object_get_ex(usage, "written", &written);
         for (size_t i = 0; i < json_object_array_length(writes); i++) {
                 json_object *w = json_object_array_get_idx(writes, i);
@@ -199,15 +201,17 @@ static void unused_writes(FILE *out, const char *home, json_object *run, json_ob
                 if (!path || in_array(written, path))
                         continue;
                 if (!any)
-                        fputs("\n# Granted, and never used by this run (candidates to remove):\n", out);
+                        fputs(UNUSED_HEADER, out);
                 any = true;
                 fputs("#   filesystem.write ", out);
                 toml_string(out, home, path);
                 fprintf(out, "%s%s: nothing written there\n", origin && *origin ? " at " : "", strempty(origin));
         }
+        return any;
 }
 
-static void unreached_hosts(FILE *out, json_object *run, json_object *usage) {
+/* `header`: UNUSED_HEADER is still to be written. */
+static void unreached_hosts(FILE *out, json_object *run, json_object *usage, bool header) {
         json_object *allow, *reached = NULL;
         bool any = false;
 
@@ -215,7 +219,8 @@ static void unreached_hosts(FILE *out, json_object *run, json_object *usage) {
                 return;
         if (!json_object_object_get_ex(usage, "reached", &reached)) {
                 if (json_object_array_length(allow) > 0)
-                        fputs("#   (which network.allow rules were reached was not recorded)\n", out);
+                        fprintf(out, "%s#   (which network.allow rules were reached was not recorded)\n",
+                                header ? UNUSED_HEADER : "");
                 return;
         }
         for (size_t i = 0; i < json_object_array_length(allow); i++) {
@@ -225,7 +230,7 @@ static void unreached_hosts(FILE *out, json_object *run, json_object *usage) {
                 if (!rule || in_array(reached, rule))
                         continue;
                 if (!any)
-                        fputs("# Hosts never reached:\n", out);
+                        fprintf(out, "%s# Hosts never reached:\n", header ? UNUSED_HEADER : "");
                 any = true;
                 fprintf(out, "#   network.allow \"%s\"%s%s\n", rule, origin && *origin ? " at " : "",
                         strempty(origin));
@@ -311,8 +316,7 @@ int suggest_write(const char *text, const char *home, FILE *out, unsigned *ret_l
                 STRV_FOREACH(n, s.notes)
                         fprintf(out, "#   %s\n", *n);
         }
-        unused_writes(out, home, run, usage);
-        unreached_hosts(out, run, usage);
+        unreached_hosts(out, run, usage, !unused_writes(out, home, run, usage));
 done:
         for (size_t i = 0; i < n_all; i++)
                 json_object_put(all[i]);

@@ -983,7 +983,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         /* The last reports of refusals, then the slice can go. */
         if (c.net)
                 (void) dispatch_reports(&c);
-        refusals_finish(c.refusals, &unit_start);
+        refusals_finish(c.refusals, c.net, &unit_start);
 
         /* What a full inotify queue may have hidden, and what came after the kill. */
         if (gitdir_watch_sweep(c.gitdir_watch) > 0)

@@ -10,6 +10,7 @@
 
 #include "bpfd/request.h"
 #include "net/net-rule.h"
+#include "net/usage.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -55,6 +56,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         if (k == BPFD_MSG_COMMIT)
                 (void) bpfd_parse_commit(copy, size, &reason);
+        if (k == BPFD_MSG_USAGE)
+                (void) bpfd_parse_usage(copy, size, &reason);
+
+        /* And scudo's check of the helper's answer to USAGE: what it accepts marks allow
+         * rules only. */
+        if (size == sizeof(BpfdUsage)) {
+                const BpfdUsage *u = (const BpfdUsage *) copy;
+                uint32_t n_rules = u->n_rules % (BPFD_RULES_MAX + 1), n_deny = n_rules / 3;
+
+                if (bpfd_usage_check(copy, size, n_rules, n_deny, &reason) == 0)
+                        for (uint32_t i = 0; i < BPFD_RULES_MAX; i++)
+                                assert(!bpfd_usage_bit(u, i) || (i >= n_deny && i < n_rules));
+        }
 
         /* The same bytes as a cgroup path and as a rule in text form. */
         if (size < 1024) {

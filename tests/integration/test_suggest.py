@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT OR Apache-2.0
 """scudo suggest: a run refused a write and a host; the snippet it prints, put in a trusted
 project file, lets the same run succeed. Unused grants are listed, nothing is applied."""
+import json
 import os
 import shlex
 import uuid
@@ -8,6 +9,9 @@ import uuid
 import pytest
 
 from conftest import SCUDO, built, start_bpfd, stop_bpfd, wait_for
+# the helper with the test DNS server (127.0.0.153, the resolver of /etc/resolv.conf), and the
+# listeners, of the network tests
+from test_network import PROBE, RESOLVER, bpfd, clear_dns_log, dns_peers, listen, ntb  # noqa: F401
 
 pytestmark = pytest.mark.skipif(not os.path.exists(built("src/bpfd/scudo-bpfd"))
                                 or not os.path.exists(built("bpf/scudo-files.skel.h")),
@@ -64,3 +68,42 @@ def test_suggest_refuses_what_is_not_a_report(helper, work):
     t.dev("echo 'not json' > %s/bad.json" % work)
     r = t.scudo(["suggest", work + "/bad.json"], cwd=work)
     assert r.rc == 1 and "bad.json:1: not a record of 'scudo --report-json'" in r.err, r
+
+
+def test_suggest_names_the_allow_rules_never_reached(bpfd, listen, work):
+    t = bpfd
+    ln = listen("tcp:127.0.0.2:7501", "tcp:127.0.0.4:7502", "tcp:127.0.0.5:7503")
+    allow = ["127.0.0.2:7501",          # connected to by address
+             "127.0.0.3:7501",          # never
+             "allowed.test:7502",       # looked up (a loopback resolver: the fast path, in the kernel), connected
+             "other.test:7503",         # looked up over TCP (through the helper's proxy), connected
+             "blocked.test"]            # never looked up
+    actions = ["tcp:127.0.0.2:7501", "dnsvia:%s:allowed.test" % RESOLVER, "tcp:127.0.0.4:7502",
+               "dnstcp:%s:other.test" % RESOLVER, "tcp:127.0.0.5:7503"]
+    args = []
+    for a in allow:
+        args += ["--net-allow", a]
+    report = "/tmp/suggest-%s.json" % uuid.uuid4().hex[:6]
+    clear_dns_log(t)
+    try:
+        r = t.scudo(["--report-json", report] + args + ["--", "python3", PROBE] + actions, cwd=work)
+        results = dict(line.split(" ", 1) for line in r.out.splitlines() if " " in line)
+        for a in actions:
+            assert results.get(a, "").startswith("ok"), r
+        # allowed.test went the fast path: from the sandbox's own socket, not the proxy's
+        via = results["dnsvia:%s:allowed.test" % RESOLVER]
+        assert via.rpartition("port=")[2] in dns_peers(t, "allowed.test"), (via, r)
+        assert ln.arrived() == ["tcp 127.0.0.2 7501", "tcp 127.0.0.4 7502", "tcp 127.0.0.5 7503"], r
+        usage = [json.loads(line) for line in t.dev("cat %s" % report).out.splitlines()
+                 if '"kind":"usage"' in line]
+        assert len(usage) == 1 and sorted(usage[0].get("reached", [])) == sorted(
+            ["127.0.0.2:7501", "allowed.test:7502", "other.test:7503"]), usage
+
+        s = t.scudo(["suggest", report], cwd=work)
+        assert s.rc == 0, s
+        never = [line for line in s.out.splitlines() if line.startswith("#   network.allow ")]
+        assert never == ['#   network.allow "127.0.0.3:7501" at --net-allow',
+                         '#   network.allow "blocked.test" at --net-allow'], s
+        assert "not recorded" not in s.out, s
+    finally:
+        t.dev("rm -f %s" % report)

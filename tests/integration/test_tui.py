@@ -12,6 +12,8 @@ import uuid
 import pytest
 
 from conftest import SCUDO, built, start_bpfd, stop_bpfd, wait_for
+# the stand-in agent and tool of the delegation tests, their profiles trusted in `work`
+from test_delegation import deleg  # noqa: F401
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +117,25 @@ def test_context_area_shows_reports_and_toggles(pane):
     assert pane.terminal_sane()
     # the reports stay on the terminal after the run
     pane.wait(r"^scudo: file: refused read of '/home/dev/\.bashrc'")
+
+
+def test_broker_reports_go_to_the_context_area(pane, deleg):
+    # the agent under --tui delegates the tool: the broker's report of the request is in the
+    # context area, below its title, and goes when the area is hidden
+    pane.type("%s --tui agent.sh sh -c 'tool.sh exit 3; echo tool-rc=$?; sleep 60'; echo EXIT=$?" % SCUDO)
+    pane.wait(r"^tool-rc=3")
+    report = r"delegation for scudo-\S+: 'tool\.sh exit 3' delegated, exit status 3"
+    pane.wait(report)
+    lines = pane.screen().splitlines()
+    title = [i for i, l in enumerate(lines) if "scudo: refusals (" in l]
+    at = [i for i, l in enumerate(lines) if re.search(report, l)]
+    assert len(title) == 1 and len(at) == 1 and at[0] > title[0], lines
+    assert not re.search(report, "\n".join(lines[:title[0]])), lines
+    pane.keys("C-a", "s")
+    assert wait_for(lambda: not re.search(report, pane.screen()), timeout=10), pane.screen()
+    pane.keys("C-c")
+    pane.wait(r"^EXIT=130$")
+    assert pane.terminal_sane()
 
 
 def test_ctrl_a_twice_sends_ctrl_a(pane):

@@ -155,6 +155,6 @@ int main(int argc, char *argv[]) {
         /* let the last reports arrive */
         usleep(200 * 1000);
         (void) net_session_dispatch(s, &h);
-        refusals_finish(refusals, NULL);
+        refusals_finish(refusals, s, NULL);
         return 0;
 }

@@ -5,6 +5,7 @@
 
 #include "bpfd/request.h"
 #include "net/net-session.h"
+#include "net/usage.h"
 #include "tap.h"
 
 static void header(BpfdHeader *h, uint16_t type, size_t size) {
@@ -240,8 +241,54 @@ static void test_paths(void) {
         }
 }
 
+/* USAGE and its answer: a bare request the helper takes, and an answer scudo checks whole. */
+static void test_usage(void) {
+        const char *reason = NULL;
+        BpfdUsage *u = calloc(1, sizeof(BpfdUsage));
+        BpfdHeader h;
+
+        header(&h, BPFD_MSG_USAGE, sizeof(h));
+        TAP_CHECK(bpfd_parse_usage(&h, sizeof(h), &reason) == 0, "USAGE accepted");
+        TAP_CHECK(bpfd_parse_commit(&h, sizeof(h), &reason) == -EBADMSG, "USAGE is no COMMIT");
+        {
+                uint8_t b[sizeof(h) + 1] = {};
+                header(&h, BPFD_MSG_USAGE, sizeof(b));
+                memcpy(b, &h, sizeof(h));
+                TAP_CHECK(bpfd_parse_usage(b, sizeof(b), &reason) == -EBADMSG, "USAGE with a payload refused");
+        }
+
+        TAP_CHECK(u != NULL, "memory");
+        if (!u)
+                return;
+        /* 5 rules, the first 2 deny rules: bits 2..4 may be set */
+        header(&u->header, BPFD_MSG_USAGE_REPLY, sizeof(*u));
+        u->n_rules = 5;
+        u->reached[0] = 0x14;
+        TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 5, 2, &reason) == 0 && bpfd_usage_bit(u, 2) &&
+                  !bpfd_usage_bit(u, 3) && bpfd_usage_bit(u, 4), "an answer for allow rules 2 and 4");
+        TAP_CHECK(bpfd_usage_check(u, sizeof(*u) - 1, 5, 2, &reason) == -EBADMSG, "a short answer refused");
+        TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 6, 2, &reason) == -EBADMSG, "an answer for other rules refused");
+        u->reached[0] = 0x01;
+        TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 5, 2, &reason) == -EBADMSG, "a deny rule reached: refused");
+        u->reached[0] = 0x20;
+        TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 5, 2, &reason) == -EBADMSG, "a rule not sent reached: refused");
+        u->reached[0] = 0;
+        u->reached[BPFD_RULES_MAX / 8 - 1] = 0x80;
+        TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 5, 2, &reason) == -EBADMSG, "the last bit set: refused");
+        u->reached[BPFD_RULES_MAX / 8 - 1] = 0;
+        u->error = -ENODATA;
+        TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 5, 2, &reason) == -ENODATA, "the helper's error passed on");
+        u->error = 7;
+        TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 5, 2, &reason) == -EBADMSG, "a positive error refused");
+        u->error = 0;
+        u->header.type = BPFD_MSG_REPLY;
+        TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 5, 2, &reason) == -EBADMSG, "another message refused");
+        free(u);
+}
+
 int main(void) {
         test_header();
+        test_usage();
         test_open();
         test_rules();
         test_paths();

@@ -13,6 +13,7 @@
 #include "report/net-judge.h"
 #include "report/report-feed.h"
 #include "report/report-format.h"
+#include "report/run-record.h"
 #include "report/suggest.h"
 #include "tap.h"
 #include "plan/plan-harden.h"
@@ -326,6 +327,36 @@ static void test_suggest(void) {
                   !strstr(out, "filesystem.write \"~/p\" at"), "the unused write grant, not the used one");
         free(out);
 
+        /* the allow rules never reached, from the usage's "reached"; not known without it */
+        {
+                const char *run = "{\"kind\":\"run\",\"start_dir\":\"/h/p\",\"network_filtered\":true,\"allow\":["
+                        "{\"rule\":\"192.0.2.7:443\",\"origin\":\"--net-allow\"},{\"rule\":\"a.example\",\"origin\":\"d:3\"},"
+                        "{\"rule\":\"192.0.2.8\",\"origin\":\"d:4\"}]}\n";
+                char *t = NULL;
+
+                TAP_CHECK(asprintf(&t, "%s{\"kind\":\"usage\",\"written\":[],\"reached\":[\"a.example\"]}\n",
+                                   run) > 0, "memory");
+                out = NULL;
+                f = open_memstream(&out, &size);
+                r = suggest_write(t, "/h", f, &line);
+                fclose(f);
+                TAP_CHECK(r == 0 && out && strstr(out, "#   network.allow \"192.0.2.7:443\" at --net-allow\n") &&
+                          strstr(out, "#   network.allow \"192.0.2.8\" at d:4\n") && !strstr(out, "\"a.example\" at"),
+                          "the allow rules not reached listed, the reached one not: %s", strempty(out));
+                free(out);
+                free(t);
+
+                TAP_CHECK(asprintf(&t, "%s{\"kind\":\"usage\",\"written\":[]}\n", run) > 0, "memory");
+                out = NULL;
+                f = open_memstream(&out, &size);
+                r = suggest_write(t, "/h", f, &line);
+                fclose(f);
+                TAP_CHECK(r == 0 && out && strstr(out, "were reached was not recorded") &&
+                          !strstr(out, "network.allow \"192.0.2.8\""), "without \"reached\": not known, none listed");
+                free(out);
+                free(t);
+        }
+
         out = NULL;
         f = open_memstream(&out, &size);
         r = suggest_write("{\"kind\":\"file\"}\n", NULL, f, &line);
@@ -334,10 +365,28 @@ static void test_suggest(void) {
         free(out);
 }
 
+/* The usage record names the allow rules reached, in the plan's words; none when not known. */
+static void test_usage_record(void) {
+        char *allow[] = { (char *) "192.0.2.7:443", (char *) "a.example", NULL };
+        const bool reached[] = { false, true };
+        Plan p = { .net_allow = allow };
+        struct timespec since = {};
+        char *line = NULL;
+
+        TAP_CHECK(usage_record_json(&p, &since, reached, &line) == 0 && line &&
+                  strstr(line, ",\"reached\":[\"a.example\"]}"), "the rule reached: %s", strempty(line));
+        free(line);
+        line = NULL;
+        TAP_CHECK(usage_record_json(&p, &since, NULL, &line) == 0 && line && !strstr(line, "reached"),
+                  "not known: no \"reached\": %s", strempty(line));
+        free(line);
+}
+
 int main(void) {
         /* as scudo does (run.c): a reader that went away is an error return, not the end */
         (void) signal(SIGPIPE, SIG_IGN);
         test_suggest();
+        test_usage_record();
         test_escape();
         test_format();
         test_net_judge();
