@@ -120,3 +120,35 @@ def test_explain_shows_the_git_entries(tb, work):
     assert "%s/.git/config" % work in r.out and "%s/.git/hooks" % work in r.out, r
     assert "git reads code to run" in r.out, r
     assert "a name git does not make there stops the run" in r.out, r
+
+
+def test_worktree_add_and_submodule_update_are_refused_a_submodule_commits(tb, work):
+    repo(tb, work)
+    lib = work + "-lib"
+    r = tb.dev("mkdir -p %s && cd %s && git init -q -b main . && git config user.email t@t && "
+               "git config user.name t && echo l > l && git add l && git commit -q -m lib && "
+               "cd %s && git -c protocol.file.allow=always submodule -q add %s sub && git commit -q -m sub"
+               % (lib, lib, work, lib))
+    assert r.rc == 0, r
+    assert exists(tb, work + "/.git/modules/sub/config")
+    try:
+        # a new worktree is a new entry in .git/worktrees: refused, the run stopped
+        r = inside(tb, work, "git worktree add -q ../wt-%s; sleep 2; echo survived" % work[-8:])
+        assert r.rc != 0 and "survived" not in r.out, r
+        assert not exists(tb, work + "/.git/worktrees"), r
+        # git submodule update writes the submodule's config (core.worktree): refused, as it is
+        config = tb.root("cat %s/.git/modules/sub/config" % work).out
+        r = inside(tb, work, "git submodule update")
+        assert r.rc != 0 and "could not write config file" in r.err, r
+        assert tb.root("cat %s/.git/modules/sub/config" % work).out == config
+        # the submodule, cloned already, is committed to inside
+        r = inside(tb, work, "cd sub && echo m >> l && git -c user.email=t@t -c user.name=t commit -qam in-sub && echo done")
+        assert r.rc == 0 and "done" in r.out, r.out + r.err
+        r = host(tb, work + "/sub", "git log --format=%s -1 && git fsck --no-progress")
+        assert r.rc == 0 and "in-sub" in r.out, r
+        # and its hooks are no more plantable than the project's
+        r = inside(tb, work, "printf '%s' > .git/modules/sub/hooks/post-checkout" % HOOK)
+        assert r.rc != 0, r
+        assert not exists(tb, work + "/.git/modules/sub/hooks/post-checkout")
+    finally:
+        tb.root("rm -rf %s /home/dev/wt-%s" % (lib, work[-8:]))
