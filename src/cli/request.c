@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "plan/request.h"
-#include "unit/run.h"
+#include "run/run.h"
 #include "util/log.h"
 #include "util/path-util.h"
 #include "util/sandbox-unit.h"

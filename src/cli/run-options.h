@@ -8,7 +8,7 @@
 
 #include "plan/plan.h"
 #include "plan/request.h"
-#include "unit/run.h"
+#include "run/run.h"
 
 typedef struct RunArgs {
         Request request;

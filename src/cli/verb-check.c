@@ -8,7 +8,7 @@
 #include "cli/verb-config.h"
 #include "cli/verbs.h"
 #include "policy/policy.h"
-#include "unit/run.h"
+#include "run/run.h"
 #include "util/log.h"
 #include "util/path-util.h"
 #include "util/strv.h"

@@ -7,7 +7,7 @@
 #include "cli/verbs.h"
 #include "policy/policy.h"
 #include "unit/properties.h"
-#include "unit/run.h"
+#include "run/run.h"
 #include "util/log.h"
 
 int verb_explain(int argc, char **argv) {

@@ -7,7 +7,7 @@
 #include "cli/verb-config.h"
 #include "cli/verbs.h"
 #include "policy/policy.h"
-#include "unit/run.h"
+#include "run/run.h"
 #include "util/log.h"
 
 int verb_profiles(int argc, char **argv) {

@@ -13,7 +13,7 @@
 #include "policy/policy.h"
 #include "run-options.h"
 #include "unit/properties.h"
-#include "unit/run.h"
+#include "run/run.h"
 #include "util/log.h"
 #include "util/strv.h"
 #include "verb-run.h"

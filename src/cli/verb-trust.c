@@ -13,7 +13,7 @@
 #include "cli/verbs.h"
 #include "policy/policy.h"
 #include "policy/trust.h"
-#include "unit/run.h"
+#include "run/run.h"
 #include "util/ask.h"
 #include "util/log.h"
 #include "util/path-util.h"

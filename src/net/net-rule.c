@@ -448,3 +448,19 @@ int net_rules_describe(char * const *allow, char * const *deny, DnsMode dns, cha
         *ret_text = t.buf;
         return k;
 }
+
+static const char * const dns_mode_table[_DNS_MODE_MAX] = {
+        [DNS_FILTERED] = "filtered",
+        [DNS_OPEN] = "open",
+};
+
+const char *dns_mode_to_string(DnsMode m) {
+        return m >= 0 && m < _DNS_MODE_MAX ? dns_mode_table[m] : NULL;
+}
+
+DnsMode dns_mode_from_string(const char *s) {
+        for (size_t i = 0; s && i < _DNS_MODE_MAX; i++)
+                if (streq(dns_mode_table[i], s))
+                        return (DnsMode) i;
+        return _DNS_MODE_INVALID;
+}

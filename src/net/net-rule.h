@@ -15,11 +15,22 @@
  * address also covers an AF_INET6 socket reaching it v4-mapped. Names are lower-cased and
  * lose a final dot. Pure functions: nothing here logs or touches the system. */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "plan/plan.h"
 #include "net/protocol.h"
+
+/* What DNS a sandbox with network rules gets (`network.dns`). */
+typedef enum DnsMode {
+        DNS_FILTERED,           /* answered only for allowed names, by scudo-bpfd */
+        DNS_OPEN,               /* the system's resolvers, as they are */
+        _DNS_MODE_MAX,
+        _DNS_MODE_INVALID = -EINVAL,
+} DnsMode;
+
+const char *dns_mode_to_string(DnsMode m);
+DnsMode dns_mode_from_string(const char *s);
 
 typedef enum NetRuleKind {
         NET_RULE_ADDRESS,               /* addr/prefixlen (also ":port": prefixlen 0) */

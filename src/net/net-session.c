@@ -234,7 +234,7 @@ static int wait_reply(int fd, BpfdReply *ret) {
         return 0;
 }
 
-int net_session_open(const char *cgroup_path, const Plan *plan, unsigned flags, NetSession **ret) {
+int net_session_open(const char *cgroup_path, const NetSessionRules *net, unsigned flags, NetSession **ret) {
         _cleanup_(net_session_freep) NetSession *s = NULL;
         _cleanup_free_ BpfdRule *rules = NULL;
         _cleanup_free_ char *names = NULL;
@@ -250,10 +250,10 @@ int net_session_open(const char *cgroup_path, const Plan *plan, unsigned flags, 
         if (!cgroup_path || strlen(cgroup_path) >= BPFD_CGROUP_PATH_MAX)
                 return fail(-EINVAL, "bad cgroup path");
 
-        if (!plan->network_filtered && !(flags & NET_SESSION_FILES))
+        if (!net->filtered && !(flags & NET_SESSION_FILES))
                 return fail(-EINVAL, "a session that asks for nothing");
-        k = net_rules_compile(plan->network_filtered ? plan->net_allow : NULL,
-                              plan->network_filtered ? plan->net_deny : NULL,
+        k = net_rules_compile(net->filtered ? net->allow : NULL,
+                              net->filtered ? net->deny : NULL,
                               &rules, &n_rules, &names, &names_size);
         if (k < 0)
                 return k;
@@ -277,9 +277,9 @@ int net_session_open(const char *cgroup_path, const Plan *plan, unsigned flags, 
         }
 
         open_msg = (BpfdOpen) {
-                .dns = !plan->network_filtered ? 0 : plan->dns == DNS_OPEN ? BPFD_DNS_OPEN : BPFD_DNS_FILTERED,
+                .dns = !net->filtered ? 0 : net->dns == DNS_OPEN ? BPFD_DNS_OPEN : BPFD_DNS_FILTERED,
                 .flags = (flags & NET_SESSION_FILES ? BPFD_OPEN_FILES : 0) |
-                         (plan->network_filtered ? 0 : BPFD_OPEN_NO_NETWORK),
+                         (net->filtered ? 0 : BPFD_OPEN_NO_NETWORK),
                 .n_rules = (uint32_t) n_rules,
                 .path_len = (uint32_t) strlen(cgroup_path),
         };
@@ -308,7 +308,7 @@ int net_session_open(const char *cgroup_path, const Plan *plan, unsigned flags, 
 
         s->proxy4 = reply.proxy4;
         s->n_rules = (uint32_t) n_rules;
-        s->n_deny = plan->network_filtered ? (uint32_t) strv_length(plan->net_deny) : 0;
+        s->n_deny = net->filtered ? (uint32_t) strv_length(net->deny) : 0;
         (void) snprintf(s->notice, sizeof(s->notice), "%s", reply.reason);
         k = fcntl(s->fd, F_GETFL);
         if (k < 0 || fcntl(s->fd, F_SETFL, k | O_NONBLOCK) < 0)

@@ -11,8 +11,11 @@
  * caller (src/report/ judges and writes them). Closing the session does not lift the
  * restrictions: they last as long as the cgroup. */
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "net/net-rule.h"
-#include "plan/plan.h"
+#include "util/macro.h"
 
 typedef struct NetSession NetSession;
 
@@ -23,9 +26,16 @@ typedef struct NetSession NetSession;
  * helper is not reachable; -EINVAL for a rule that does not parse; -ETIMEDOUT; or the
  * helper's refusal (for example -EPERM, -EBUSY). net_session_error() then has a reason. */
 #define NET_SESSION_FILES (1U << 0)       /* report refused file accesses too */
-/* Without network rules in the plan (network_filtered false) the session is for file reports
- * alone: nothing about the network changes. */
-int net_session_open(const char *cgroup_path, const Plan *plan, unsigned flags, NetSession **ret);
+typedef struct NetSessionRules {
+        /* Without network rules (the plan's network_filtered false) the session is for file
+         * reports alone: nothing about the network changes, and the rest is not looked at. */
+        bool filtered;
+        char * const *allow;    /* network.allow, as written */
+        char * const *deny;     /* network.deny */
+        DnsMode dns;
+} NetSessionRules;
+
+int net_session_open(const char *cgroup_path, const NetSessionRules *rules, unsigned flags, NetSession **ret);
 
 /* The reason for the last failure of net_session_open() in this thread, or "". */
 const char *net_session_error(void);
@@ -48,9 +58,9 @@ typedef struct NetSessionHandler {
  * should stop polling the fd (a warning has been printed). */
 int net_session_dispatch(NetSession *s, const NetSessionHandler *h);
 
-/* Asks the helper, once, which of the plan's network.allow rules the sandbox used (protocol.h,
+/* Asks the helper, once, which of the network.allow rules the sandbox used (protocol.h,
  * BpfdUsage), handing the events that come first to `h`. Call it when the command is over and
- * before the cgroup goes. On success *ret_reached has one entry for each of plan->net_allow,
+ * before the cgroup goes. On success *ret_reached has one entry for each allow rule,
  * in order (*ret_n of them). -ETIMEDOUT, -ECONNRESET, -EBADMSG or the helper's error
  * otherwise, with net_session_error(). */
 int net_session_usage(NetSession *s, const NetSessionHandler *h, unsigned timeout_ms, bool **ret_reached,

@@ -20,11 +20,6 @@ static const char * const path_create_table[_PATH_CREATE_MAX] = {
         [PATH_CREATE_PLACEHOLDER] = "placeholder",
 };
 
-static const char * const dns_mode_table[_DNS_MODE_MAX] = {
-        [DNS_FILTERED] = "filtered",
-        [DNS_OPEN] = "open",
-};
-
 static const char * const dbus_mode_table[_DBUS_MODE_MAX] = {
         [DBUS_NONE] = "none",
         [DBUS_FILTERED] = "filtered",
@@ -52,12 +47,6 @@ const char *path_create_to_string(PathCreate c) {
 PathCreate path_create_from_string(const char *s) {
         /* a placeholder is the hardening step's to ask for, never a profile's */
         return (PathCreate) lookup(path_create_table, PATH_CREATE_PLACEHOLDER, s);
-}
-const char *dns_mode_to_string(DnsMode m) {
-        return m >= 0 && m < _DNS_MODE_MAX ? dns_mode_table[m] : NULL;
-}
-DnsMode dns_mode_from_string(const char *s) {
-        return (DnsMode) lookup(dns_mode_table, _DNS_MODE_MAX, s);
 }
 const char *dbus_mode_to_string(DbusMode m) {
         return m >= 0 && m < _DBUS_MODE_MAX ? dbus_mode_table[m] : NULL;

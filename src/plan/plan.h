@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "net/net-rule.h"
 #include "util/macro.h"
 
 typedef enum PathAccess {
@@ -90,13 +91,6 @@ typedef struct PlanProperty {
         char *origin;
 } PlanProperty;
 
-typedef enum DnsMode {
-        DNS_FILTERED,
-        DNS_OPEN,
-        _DNS_MODE_MAX,
-        _DNS_MODE_INVALID = -EINVAL,
-} DnsMode;
-
 typedef enum DbusMode {
         DBUS_NONE,
         DBUS_FILTERED,
@@ -105,8 +99,6 @@ typedef enum DbusMode {
         _DBUS_MODE_INVALID = -EINVAL,
 } DbusMode;
 
-const char *dns_mode_to_string(DnsMode m);
-DnsMode dns_mode_from_string(const char *s);
 const char *dbus_mode_to_string(DbusMode m);
 DbusMode dbus_mode_from_string(const char *s);
 

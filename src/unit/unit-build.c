@@ -5,7 +5,6 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "broker/protocol.h"
 #include "config.h"
 #include "properties.h"
 #include "unit-build.h"
@@ -249,8 +248,12 @@ static int collect_broker_mounts(const UnitContext *ctx, MountLists *l) {
                 r = add_check(l, 't', &st, ctx->broker_root);
         if (r < 0)
                 return r;
-        socket = path_join(ctx->broker_root, BROKER_SOCKET_NAME);
-        bin = path_join(ctx->broker_root, BROKER_BIN_NAME);
+        /* each under its own name, as in the broker's directory outside */
+        const char *socket_name = strrchr(ctx->broker_socket, '/'), *bin_name = strrchr(ctx->broker_bin, '/');
+        if (!socket_name || !bin_name)
+                return -EINVAL;
+        socket = path_join(ctx->broker_root, socket_name + 1);
+        bin = path_join(ctx->broker_root, bin_name + 1);
         if (!socket || !bin)
                 return -ENOMEM;
         r = bind_ro_checked(l, ctx->broker_socket, socket);
@@ -625,7 +628,10 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
                 STRV_FOREACH(e, plan->environment)
                         if (startswith(*e, "PATH="))
                                 path = *e + strlen("PATH=");
-                if (asprintf(&path_var, "PATH=%s/" BROKER_BIN_NAME ":%s", ctx->broker_root,
+                const char *bin_name = ctx->broker_bin ? strrchr(ctx->broker_bin, '/') : NULL;
+                if (!bin_name)
+                        return -EINVAL;
+                if (asprintf(&path_var, "PATH=%s/%s:%s", ctx->broker_root, bin_name + 1,
                              path && *path ? path : "/usr/local/bin:/usr/bin:/bin") < 0)
                         return -ENOMEM;
                 r = sd_bus_message_append(m, "(sv)", "Environment", "as", 1, path_var);

@@ -6,12 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <systemd/sd-bus.h>
 #include <termios.h>
 #include <unistd.h>
 
-#include "broker/server.h"
 #include "git-guard.h"
 #include "manager-bus.h"
 #include "util/macro.h"
@@ -67,19 +67,30 @@ static void stop_units(char units[][256], int n) {
         sd_bus_flush_close_unref(bus);
 }
 
-/* The files in dir (none of them a directory) and dir itself. */
-static void remove_scratch_dir(const char *dir) {
+/* What is in dir, and dir itself: files, and directories of files (a delegating sandbox's
+ * broker directory holds its socket and a directory of links, made read-only). Nothing is
+ * followed: what was made by scudo is all there should be. */
+static void remove_scratch_dir(const char *dir, bool nested) {
         int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return;
+        if (nested)
+                (void) fchmod(fd, 0700);
         DIR *d = fdopendir(fd);
         if (!d) {
                 (void) close(fd);
                 return;
         }
-        for (struct dirent *e; (e = readdir(d));)
-                if (!streq(e->d_name, ".") && !streq(e->d_name, ".."))
+        for (struct dirent *e; (e = readdir(d));) {
+                if (streq(e->d_name, ".") || streq(e->d_name, ".."))
+                        continue;
+                if (!nested && e->d_type == DT_DIR) {
+                        char sub[PATH_MAX];
+                        if (snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name) < (int) sizeof(sub))
+                                remove_scratch_dir(sub, true);
+                } else
                         (void) unlinkat(dirfd(d), e->d_name, 0);
+        }
         (void) closedir(d);
         (void) rmdir(dir);
 }
@@ -131,9 +142,9 @@ _noreturn_ static void watcher_main(int fd) {
         for (int i = 0; i < np; i++)
                 git_guard_remove(placeholders[i]);
         if (scratch[0])
-                remove_scratch_dir(scratch);
+                remove_scratch_dir(scratch, false);
         if (broker[0])
-                broker_dir_remove(broker);
+                remove_scratch_dir(broker, false);
         _exit(0);
 }
 

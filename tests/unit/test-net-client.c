@@ -124,7 +124,9 @@ int main(int argc, char *argv[]) {
                 .file_event = refusals_on_file_event,
                 .userdata = refusals,
         };
-        k = net_session_open(argv[optind], &plan, 0, &s);
+        const NetSessionRules rules = { .filtered = plan.network_filtered, .allow = plan.net_allow,
+                                        .deny = plan.net_deny, .dns = plan.dns };
+        k = net_session_open(argv[optind], &rules, 0, &s);
         if (k < 0) {
                 printf("error %d %s\n", k, net_session_error());
                 fflush(stdout);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "net/net-rule.h"
+#include "util/macro.h"
 #include "tap.h"
 
 static void test_valid(void) {

@@ -13,24 +13,24 @@
 #include <unistd.h>
 
 #include "broker/server.h"
-#include "bus-proxy.h"
-#include "git-config-copies.h"
-#include "git-guard.h"
-#include "gitdir-watch.h"
-#include "manager-bus.h"
 #include "net/net-session.h"
-#include "pty-relay.h"
 #include "report/refusals.h"
-#include "run.h"
-#include "tui.h"
-#include "unit-build.h"
+#include "run/run.h"
+#include "unit/bus-proxy.h"
+#include "unit/git-config-copies.h"
+#include "unit/git-guard.h"
+#include "unit/gitdir-watch.h"
+#include "unit/manager-bus.h"
+#include "unit/pty-relay.h"
+#include "unit/tui.h"
+#include "unit/unit-build.h"
+#include "unit/watcher.h"
 #include "util/log.h"
 #include "util/macro.h"
 #include "util/path-create.h"
 #include "util/path-util.h"
 #include "util/sandbox-unit.h"
 #include "util/strv.h"
-#include "watcher.h"
 
 
 /* systemd's exit codes for a failed exec setup (systemd.exec(5), "Process exit codes"). */
@@ -469,7 +469,13 @@ static int open_helper_session(RunContext *c, const Plan *plan, const char *cgro
         char line[512];
         int r;
 
-        r = net_session_open(cgroup, plan, flags, &c->net);
+        const NetSessionRules rules = {
+                .filtered = plan->network_filtered,
+                .allow = plan->net_allow,
+                .deny = plan->net_deny,
+                .dns = plan->dns,
+        };
+        r = net_session_open(cgroup, &rules, flags, &c->net);
         if (r < 0 && !plan->network_filtered) {
                 const char *why = net_session_error();
 
