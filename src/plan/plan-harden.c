@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* The hardening step (plan-harden.h): the helpers its sections share, its own sections (the
+ * denies kept, scudo's configuration and the project files, the mounts that change nothing,
+ * the pins), and the order of them all. The others: harden-persistence.c, harden-git.c,
+ * harden-sockets.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,10 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "plan/git-config-walk.h"
-#include "plan/persistence.h"
-#include "plan/plan-harden.h"
+#include "plan/harden-internal.h"
 #include "plan/plan-validate.h"
 #include "util/path-util.h"
 #include "util/strv.h"
@@ -23,66 +24,11 @@
         "never overrides a deny"
 #define WHY_CONFIG "its own configuration stays read-only"
 #define WHY_PROJECT_FILE "a project file it read stays as it is"
-#define WHY_GIT "a .git at the top of a writable directory stays read-only: code planted in it would " \
-        "run at the next git command outside; a profile that names it decides"
-#define WHY_GIT_PLACEHOLDER "an empty .git for the run, read-only, where the command starts: no " \
-        "repository can be planted there for git outside to run; a profile that names it decides"
-#define WHY_GIT_CODE "git reads code to run, or where else to read from, out of it: read-only in a .git " \
-        "the command may commit to; a profile that names it decides"
-#define WHY_GIT_FILE "a .git file says where the git directory is (gitdir:): it stays as it is, so " \
-        "that git cannot be pointed at another"
-#define WHY_GIT_TOO_MANY "more git directories in it (submodules, worktrees) than one run watches: " \
-        "read-only, so git cannot commit here"
-#define WHY_GIT_NESTED "a repository below a writable directory stays read-only: code planted in its " \
-        ".git would run at the next git command there, outside; a profile that names it decides"
-#define WHY_SYSTEM_BUS_ALLOWED "the system bus, as dbus.system = \"allow\" asks, given back in the empty /run"
-#define WHY_RUN "services put their sockets here, and connect() ignores a read-only mount: an empty " \
-        "/run, with what commands need given back; a profile that names a path below it gives that back"
-#define WHY_JOURNAL "journald's sockets: logging to the journal works (logger, /dev/log)"
-#define WHY_RESOLV "/etc/resolv.conf leads here: names resolve"
-#define WHY_MANAGER "the service manager's private socket starts units outside the sandbox"
-#define WHY_BUS "the session bus starts programs outside the sandbox (dbus.session = \"allow\" gives it)"
-#define WHY_BUS_PROXY "the filtered session bus (dbus.session = \"filtered\") in place of the bus"
-#define WHY_SYSTEM_BUS "the system bus reaches services outside (logind kills the user's processes, " \
-        "lingering outlives the run); dbus.system = \"filtered\" or \"allow\" gives it"
-#define WHY_SYSTEM_BUS_PROXY "the filtered system bus (dbus.system = \"filtered\") in place of the bus"
 #define WHY_PIN "a directory between a writable one and an entry inside it that keeps something from the " \
         "command, bound onto itself: a mount point cannot be renamed, so the next run finds what the entry " \
         "keeps where it is"
-#define WHY_BPFD "scudo-bpfd's socket, which sets the network rules of sandboxes"
-#define WHY_ROOT_MANAGER "a root container or VM manager: its group reaches it, and it mounts anything " \
-        "as root; a profile that names the socket decides"
-#define WHY_NAME_SERVICE "with network rules, a service that resolves names or fetches for whoever " \
-        "asks, past the rules; a profile that names the socket decides"
 
-/* Root's container and VM managers: a member of their group (docker, libvirt, lxd, ...)
- * reaches them from inside as from outside, and they start a container that mounts the home
- * directory, or anything else, as root. */
-static const char * const root_managers[] = {
-        "/run/docker.sock",
-        "/run/containerd/containerd.sock",
-        "/run/podman/podman.sock",
-        "/run/libvirt/libvirt-sock",
-        "/run/libvirt/virtqemud-sock",
-        "/var/snap/lxd/common/lxd/unix.socket",
-        "/var/lib/lxd/unix.socket",
-        "/var/lib/incus/unix.socket",
-};
-
-/* With network rules, the services that look names up or fetch things for whoever asks over a
- * local socket: through them a name the rules refuse is resolved anyway (and a secret spelled
- * into it reaches that name's DNS server), and the DNS proxy never sees the answers the rules
- * for allowed names are made from. glibc then falls back to /etc/resolv.conf, whose port 53
- * leads to the proxy. */
-static const char * const name_services[] = {
-        "/run/systemd/resolve/io.systemd.Resolve",      /* nss-resolve (Fedora, Arch) */
-        "/run/nscd/socket",                             /* glibc's name service cache */
-        "/run/avahi-daemon/socket",                     /* nss-mdns */
-        "/run/snapd.socket",                            /* the snap store's search */
-        "/run/snapd-snap.socket",
-};
-
-static int add_entry(Plan *p, PathAccess access, const char *path, const char *why, PathCreate create,
+int harden_add_entry(Plan *p, PathAccess access, const char *path, const char *why, PathCreate create,
                      PathSource source) {
         int r = plan_add_path(p, access, path, PLAN_ORIGIN_SCUDO);
         if (r < 0)
@@ -106,7 +52,7 @@ static PlanPath *find_entry(Plan *p, const char *path) {
 
 /* scudo's entry at `path`, whatever the profiles say: a profile's entry for the same path is
  * dropped, saying so. */
-static int force_entry(Plan *p, PathAccess access, const char *path, const char *why, PathSource source) {
+int harden_force_entry(Plan *p, PathAccess access, const char *path, const char *why, PathSource source) {
         PlanPath *old = find_entry(p, path);
         if (old) {
                 _cleanup_free_ char **reasons = calloc(p->n_paths + 1, sizeof(char *));
@@ -121,13 +67,13 @@ static int force_entry(Plan *p, PathAccess access, const char *path, const char 
                         return r;
                 }
         }
-        return add_entry(p, access, path, why, PATH_CREATE_NONE, source);
+        return harden_add_entry(p, access, path, why, PATH_CREATE_NONE, source);
 }
 
 /* The entry that decides what the command can do to `path` (canonical, as the validated
  * plan's paths are): the one for the path itself or else for its closest enclosing directory,
  * as the mounts nest; NULL when none does. */
-static const PlanPath *governing_entry(const Plan *p, const char *path) {
+const PlanPath *harden_governing_entry(const Plan *p, const char *path) {
         const PlanPath *best = NULL;
         size_t best_len = 0;
         for (size_t i = 0; i < p->n_paths; i++) {
@@ -145,8 +91,8 @@ static const PlanPath *governing_entry(const Plan *p, const char *path) {
 
 /* Whether `path` (canonical) is writable only because a directory above it is: a plan that
  * names the path itself, whatever the access, is taken at its word. */
-static bool writable_from_above(const Plan *p, const char *path) {
-        const PlanPath *g = governing_entry(p, path);
+bool harden_writable_from_above(const Plan *p, const char *path) {
+        const PlanPath *g = harden_governing_entry(p, path);
         return g && g->access == PATH_ACCESS_WRITE && !streq(g->path, path);
 }
 
@@ -235,7 +181,7 @@ static int keep_denies(Plan *p) {
                 _cleanup_free_ char *why = NULL;
                 if (asprintf(&why, WHY_DENY_KEPT, restore_origin[i]) < 0)
                         return -ENOMEM;
-                r = add_entry(p, PATH_ACCESS_DENY, restore[i], why, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                r = harden_add_entry(p, PATH_ACCESS_DENY, restore[i], why, PATH_CREATE_NONE, PATH_SOURCE_SELF);
         }
         return r;
 }
@@ -256,9 +202,9 @@ static int keep_project_file(Plan *p, const char *path, bool canonical_dir) {
                         return -ENOMEM;
         } else if (plan_path_canonicalize(path, &c) < 0 || stat(c, &st) < 0 || !S_ISREG(st.st_mode))
                 return 0;       /* gone: made again inside, it is untrusted */
-        if (!writable_from_above(p, c))
+        if (!harden_writable_from_above(p, c))
                 return 0;
-        return add_entry(p, PATH_ACCESS_READ, c, WHY_PROJECT_FILE, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+        return harden_add_entry(p, PATH_ACCESS_READ, c, WHY_PROJECT_FILE, PATH_CREATE_NONE, PATH_SOURCE_SELF);
 }
 
 /* A sandboxed command that can write the directory holding scudo's user configuration or its
@@ -285,9 +231,9 @@ static int protect_config_files(Plan *p, const HardenContext *ctx) {
                 _cleanup_free_ char *c = NULL;
                 if (!dirs[i] || plan_path_canonicalize(dirs[i], &c) < 0)
                         continue;       /* cannot be resolved: nothing binds it writable either */
-                if (!writable_from_above(p, c))
+                if (!harden_writable_from_above(p, c))
                         continue;
-                r = add_entry(p, PATH_ACCESS_READ, c, WHY_CONFIG, PATH_CREATE_DIR, PATH_SOURCE_SELF);
+                r = harden_add_entry(p, PATH_ACCESS_READ, c, WHY_CONFIG, PATH_CREATE_DIR, PATH_SOURCE_SELF);
                 if (r < 0)
                         return r;
         }
@@ -303,496 +249,6 @@ static int protect_config_files(Plan *p, const HardenContext *ctx) {
                         return r;
         }
         return 0;
-}
-
-/* ---- 1b. what runs later, reached through a symlink ------------------------------------ */
-
-/* `path` (a persistence root, or a file git's configuration includes) read-only when what it
- * leads to is in a directory the command may write. Made first (empty) where it is missing,
- * or the command could make it. through_symlink: only where a symlink leads there, since the
- * policy engine refuses a derived grant of such a place as it is written (build.lua), and one
- * written out in full is policy. */
-static int keep_runs_later(Plan *p, const char *path, bool file, bool through_symlink) {
-        _cleanup_free_ char *c = NULL, *why = NULL;
-        PathCreate create = PATH_CREATE_NONE;
-
-        if (plan_path_canonicalize(path, &c) < 0) {
-                /* missing: where it would be made, its directory resolved */
-                _cleanup_free_ char *dir = strdup(path), *cdir = NULL;
-                char *slash = dir ? strrchr(dir, '/') : NULL;
-                if (!dir)
-                        return -ENOMEM;
-                if (!slash || slash == dir)
-                        return 0;
-                *slash = 0;
-                if (plan_path_canonicalize(dir, &cdir) < 0)
-                        return 0;       /* nor its directory: nothing to make it in */
-                c = path_join(cdir, slash + 1);
-                if (!c)
-                        return -ENOMEM;
-                create = file ? PATH_CREATE_FILE : PATH_CREATE_DIR;
-        }
-        if ((through_symlink && streq(c, path)) || plan_names_path(p, c) || !writable_from_above(p, c))
-                return 0;
-        struct stat st;
-        if (create == PATH_CREATE_NONE && lstat(c, &st) < 0)
-                create = file ? PATH_CREATE_FILE : PATH_CREATE_DIR;
-        int k = through_symlink ?
-                asprintf(&why, "%s leads here, and %s", path, file ?
-                         "what it holds runs later, outside the sandbox: read-only" :
-                         "what is in it runs later, outside the sandbox: read-only") :
-                asprintf(&why, "git's configuration includes %s: what it sets (programs to run among it) "
-                         "applies outside the sandbox: read-only", path);
-        if (k < 0)
-                return -ENOMEM;
-        return add_entry(p, PATH_ACCESS_READ, c, why, create, PATH_SOURCE_SELF);
-}
-
-static int keep_git_include(const char *path, void *userdata) {
-        return keep_runs_later(userdata, path, true, false);
-}
-
-static int read_on(const char *canonical, const GitConfigFiltered *f, void *userdata) {
-        return 0;
-}
-
-/* The places of plan/persistence.h, resolved; and the files git's configuration includes,
- * wherever they are (an [includeIf "gitdir:~/work/"] path = ~/work/.gitconfig-work, made from
- * a run started in ~/work, would set core.fsmonitor for every git command there). */
-static int protect_persistence(Plan *p, const HardenContext *ctx) {
-        PersistenceRoot *roots = NULL;
-        size_t n = 0;
-        int r;
-
-        if (!ctx->home || !path_is_absolute(ctx->home))
-                return 0;
-        r = persistence_roots(&(PersistenceEnv) { .home = ctx->home, .config_home = ctx->config_home,
-                                                  .data_home = ctx->data_home, .state_home = ctx->state_home,
-                                                  .path = ctx->path }, &roots, &n);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = keep_runs_later(p, roots[i].path, roots[i].file, true);
-        persistence_roots_free(roots, n);
-        if (r < 0)
-                return r;
-
-        _cleanup_free_ char *xdg = ctx->config_home && path_is_absolute(ctx->config_home) ?
-                path_join(ctx->config_home, "git/config") : path_join(ctx->home, ".config/git/config");
-        _cleanup_free_ char *dot = path_join(ctx->home, ".gitconfig");
-        if (!xdg || !dot)
-                return -ENOMEM;
-        char *start[] = { xdg, dot, NULL };
-        r = git_config_walk(start, ctx->home, &(GitConfigVisitor) {
-                .target = keep_git_include, .visit = read_on, .userdata = p });
-        /* a configuration that cannot be read is not git's to read either: the runner says so
-         * when it cannot show it without its credentials */
-        return r == -ENOMEM ? r : 0;
-}
-
-/* ---- 2. .git ---------------------------------------------------------------------------- */
-
-static bool is_empty_dir(const char *path) {
-        _cleanup_close_ int fd = path_open_no_symlinks(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-        if (fd < 0)
-                return false;
-        DIR *d = fdopendir(fd);
-        if (!d)
-                return false;
-        fd = -EBADF;    /* the DIR owns it now */
-        bool empty = true;
-        struct dirent *e;
-        while (empty && (e = readdir(d)))
-                empty = streq(e->d_name, ".") || streq(e->d_name, "..");
-        (void) closedir(d);
-        return empty;
-}
-
-/* Whether `dir` is a git directory: HEAD a file, objects and refs directories. */
-static bool is_git_dir(const char *dir) {
-        static const struct { const char *name; bool is_dir; } parts[] = {
-                { "HEAD", false }, { "objects", true }, { "refs", true },
-        };
-        for (size_t i = 0; i < ELEMENTSOF(parts); i++) {
-                _cleanup_free_ char *x = path_join(dir, parts[i].name);
-                struct stat st;
-                if (!x || lstat(x, &st) < 0 || S_ISDIR(st.st_mode) != parts[i].is_dir)
-                        return false;
-        }
-        return true;
-}
-
-/* What git reads code to run, or other places to read from, out of a git directory: the
- * configuration (core.fsmonitor, core.hooksPath, core.sshCommand, diff.*.textconv, filter.*,
- * include.path, ...; config.worktree with extensions.worktreeConfig), the hooks, commondir
- * (where config and hooks are taken from instead), a linked worktree's gitdir (the checkout it
- * belongs to) and the alternates (other object stores). Where they exist they are bound
- * read-only; the runner refuses them made new (unit/gitdir-watch.h). */
-static const char * const git_code_files[] = {
-        "config", "config.worktree", "hooks", "commondir", "gitdir",
-        "objects/info/alternates", "objects/info/http-alternates",
-};
-
-/* Keeps what git reads code or places from in the git directory `top` read-only, and lists
- * `top` among the directories the runner watches. */
-static int guard_git_top(Plan *p, const char *top) {
-        for (size_t i = 0; i < ELEMENTSOF(git_code_files); i++) {
-                _cleanup_free_ char *x = path_join(top, git_code_files[i]), *c = NULL;
-                struct stat st;
-                if (!x)
-                        return -ENOMEM;
-                if (lstat(x, &st) < 0)
-                        continue;               /* made new, it is refused as it is made */
-                /* a symlink (hooks -> ../.githooks): what it leads to, which is what git reads */
-                if (plan_path_canonicalize(x, &c) < 0 || plan_names_path(p, c))
-                        continue;
-                int r = add_entry(p, PATH_ACCESS_READ, c, WHY_GIT_CODE, PATH_CREATE_NONE, PATH_SOURCE_SELF);
-                if (r < 0)
-                        return r;
-        }
-        return strv_extend(&p->git_watch, top);
-}
-
-/* The git directories below `dir` (a .git's modules/ or worktrees/), at most `depth` levels
- * down: a submodule's name may hold slashes. Each is guarded; the counting stops at
- * PLAN_GIT_WATCH_MAX (-E2BIG). */
-static int guard_nested_git_dirs(Plan *p, const char *dir, unsigned depth, bool worktrees) {
-        _cleanup_close_ int fd = path_open_no_symlinks(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-        if (fd < 0)
-                return fd == -ENOENT || fd == -ENOTDIR ? 0 : fd;
-        DIR *d = fdopendir(fd);
-        if (!d)
-                return -errno;
-        fd = -EBADF;
-        int r = 0;
-        struct dirent *e;
-        while (r >= 0 && (e = readdir(d))) {
-                if (e->d_type != DT_DIR || streq(e->d_name, ".") || streq(e->d_name, ".."))
-                        continue;
-                _cleanup_free_ char *sub = path_join(dir, e->d_name);
-                if (!sub) {
-                        r = -ENOMEM;
-                        break;
-                }
-                if (strv_length(p->git_watch) >= PLAN_GIT_WATCH_MAX)
-                        r = -E2BIG;
-                else if (worktrees || is_git_dir(sub))
-                        /* a linked worktree's directory: HEAD, commondir, gitdir, no objects */
-                        r = guard_git_top(p, sub);
-                else if (depth > 1)
-                        r = guard_nested_git_dirs(p, sub, depth - 1, false);
-        }
-        (void) closedir(d);
-        return r;
-}
-
-/* A .git the command may commit to (a profile's write entry for a git directory): git writes
- * it as it works, so it stays writable, but what git reads code or other places from is
- * read-only in it and in the git directories of its submodules and linked worktrees, and the
- * runner stops the run when a name git does not make appears (unit/gitdir-watch.h). More git
- * directories than one run watches, and the .git is read-only. */
-static int guard_writable_git_dir(Plan *p, size_t i) {
-        size_t n_paths = p->n_paths, n_watch = strv_length(p->git_watch);
-        _cleanup_free_ char *top = strdup(p->paths[i].path);
-        _cleanup_free_ char *modules = NULL, *worktrees = NULL;
-
-        if (!top)
-                return -ENOMEM;
-        modules = path_join(top, "modules");
-        worktrees = path_join(top, "worktrees");
-        if (!modules || !worktrees)
-                return -ENOMEM;
-        int r = guard_git_top(p, top);
-        if (r >= 0)
-                r = guard_nested_git_dirs(p, modules, 4, false);
-        if (r >= 0)
-                r = guard_nested_git_dirs(p, worktrees, 1, true);
-        if (r != -E2BIG)
-                return r;
-        /* Undone: the entries added, the directories listed; the .git read-only instead. */
-        while (p->n_paths > n_paths)
-                plan_path_done(&p->paths[--p->n_paths]);
-        if (p->git_watch) {
-                for (size_t k = n_watch; p->git_watch[k]; k++)
-                        free(p->git_watch[k]);
-                p->git_watch[n_watch] = NULL;
-        }
-        return force_entry(p, PATH_ACCESS_READ, top, WHY_GIT_TOO_MANY, PATH_SOURCE_SELF);
-}
-
-/* A .git file (a linked worktree's or a submodule's checkout: "gitdir: ...") that a profile
- * made writable: read-only, or the command could point git outside at a git directory of its
- * own making. */
-static int keep_git_file(Plan *p, size_t i) {
-        _cleanup_free_ char *path = strdup(p->paths[i].path);
-        if (!path)
-                return -ENOMEM;
-        return force_entry(p, PATH_ACCESS_READ, path, WHY_GIT_FILE, PATH_SOURCE_SELF);
-}
-
-/* A .git that is a symlink, in a directory the command may write: no mount can keep the link
- * itself, so the runner puts it back if it goes (Plan.git_pins); and what it leads to, when the
- * command may write that, is read-only like any other .git. */
-static int pin_git_symlink(Plan *p, const char *git) {
-        _cleanup_free_ char *target = NULL;
-        if (strv_contains(p->git_pins, git))
-                return 0;
-        int r = strv_extend(&p->git_pins, git);
-        if (r < 0)
-                return r;
-        if (plan_path_canonicalize(git, &target) < 0 || plan_names_path(p, target) || !writable_from_above(p, target))
-                return 0;
-        return add_entry(p, PATH_ACCESS_READ, target, WHY_GIT, PATH_CREATE_NONE, PATH_SOURCE_SELF);
-}
-
-/* dir/.git, for a directory `dir` the command may write: read-only where there is one, and
- * where the command starts (`start`) an empty one for the run where there is none. */
-static int protect_git_at(Plan *p, const char *dir, bool start, size_t *placeholders) {
-        _cleanup_free_ char *git = path_join(dir, ".git");
-        struct stat st;
-
-        if (!git)
-                return -ENOMEM;
-        if (plan_names_path(p, git))
-                return 0;
-        int r = path_stat_no_symlinks(git, &st);
-        if (r < 0 && r != -EACCES && r != -ELOOP)
-                return r;
-        /* A symlink on the way (the directory changed since it was checked): the guard
-         * refuses the run when it makes the placeholder. */
-        struct stat lst;
-        if (r == -ELOOP && lstat(git, &lst) >= 0 && S_ISLNK(lst.st_mode))
-                return pin_git_symlink(p, git);
-        bool missing = r == 0 || r == -ELOOP;
-        bool found = r > 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
-        if (start && *placeholders < PLAN_GIT_PLACEHOLDERS_MAX &&
-            (missing || (found && S_ISDIR(st.st_mode) && is_empty_dir(git)))) {
-                (*placeholders)++;
-                return add_entry(p, PATH_ACCESS_READ, git, WHY_GIT_PLACEHOLDER, PATH_CREATE_PLACEHOLDER,
-                                 PATH_SOURCE_SELF);
-        }
-        if (found)
-                return add_entry(p, PATH_ACCESS_READ, git, WHY_GIT, PATH_CREATE_NONE, PATH_SOURCE_SELF);
-        return 0;
-}
-
-/* How far below a writable directory repositories are looked for (~/src/foo/.git,
- * third_party/lib/.git), and how many directories one run reads at most doing so. */
-#define NESTED_GIT_DEPTH 3
-#define NESTED_GIT_DIRS_MAX 1024U
-
-/* The .git directories and files below `dir` (a writable directory, or one below it), read-only,
- * `depth` levels down; *budget directories read at most, then no more are. Symlinks are not
- * followed, and nothing below a .git is looked at. */
-static int protect_nested_git(Plan *p, const char *dir, unsigned depth, unsigned *budget) {
-        if (*budget == 0)
-                return 0;
-        (*budget)--;
-        _cleanup_close_ int fd = path_open_no_symlinks(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-        if (fd < 0)
-                return 0;       /* unreadable or gone: nothing to bind either */
-        DIR *d = fdopendir(fd);
-        if (!d)
-                return -errno;
-        fd = -EBADF;
-        _cleanup_strv_free_ char **subdirs = NULL;
-        int r = 0;
-        struct dirent *e;
-        while (r >= 0 && (e = readdir(d))) {
-                if (e->d_type != DT_DIR || streq(e->d_name, ".") || streq(e->d_name, "..") ||
-                    streq(e->d_name, ".git"))
-                        continue;
-                r = strv_extend(&subdirs, e->d_name);
-        }
-        (void) closedir(d);
-        STRV_FOREACH(n, subdirs) {
-                if (r < 0)
-                        break;
-                _cleanup_free_ char *sub = path_join(dir, *n), *git = NULL;
-                struct stat st;
-                if (!sub || !(git = path_join(sub, ".git")))
-                        return -ENOMEM;
-                if (lstat(git, &st) < 0 || plan_names_path(p, git) || !writable_from_above(p, git))
-                        ;
-                else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
-                        r = add_entry(p, PATH_ACCESS_READ, git, WHY_GIT_NESTED, PATH_CREATE_NONE, PATH_SOURCE_SELF);
-                else if (S_ISLNK(st.st_mode))
-                        r = pin_git_symlink(p, git);
-                if (r >= 0 && depth > 1)
-                        r = protect_nested_git(p, sub, depth - 1, budget);
-        }
-        return r;
-}
-
-/* A .git at the top of a writable directory is bound read-only onto itself: code planted in it
- * (a hook, a config, a `commondir` pointing git at another config) would run at the next git
- * command, outside any sandbox; and a mount point cannot be renamed away and replaced. Where
- * the command starts (the writable directories that hold the working directory) and there is
- * none, or only an empty one (another run's placeholder), the runner makes an empty one for
- * the run (unit/git-guard.h), bound the same way: an empty .git is no repository to git. A
- * plan that names the .git itself decides: a write entry for a git directory makes it one the
- * command may commit to (guard_writable_git_dir). A symlink is left alone: binding onto it
- * would bind whatever it points at. */
-static int protect_git_dirs(Plan *p) {
-        size_t n = p->n_paths, placeholders = 0;
-        unsigned budget = NESTED_GIT_DIRS_MAX;
-
-        /* The git directories and .git files the profiles made writable themselves. Entries may
-         * be added and dropped on the way: the same index is looked at again after a drop. */
-        for (size_t i = 0; i < p->n_paths; i++) {
-                const PlanPath *e = &p->paths[i];
-                struct stat st;
-                if (e->access != PATH_ACCESS_WRITE || e->reason)
-                        continue;
-                const char *base = strrchr(e->path, '/');
-                bool named_git = base && streq(base + 1, ".git");
-                int r = 0;
-                if (is_git_dir(e->path))
-                        r = guard_writable_git_dir(p, i);
-                else if (named_git && lstat(e->path, &st) >= 0 && S_ISREG(st.st_mode))
-                        r = keep_git_file(p, i);
-                if (r < 0)
-                        return r;
-                if (i < p->n_paths && p->paths[i].access != PATH_ACCESS_WRITE)
-                        i--;    /* dropped for a read-only entry at the end: the next is at i now */
-        }
-        n = p->n_paths;
-
-        for (size_t i = 0; i < n; i++) {
-                if (p->paths[i].access != PATH_ACCESS_WRITE)
-                        continue;
-                const char *w = p->paths[i].path;
-                int k = is_git_dir(w) ? 0 : protect_nested_git(p, w, NESTED_GIT_DEPTH, &budget);
-                if (k < 0)
-                        return k;
-                w = p->paths[i].path;   /* the entries may have moved */
-                if (!p->working_directory || !path_startswith(p->working_directory, w)) {
-                        int r = protect_git_at(p, w, false, &placeholders);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                /* Where the command starts: each directory from there up to the writable one,
-                 * since git outside, run there, looks at each on its way up. */
-                _cleanup_free_ char *d = strdup(p->working_directory);
-                if (!d)
-                        return -ENOMEM;
-                for (;;) {
-                        if (streq(d, w) || writable_from_above(p, d)) {
-                                int r = protect_git_at(p, d, true, &placeholders);
-                                if (r < 0)
-                                        return r;
-                        }
-                        if (streq(d, w) || streq(d, "/"))
-                                break;
-                        char *slash = strrchr(d, '/');
-                        if (slash == d)
-                                slash[1] = 0;
-                        else
-                                *slash = 0;
-                }
-        }
-        return 0;
-}
-
-/* ---- 3. sockets ------------------------------------------------------------------------- */
-
-/* The system bus, unless the plan asks for it: through it logind kills any process of the
- * user (KillUser, TerminateUser) and sets lingering, systemd starts units, resolved looks
- * names up past the network rules. Filtered, the proxy's socket is where the bus is, read-only
- * (connecting needs no write access). The key decides: a profile's entry for the socket is
- * replaced. */
-static int protect_system_bus(Plan *p) {
-        if (p->dbus_system == DBUS_ALLOW)
-                /* given back in the empty /run */
-                return force_entry(p, PATH_ACCESS_READ, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS_ALLOWED,
-                                   PATH_SOURCE_SELF);
-        if (p->dbus_system == DBUS_FILTERED)
-                return force_entry(p, PATH_ACCESS_READ, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS_PROXY,
-                                   PATH_SOURCE_SYSTEM_BUS_PROXY);
-        return force_entry(p, PATH_ACCESS_DENY, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS, PATH_SOURCE_SELF);
-}
-
-/* /run (and /var/run where it is a directory of its own) empty: the sockets of the services
- * on the machine are there (a screen session's, a database's, a container manager's), and a
- * read-only mount keeps none of them from being connected to. Given back: journald's sockets
- * and what /etc/resolv.conf leads to; a profile names what else (a read or write entry below
- * /run is bound over the empty one). A plan that names /run itself decides. */
-static int empty_run(Plan *p) {
-        static const char * const runs[] = { "/run", "/var/run" };
-        struct stat st;
-        int r;
-
-        for (size_t i = 0; i < ELEMENTSOF(runs); i++) {
-                if (lstat(runs[i], &st) < 0 || !S_ISDIR(st.st_mode) || plan_names_path(p, runs[i]))
-                        continue;
-                r = add_entry(p, PATH_ACCESS_HIDE, runs[i], WHY_RUN, PATH_CREATE_NONE, PATH_SOURCE_SELF);
-                if (r < 0)
-                        return r;
-        }
-        if (lstat("/run/systemd/journal", &st) >= 0 && S_ISDIR(st.st_mode) &&
-            !plan_names_path(p, "/run/systemd/journal")) {
-                r = add_entry(p, PATH_ACCESS_READ, "/run/systemd/journal", WHY_JOURNAL, PATH_CREATE_NONE,
-                              PATH_SOURCE_SELF);
-                if (r < 0)
-                        return r;
-        }
-        /* the file itself, not its directory: systemd-resolved's holds its varlink socket too */
-        _cleanup_free_ char *resolv = NULL;
-        if (plan_path_canonicalize("/etc/resolv.conf", &resolv) >= 0 && path_startswith(resolv, "/run") &&
-            stat(resolv, &st) >= 0 && S_ISREG(st.st_mode) && !plan_names_path(p, resolv)) {
-                r = add_entry(p, PATH_ACCESS_READ, resolv, WHY_RESOLV, PATH_CREATE_NONE, PATH_SOURCE_SELF);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int protect_sockets(Plan *p, const HardenContext *ctx) {
-        int r = empty_run(p);
-        if (r >= 0)
-                r = protect_system_bus(p);
-        if (r < 0)
-                return r;
-
-        if (ctx->runtime_dir) {
-                _cleanup_free_ char *manager = path_join(ctx->runtime_dir, "systemd");
-                _cleanup_free_ char *bus = path_join(ctx->runtime_dir, "bus");
-                if (!manager || !bus)
-                        return -ENOMEM;
-                r = force_entry(p, PATH_ACCESS_DENY, manager, WHY_MANAGER, PATH_SOURCE_SELF);
-                if (r < 0)
-                        return r;
-                /* The proxy's socket where the bus is: read-only, as connecting to a socket needs
-                 * no write access to the mount. */
-                if (p->dbus == DBUS_FILTERED)
-                        r = force_entry(p, PATH_ACCESS_READ, bus, WHY_BUS_PROXY, PATH_SOURCE_BUS_PROXY);
-                else if (p->dbus != DBUS_ALLOW)
-                        r = force_entry(p, PATH_ACCESS_DENY, bus, WHY_BUS, PATH_SOURCE_SELF);
-                if (r < 0)
-                        return r;
-        }
-        for (size_t i = 0; i < ELEMENTSOF(root_managers); i++)
-                if (!plan_names_path(p, root_managers[i])) {
-                        r = add_entry(p, PATH_ACCESS_DENY, root_managers[i], WHY_ROOT_MANAGER, PATH_CREATE_NONE,
-                                      PATH_SOURCE_SELF);
-                        if (r < 0)
-                                return r;
-                }
-        if (p->network_filtered)
-                for (size_t i = 0; i < ELEMENTSOF(name_services); i++)
-                        if (!plan_names_path(p, name_services[i])) {
-                                r = add_entry(p, PATH_ACCESS_DENY, name_services[i], WHY_NAME_SERVICE,
-                                              PATH_CREATE_NONE, PATH_SOURCE_SELF);
-                                if (r < 0)
-                                        return r;
-                        }
-        if (ctx->bpfd_socket && path_is_absolute(ctx->bpfd_socket) && !streq(ctx->bpfd_socket, SCUDO_BPFD_SOCKET)) {
-                r = force_entry(p, PATH_ACCESS_DENY, ctx->bpfd_socket, WHY_BPFD, PATH_SOURCE_SELF);
-                if (r < 0)
-                        return r;
-        }
-        return force_entry(p, PATH_ACCESS_DENY, SCUDO_BPFD_SOCKET, WHY_BPFD, PATH_SOURCE_SELF);
 }
 
 /* ---- 4. mounts that would change nothing ------------------------------------------------ */
@@ -928,7 +384,7 @@ static int pin_ancestors(Plan *p) {
         for (size_t i = 0; i < m; i++) {
                 if (i > 0 && streq(pins[i], pins[i - 1]))
                         continue;
-                r = add_entry(p, PATH_ACCESS_WRITE, pins[i], WHY_PIN, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                r = harden_add_entry(p, PATH_ACCESS_WRITE, pins[i], WHY_PIN, PATH_CREATE_NONE, PATH_SOURCE_SELF);
                 if (r < 0)
                         return r;
         }
@@ -940,11 +396,11 @@ int plan_harden(Plan *p, const HardenContext *ctx) {
         if (r >= 0)
                 r = protect_config_files(p, ctx);
         if (r >= 0)
-                r = protect_persistence(p, ctx);
+                r = harden_persistence(p, ctx);
         if (r >= 0)
-                r = protect_git_dirs(p);
+                r = harden_git_dirs(p);
         if (r >= 0)
-                r = protect_sockets(p, ctx);
+                r = harden_sockets(p, ctx);
         if (r >= 0)
                 r = drop_unchanging(p);
         if (r >= 0)

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* The hardening step's section on what runs later, outside (plan-harden.h): what a place of
+ * plan/persistence.h leads to through a symlink, and every file git's configuration includes,
+ * read-only where the command could write it. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "plan/git-config-walk.h"
+#include "plan/harden-internal.h"
+#include "plan/persistence.h"
+#include "plan/plan-validate.h"
+#include "util/path-util.h"
+
+/* ---- 1b. what runs later, reached through a symlink ------------------------------------ */
+
+/* `path` (a persistence root, or a file git's configuration includes) read-only when what it
+ * leads to is in a directory the command may write. Made first (empty) where it is missing,
+ * or the command could make it. through_symlink: only where a symlink leads there, since the
+ * policy engine refuses a derived grant of such a place as it is written (build.lua), and one
+ * written out in full is policy. */
+static int keep_runs_later(Plan *p, const char *path, bool file, bool through_symlink) {
+        _cleanup_free_ char *c = NULL, *why = NULL;
+        PathCreate create = PATH_CREATE_NONE;
+
+        if (plan_path_canonicalize(path, &c) < 0) {
+                /* missing: where it would be made, its directory resolved */
+                _cleanup_free_ char *dir = strdup(path), *cdir = NULL;
+                char *slash = dir ? strrchr(dir, '/') : NULL;
+                if (!dir)
+                        return -ENOMEM;
+                if (!slash || slash == dir)
+                        return 0;
+                *slash = 0;
+                if (plan_path_canonicalize(dir, &cdir) < 0)
+                        return 0;       /* nor its directory: nothing to make it in */
+                c = path_join(cdir, slash + 1);
+                if (!c)
+                        return -ENOMEM;
+                create = file ? PATH_CREATE_FILE : PATH_CREATE_DIR;
+        }
+        if ((through_symlink && streq(c, path)) || plan_names_path(p, c) || !harden_writable_from_above(p, c))
+                return 0;
+        struct stat st;
+        if (create == PATH_CREATE_NONE && lstat(c, &st) < 0)
+                create = file ? PATH_CREATE_FILE : PATH_CREATE_DIR;
+        int k = through_symlink ?
+                asprintf(&why, "%s leads here, and %s", path, file ?
+                         "what it holds runs later, outside the sandbox: read-only" :
+                         "what is in it runs later, outside the sandbox: read-only") :
+                asprintf(&why, "git's configuration includes %s: what it sets (programs to run among it) "
+                         "applies outside the sandbox: read-only", path);
+        if (k < 0)
+                return -ENOMEM;
+        return harden_add_entry(p, PATH_ACCESS_READ, c, why, create, PATH_SOURCE_SELF);
+}
+
+static int keep_git_include(const char *path, void *userdata) {
+        return keep_runs_later(userdata, path, true, false);
+}
+
+static int read_on(const char *canonical, const GitConfigFiltered *f, void *userdata) {
+        return 0;
+}
+
+/* The places of plan/persistence.h, resolved; and the files git's configuration includes,
+ * wherever they are (an [includeIf "gitdir:~/work/"] path = ~/work/.gitconfig-work, made from
+ * a run started in ~/work, would set core.fsmonitor for every git command there). */
+int harden_persistence(Plan *p, const HardenContext *ctx) {
+        PersistenceRoot *roots = NULL;
+        size_t n = 0;
+        int r;
+
+        if (!ctx->home || !path_is_absolute(ctx->home))
+                return 0;
+        r = persistence_roots(&(PersistenceEnv) { .home = ctx->home, .config_home = ctx->config_home,
+                                                  .data_home = ctx->data_home, .state_home = ctx->state_home,
+                                                  .path = ctx->path }, &roots, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = keep_runs_later(p, roots[i].path, roots[i].file, true);
+        persistence_roots_free(roots, n);
+        if (r < 0)
+                return r;
+
+        _cleanup_free_ char *xdg = ctx->config_home && path_is_absolute(ctx->config_home) ?
+                path_join(ctx->config_home, "git/config") : path_join(ctx->home, ".config/git/config");
+        _cleanup_free_ char *dot = path_join(ctx->home, ".gitconfig");
+        if (!xdg || !dot)
+                return -ENOMEM;
+        char *start[] = { xdg, dot, NULL };
+        r = git_config_walk(start, ctx->home, &(GitConfigVisitor) {
+                .target = keep_git_include, .visit = read_on, .userdata = p });
+        /* a configuration that cannot be read is not git's to read either: the runner says so
+         * when it cannot show it without its credentials */
+        return r == -ENOMEM ? r : 0;
+}

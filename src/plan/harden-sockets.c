@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* The hardening step's section on sockets (plan-harden.h): the empty /run with what commands
+ * need given back, the buses, and the sockets out of reach whatever the profiles say. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "plan/harden-internal.h"
+#include "plan/plan-validate.h"
+#include "util/path-util.h"
+
+/* The reasons, as explain shows them after "scudo". */
+#define WHY_SYSTEM_BUS_ALLOWED "the system bus, as dbus.system = \"allow\" asks, given back in the empty /run"
+#define WHY_RUN "services put their sockets here, and connect() ignores a read-only mount: an empty " \
+        "/run, with what commands need given back; a profile that names a path below it gives that back"
+#define WHY_JOURNAL "journald's sockets: logging to the journal works (logger, /dev/log)"
+#define WHY_RESOLV "/etc/resolv.conf leads here: names resolve"
+#define WHY_MANAGER "the service manager's private socket starts units outside the sandbox"
+#define WHY_BUS "the session bus starts programs outside the sandbox (dbus.session = \"allow\" gives it)"
+#define WHY_BUS_PROXY "the filtered session bus (dbus.session = \"filtered\") in place of the bus"
+#define WHY_SYSTEM_BUS "the system bus reaches services outside (logind kills the user's processes, " \
+        "lingering outlives the run); dbus.system = \"filtered\" or \"allow\" gives it"
+#define WHY_SYSTEM_BUS_PROXY "the filtered system bus (dbus.system = \"filtered\") in place of the bus"
+#define WHY_BPFD "scudo-bpfd's socket, which sets the network rules of sandboxes"
+#define WHY_ROOT_MANAGER "a root container or VM manager: its group reaches it, and it mounts anything " \
+        "as root; a profile that names the socket decides"
+#define WHY_NAME_SERVICE "with network rules, a service that resolves names or fetches for whoever " \
+        "asks, past the rules; a profile that names the socket decides"
+
+/* Root's container and VM managers: a member of their group (docker, libvirt, lxd, ...)
+ * reaches them from inside as from outside, and they start a container that mounts the home
+ * directory, or anything else, as root. */
+static const char * const root_managers[] = {
+        "/run/docker.sock",
+        "/run/containerd/containerd.sock",
+        "/run/podman/podman.sock",
+        "/run/libvirt/libvirt-sock",
+        "/run/libvirt/virtqemud-sock",
+        "/var/snap/lxd/common/lxd/unix.socket",
+        "/var/lib/lxd/unix.socket",
+        "/var/lib/incus/unix.socket",
+};
+
+/* With network rules, the services that look names up or fetch things for whoever asks over a
+ * local socket: through them a name the rules refuse is resolved anyway (and a secret spelled
+ * into it reaches that name's DNS server), and the DNS proxy never sees the answers the rules
+ * for allowed names are made from. glibc then falls back to /etc/resolv.conf, whose port 53
+ * leads to the proxy. */
+static const char * const name_services[] = {
+        "/run/systemd/resolve/io.systemd.Resolve",      /* nss-resolve (Fedora, Arch) */
+        "/run/nscd/socket",                             /* glibc's name service cache */
+        "/run/avahi-daemon/socket",                     /* nss-mdns */
+        "/run/snapd.socket",                            /* the snap store's search */
+        "/run/snapd-snap.socket",
+};
+
+/* ---- 3. sockets ------------------------------------------------------------------------- */
+
+/* The system bus, unless the plan asks for it: through it logind kills any process of the
+ * user (KillUser, TerminateUser) and sets lingering, systemd starts units, resolved looks
+ * names up past the network rules. Filtered, the proxy's socket is where the bus is, read-only
+ * (connecting needs no write access). The key decides: a profile's entry for the socket is
+ * replaced. */
+static int protect_system_bus(Plan *p) {
+        if (p->dbus_system == DBUS_ALLOW)
+                /* given back in the empty /run */
+                return harden_force_entry(p, PATH_ACCESS_READ, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS_ALLOWED,
+                                   PATH_SOURCE_SELF);
+        if (p->dbus_system == DBUS_FILTERED)
+                return harden_force_entry(p, PATH_ACCESS_READ, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS_PROXY,
+                                   PATH_SOURCE_SYSTEM_BUS_PROXY);
+        return harden_force_entry(p, PATH_ACCESS_DENY, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS, PATH_SOURCE_SELF);
+}
+
+/* /run (and /var/run where it is a directory of its own) empty: the sockets of the services
+ * on the machine are there (a screen session's, a database's, a container manager's), and a
+ * read-only mount keeps none of them from being connected to. Given back: journald's sockets
+ * and what /etc/resolv.conf leads to; a profile names what else (a read or write entry below
+ * /run is bound over the empty one). A plan that names /run itself decides. */
+static int empty_run(Plan *p) {
+        static const char * const runs[] = { "/run", "/var/run" };
+        struct stat st;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(runs); i++) {
+                if (lstat(runs[i], &st) < 0 || !S_ISDIR(st.st_mode) || plan_names_path(p, runs[i]))
+                        continue;
+                r = harden_add_entry(p, PATH_ACCESS_HIDE, runs[i], WHY_RUN, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                if (r < 0)
+                        return r;
+        }
+        if (lstat("/run/systemd/journal", &st) >= 0 && S_ISDIR(st.st_mode) &&
+            !plan_names_path(p, "/run/systemd/journal")) {
+                r = harden_add_entry(p, PATH_ACCESS_READ, "/run/systemd/journal", WHY_JOURNAL, PATH_CREATE_NONE,
+                              PATH_SOURCE_SELF);
+                if (r < 0)
+                        return r;
+        }
+        /* the file itself, not its directory: systemd-resolved's holds its varlink socket too */
+        _cleanup_free_ char *resolv = NULL;
+        if (plan_path_canonicalize("/etc/resolv.conf", &resolv) >= 0 && path_startswith(resolv, "/run") &&
+            stat(resolv, &st) >= 0 && S_ISREG(st.st_mode) && !plan_names_path(p, resolv)) {
+                r = harden_add_entry(p, PATH_ACCESS_READ, resolv, WHY_RESOLV, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int harden_sockets(Plan *p, const HardenContext *ctx) {
+        int r = empty_run(p);
+        if (r >= 0)
+                r = protect_system_bus(p);
+        if (r < 0)
+                return r;
+
+        if (ctx->runtime_dir) {
+                _cleanup_free_ char *manager = path_join(ctx->runtime_dir, "systemd");
+                _cleanup_free_ char *bus = path_join(ctx->runtime_dir, "bus");
+                if (!manager || !bus)
+                        return -ENOMEM;
+                r = harden_force_entry(p, PATH_ACCESS_DENY, manager, WHY_MANAGER, PATH_SOURCE_SELF);
+                if (r < 0)
+                        return r;
+                /* The proxy's socket where the bus is: read-only, as connecting to a socket needs
+                 * no write access to the mount. */
+                if (p->dbus == DBUS_FILTERED)
+                        r = harden_force_entry(p, PATH_ACCESS_READ, bus, WHY_BUS_PROXY, PATH_SOURCE_BUS_PROXY);
+                else if (p->dbus != DBUS_ALLOW)
+                        r = harden_force_entry(p, PATH_ACCESS_DENY, bus, WHY_BUS, PATH_SOURCE_SELF);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(root_managers); i++)
+                if (!plan_names_path(p, root_managers[i])) {
+                        r = harden_add_entry(p, PATH_ACCESS_DENY, root_managers[i], WHY_ROOT_MANAGER, PATH_CREATE_NONE,
+                                      PATH_SOURCE_SELF);
+                        if (r < 0)
+                                return r;
+                }
+        if (p->network_filtered)
+                for (size_t i = 0; i < ELEMENTSOF(name_services); i++)
+                        if (!plan_names_path(p, name_services[i])) {
+                                r = harden_add_entry(p, PATH_ACCESS_DENY, name_services[i], WHY_NAME_SERVICE,
+                                              PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                                if (r < 0)
+                                        return r;
+                        }
+        if (ctx->bpfd_socket && path_is_absolute(ctx->bpfd_socket) && !streq(ctx->bpfd_socket, SCUDO_BPFD_SOCKET)) {
+                r = harden_force_entry(p, PATH_ACCESS_DENY, ctx->bpfd_socket, WHY_BPFD, PATH_SOURCE_SELF);
+                if (r < 0)
+                        return r;
+        }
+        return harden_force_entry(p, PATH_ACCESS_DENY, SCUDO_BPFD_SOCKET, WHY_BPFD, PATH_SOURCE_SELF);
+}
