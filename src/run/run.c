@@ -1,91 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-#include <fcntl.h>
-#include <poll.h>
-#include <pwd.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/random.h>
-#include <sys/wait.h>
-#include <systemd/sd-bus.h>
-#include <systemd/sd-event.h>
-#include <unistd.h>
-
-#include "broker/server.h"
-#include "net/net-session.h"
-#include "report/refusals.h"
-#include "run/run.h"
-#include "unit/bus-proxy.h"
-#include "unit/git-config-copies.h"
-#include "unit/git-guard.h"
-#include "unit/gitdir-watch.h"
-#include "unit/manager-bus.h"
-#include "unit/pty-relay.h"
-#include "unit/tui.h"
-#include "unit/unit-build.h"
-#include "unit/watcher.h"
-#include "util/log.h"
-#include "util/macro.h"
-#include "util/path-create.h"
-#include "util/path-util.h"
-#include "util/sandbox-unit.h"
-#include "util/strv.h"
-
-
-/* systemd's exit codes for a failed exec setup (systemd.exec(5), "Process exit codes"). */
-#define EXIT_CHDIR 200
-#define EXIT_EXEC 203
-#define EXIT_NAMESPACE 226
-
-typedef struct RunContext {
-        sd_event *event;
-        sd_bus *bus;
-        char unit_name[64];
-        char *unit_path;
-
-        /* With network rules, or file reports: the run's own slice, restricted (or watched)
-         * by scudo-bpfd before the service starts in it. A flat name, so that no parent slice
-         * is left behind. */
-        char slice_name[64];
-        bool slice_job_done;
-        bool in_slice;
-        char *slice_job_result;
-        NetSession *net;
-        sd_event_source *net_source;
-        Refusals *refusals;     /* the run's refusal reports (src/report/) */
-
-        bool job_done;
-        char *job_result;
-        char *active_state;
-        bool finished;
-        bool failed_to_start;
-        char *start_error;
-
-        unsigned n_signals;
-        /* Who gets a signal passed on: "main" with a PID namespace, whose init passes it to
-         * every process in there (sent to all of them too, each would get it twice); "all"
-         * without one. */
-        const char *kill_whom;
-        PtyRelay *pty;
-        Tui *tui;               /* --tui: the screen between the pty and the terminal */
-        int watcher_fd;
-        BusProxy bus_proxy;     /* the session bus's; unit[0] == 0: none */
-        BusProxy system_bus_proxy;      /* the system bus's; unit[0] == 0: none */
-        GitGuard git_guard;
-        GitdirWatch *gitdir_watch;      /* a .git the command may commit to (gitdir-watch.h) */
-        bool gitdir_refused;
-        GitConfigCopies git_config;     /* git's configuration less its credentials */
-        bool started;           /* the unit may be running */
-
-        Broker *broker;         /* the plan delegates: its broker (broker/server.h) */
-        const RunCaller *caller;        /* a delegated run: who asked */
-        sd_event_source *caller_source;
-        sd_event_source *kill_timer;
-        bool caller_gone;
-} RunContext;
-
-static void stop_slice(RunContext *c);
+/* One run, from a plan to its end (run.h, run-internal.h). */
+#include "run/run-internal.h"
 
 static void run_context_done(RunContext *c) {
         /* The .git placeholders go when the sandbox is gone; while it may still run (scudo lost
@@ -99,7 +14,7 @@ static void run_context_done(RunContext *c) {
         gitdir_watch_free(c->gitdir_watch);
         /* Whatever way the run ended, its slice goes (and with its cgroup, the BPF programs),
          * and the bus proxies with their sockets. */
-        stop_slice(c);
+        run_stop_slice(c);
         bus_proxy_stop(c->bus, &c->bus_proxy);
         bus_proxy_stop(c->bus, &c->system_bus_proxy);
         broker_free(c->broker);
@@ -133,7 +48,7 @@ static int make_unit_name(RunContext *c) {
         return sd_bus_path_encode(SD_PATH "/unit", c->unit_name, &c->unit_path);
 }
 
-static void check_finished(RunContext *c) {
+static void run_check_finished(RunContext *c) {
         if (!c->job_done || !c->active_state)
                 return;
         if (streq(c->active_state, "inactive") || streq(c->active_state, "failed")) {
@@ -177,7 +92,7 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         if (sd_bus_get_property_string(c->bus, SD_DEST, c->unit_path, "org.freedesktop.systemd1.Unit",
                                        "ActiveState", &e, &state) >= 0)
                 (void) set_string(&c->active_state, state);
-        check_finished(c);
+        run_check_finished(c);
         return 0;
 }
 
@@ -202,7 +117,7 @@ static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error
                 if (sd_bus_message_exit_container(m) < 0)
                         return 0;
         }
-        check_finished(c);
+        run_check_finished(c);
         return 0;
 }
 
@@ -217,7 +132,7 @@ static int on_start_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         return 0;
 }
 
-static void call_async(RunContext *c, const char *method, const char *types, ...) {
+void run_call_async(RunContext *c, const char *method, const char *types, ...) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         va_list ap;
         if (sd_bus_message_new_method_call(c->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, method) < 0)
@@ -227,189 +142,6 @@ static void call_async(RunContext *c, const char *method, const char *types, ...
         va_end(ap);
         if (r >= 0)
                 (void) sd_bus_call_async(c->bus, NULL, m, NULL, NULL, 0);
-}
-
-/* … continued (fg or bg): the terminal raw again, the unit thawed. */
-static void resume(RunContext *c) {
-        if (c->pty)
-                (void) pty_relay_raw_terminal(c->pty);
-        (void) sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "ThawUnit", NULL, NULL,
-                                  "s", c->unit_name);
-        if (c->pty)
-                pty_relay_resize(c->pty);
-}
-
-/* Freeze the unit, stop ourselves like any job would on ^Z, and thaw when continued. A
- * delegated run's caller is the job the user's shell knows: it stops, and says when it goes on. */
-static void suspend(void *userdata) {
-        RunContext *c = userdata;
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        (void) sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "FreezeUnit", &e, NULL,
-                                  "s", c->unit_name);
-        pty_relay_restore_terminal(c->pty);
-        if (c->caller) {
-                if (c->caller->suspend(c->caller->fd) < 0)
-                        resume(c);
-                return;
-        }
-        (void) kill(getpid(), SIGSTOP);
-        resume(c);
-}
-
-static void handle_signal(RunContext *c, int sig) {
-        switch (sig) {
-        case SIGWINCH:
-                if (c->pty)
-                        pty_relay_resize(c->pty);
-                return;
-        case SIGTSTP:
-                suspend(c);
-                return;
-        case SIGCONT:   /* a delegated run's caller goes on after a suspension */
-                resume(c);
-                return;
-        default:
-                /* First signal: pass it to every process of the command. Another one: the user
-                 * insists, stop the unit (SIGTERM, then SIGKILL after TimeoutStopSec=). A third:
-                 * SIGKILL now. */
-                if (++c->n_signals == 1)
-                        call_async(c, "KillUnit", "ssi", c->unit_name, c->kill_whom, sig);
-                else if (c->n_signals == 2)
-                        call_async(c, "StopUnit", "ss", c->unit_name, "replace");
-                else    /* a command that ignores SIGTERM does not get to wait out the stop timeout */
-                        call_async(c, "KillUnit", "ssi", c->unit_name, "all", SIGKILL);
-                return;
-        }
-}
-
-static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        handle_signal(userdata, (int) si->ssi_signo);
-        return 0;
-}
-
-static int on_kill_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        RunContext *c = userdata;
-        call_async(c, "KillUnit", "ssi", c->unit_name, "all", SIGKILL);
-        return 0;
-}
-
-/* The caller of a delegated run is gone (killed, or its sandbox ended): nobody is left to
- * read what the command does. The unit is stopped, and what ignores the stop's SIGTERM gets
- * SIGKILL a second later, as when scudo itself is killed (watcher.c). */
-static void caller_gone(RunContext *c) {
-        c->caller_gone = true;
-        c->caller_source = sd_event_source_disable_unref(c->caller_source);
-        if (!c->started)
-                return;
-        call_async(c, "ThawUnit", "s", c->unit_name);   /* frozen while the caller was stopped */
-        call_async(c, "StopUnit", "ss", c->unit_name, "replace");
-        (void) sd_event_add_time_relative(c->event, &c->kill_timer, CLOCK_MONOTONIC, 1000 * 1000, 0,
-                                          on_kill_timer, c);
-}
-
-/* A name refused in a .git the command may commit to: the sandbox is killed at once, before
- * it can make another. */
-static void on_gitdir_refused(const char *path, bool removed, void *userdata) {
-        RunContext *c = userdata;
-        c->gitdir_refused = true;
-        if (c->started)
-                call_async(c, "KillUnit", "ssi", c->unit_name, "all", SIGKILL);
-}
-
-static int on_caller(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        RunContext *c = userdata;
-        int sig = c->caller->receive(fd);
-        if (sig < 0)
-                caller_gone(c);
-        else if (sig > 0)
-                handle_signal(c, sig);
-        return 0;
-}
-
-/* Before the unit starts: the caller may be gone already, or have been interrupted. Returns 0
- * to go on, or the exit status to end with, the unit not started. */
-static int caller_before_start(RunContext *c) {
-        for (;;) {
-                struct pollfd p = { .fd = c->caller->fd, .events = POLLIN };
-                if (poll(&p, 1, 0) <= 0)
-                        return 0;
-                int sig = c->caller->receive(c->caller->fd);
-                if (sig < 0) {
-                        c->caller_gone = true;
-                        return EXIT_SCUDO_SETUP;
-                }
-                if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
-                        return 128 + sig;
-        }
-}
-
-/* Resource properties are cgroup attributes: without its controller in the user manager's
- * cgroup (not delegated by the system, or a hybrid hierarchy), systemd accepts MemoryMax= or
- * TasksMax= and enforces nothing. A profile's limit is a promise: refuse the run instead. */
-static const char *resource_controller(const char *property) {
-        static const struct { const char *property, *controller; } table[] = {
-                { "MemoryMax", "memory" }, { "MemoryHigh", "memory" }, { "MemoryLow", "memory" },
-                { "MemorySwapMax", "memory" }, { "TasksMax", "pids" }, { "CPUQuota", "cpu" },
-                { "CPUWeight", "cpu" }, { "IOWeight", "io" },
-        };
-        for (size_t i = 0; i < ELEMENTSOF(table); i++)
-                if (streq(table[i].property, property))
-                        return table[i].controller;
-        return NULL;
-}
-
-static bool word_in(const char *list, const char *word) {
-        size_t n = strlen(word);
-        for (const char *p = list; (p = strstr(p, word)); p += n)
-                if ((p == list || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ' || p[n] == '\n'))
-                        return true;
-        return false;
-}
-
-static int check_resource_controllers(RunContext *c, const Plan *plan) {
-        const char *needs = NULL, *property = NULL;
-        for (size_t i = 0; i < plan->n_properties && !needs; i++)
-                if ((needs = resource_controller(plan->properties[i].name)))
-                        property = plan->properties[i].name;
-        if (!needs)
-                return 0;
-
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_free_ char *cgroup = NULL;
-        int r = sd_bus_get_property_string(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "ControlGroup", &e, &cgroup);
-        if (r < 0)
-                return log_error_errno(r, "Failed to read the service manager's control group: %s",
-                                       e.message ?: "unknown error");
-
-        char controllers[512] = "";
-        static const char * const roots[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
-        bool found = false;
-        for (size_t i = 0; i < ELEMENTSOF(roots) && !found; i++) {
-                _cleanup_free_ char *path = NULL;
-                if (asprintf(&path, "%s%s/cgroup.controllers", roots[i], cgroup) < 0)
-                        return log_oom();
-                FILE *f = fopen(path, "re");
-                if (!f)
-                        continue;
-                found = fgets(controllers, sizeof(controllers), f) != NULL || feof(f);
-                fclose(f);
-        }
-        if (!found)
-                return log_error_errno(SYNTHETIC_ERRNO(ENOENT), "Cannot read the controllers of the service "
-                                       "manager's control group %s: refusing to run without the limits "
-                                       "the profile sets (%s)", cgroup, property);
-
-        for (size_t i = 0; i < plan->n_properties; i++) {
-                const char *need = resource_controller(plan->properties[i].name);
-                if (need && !word_in(controllers, need))
-                        return log_error_errno(SYNTHETIC_ERRNO(EOPNOTSUPP),
-                                               "%s=%s needs the cgroup controller '%s', which the user "
-                                               "manager does not have (%s holds: %s): refusing to run the "
-                                               "command without the limit", plan->properties[i].name,
-                                               plan->properties[i].value, need, cgroup,
-                                               controllers[0] && controllers[0] != '\n' ? strtok(controllers, "\n") : "none");
-        }
-        return 0;
 }
 
 static int add_matches(RunContext *c) {
@@ -443,186 +175,6 @@ static int start_unit(RunContext *c, const Plan *plan, const UnitContext *uctx, 
         if (r < 0)
                 return r;
         return sd_bus_call_async(c->bus, NULL, m, on_start_reply, c, 0);
-}
-
-static int dispatch_reports(RunContext *c) {
-        const NetSessionHandler h = {
-                .event = refusals_on_event,
-                .file_event = refusals_on_file_event,
-                .userdata = c->refusals,
-        };
-        return net_session_dispatch(c->net, &h);
-}
-
-static int on_net_event(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        RunContext *c = userdata;
-        if (dispatch_reports(c) < 0)
-                (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
-        return 0;
-}
-
-/* The helper's session for the slice's cgroup. With network rules, any failure fails the run.
- * File reports alone are no confinement: without the helper the run goes on, and says so. */
-static int open_helper_session(RunContext *c, const Plan *plan, const char *cgroup) {
-        unsigned flags = refusals_want_files(c->refusals) ? NET_SESSION_FILES : 0;
-        ReportFeed *feed = refusals_feed(c->refusals);
-        char line[512];
-        int r;
-
-        const NetSessionRules rules = {
-                .filtered = plan->network_filtered,
-                .allow = plan->net_allow,
-                .deny = plan->net_deny,
-                .dns = plan->dns,
-        };
-        r = net_session_open(cgroup, &rules, flags, &c->net);
-        if (r < 0 && !plan->network_filtered) {
-                const char *why = net_session_error();
-
-                (void) snprintf(line, sizeof(line), "file refusals are not reported: %s%s%s",
-                                r == -ECONNREFUSED || r == -ENOENT ? "scudo-bpfd is not reachable" :
-                                "scudo-bpfd refused", *why ? " (" : "", *why ? why : "");
-                if (*why)
-                        (void) strncat(line, ")", sizeof(line) - strlen(line) - 1);
-                report_feed_notice(feed, line);
-                return 0;
-        }
-        if (r < 0) {
-                const char *why = net_session_error();
-                if (r == -ECONNREFUSED || r == -ENOENT)
-                        return log_error_errno(r, "The profile has network rules, but scudo-bpfd is not "
-                                               "reachable (%s). Enable it with 'systemctl enable --now "
-                                               "scudo-bpfd.socket' (see docs/network.md); the command "
-                                               "was not run.", *why ? why : "no socket");
-                return log_error_errno(r, "scudo-bpfd could not restrict the network: %s%s%m",
-                                       why, *why ? ": " : "");
-        }
-        if (flags && net_session_notice(c->net)) {
-                (void) snprintf(line, sizeof(line), "file refusals are not reported: %s", net_session_notice(c->net));
-                report_feed_notice(feed, line);
-        }
-        r = sd_event_add_io(c->event, &c->net_source, net_session_get_fd(c->net), EPOLLIN, on_net_event, c);
-        if (r < 0)
-                return log_error_errno(r, "Failed to watch the network helper: %m");
-        return 0;
-}
-
-/* Starts the run's slice and has scudo-bpfd restrict (or watch) its cgroup. The service is
- * started in it only after that, so the command's first instruction already runs under the
- * network rules and its first refusal is reported. */
-static int start_restricted_slice(RunContext *c, const Plan *plan) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
-        _cleanup_free_ char *slice_path = NULL, *cgroup = NULL;
-        int r;
-
-        r = watcher_add_unit(c->watcher_fd, c->slice_name);
-        if (r < 0)
-                return log_error_errno(r, "Failed to arm the unit watcher: %m");
-
-        r = sd_bus_message_new_method_call(c->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "ss", c->slice_name, "fail");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "a(sv)", 2,
-                                          "Description", "s", "scudo: the slice of one run",
-                                          "CollectMode", "s", "inactive-or-failed");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "a(sa(sv))", 0);
-        if (r < 0)
-                return log_error_errno(r, "Failed to build the slice: %m");
-        r = sd_bus_call(c->bus, m, 0, &e, &reply);
-        if (r < 0)
-                return log_error_errno(r, "systemd refused to start the run's slice: %s",
-                                       e.message ?: "unknown error");
-
-        while (!c->slice_job_done) {
-                r = sd_event_run(c->event, UINT64_MAX);
-                if (r < 0)
-                        return log_error_errno(r, "Lost the connection to the service manager: %m");
-        }
-        if (!streq_ptr(c->slice_job_result, "done"))
-                return log_error_errno(SYNTHETIC_ERRNO(EIO), "The run's slice did not start (%s)",
-                                       strempty(c->slice_job_result));
-
-        r = sd_bus_path_encode(SD_PATH "/unit", c->slice_name, &slice_path);
-        if (r >= 0)
-                r = sd_bus_get_property_string(c->bus, SD_DEST, slice_path, "org.freedesktop.systemd1.Slice",
-                                               "ControlGroup", &e, &cgroup);
-        if (r < 0 || !cgroup || !*cgroup)
-                return log_error_errno(r < 0 ? r : -ENODATA, "Cannot find the cgroup of the run's slice: %m");
-
-        c->in_slice = true;
-        return open_helper_session(c, plan, cgroup);
-}
-
-static void stop_slice(RunContext *c) {
-        if (!c->slice_job_done || !c->bus)
-                return;
-        c->slice_job_done = false;
-        (void) sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", NULL, NULL,
-                                  "ss", c->slice_name, "replace");
-}
-
-static int get_int_property(RunContext *c, const char *iface, const char *name, int32_t *ret) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        return sd_bus_get_property_trivial(c->bus, SD_DEST, c->unit_path, iface, name, &e, 'i', ret);
-}
-
-/* The command's exit status as a shell would report it. */
-static int collect_exit_status(RunContext *c, const Plan *plan) {
-        int32_t code = 0, status = 0;
-        int r;
-
-        r = get_int_property(c, "org.freedesktop.systemd1.Service", "ExecMainCode", &code);
-        if (r >= 0)
-                r = get_int_property(c, "org.freedesktop.systemd1.Service", "ExecMainStatus", &status);
-        if (r < 0) {
-                log_error_errno(r, "Failed to read the result of %s: %m", c->unit_name);
-                return EXIT_SCUDO_SETUP;
-        }
-        log_debug("%s: job %s, state %s, ExecMainCode=%d ExecMainStatus=%d", c->unit_name,
-                  strempty(c->job_result), strempty(c->active_state), (int) code, (int) status);
-
-        /* A start job that did not finish as "done" means either that systemd's setup of the
-         * process failed (it then exits with one of its own codes, 200…245, before the
-         * command runs) or that the command ran and ended before the job was processed. */
-        if (c->failed_to_start) {
-                if (code == 0) {
-                        log_error("the sandbox did not start (%s)", strempty(c->job_result));
-                        return EXIT_SCUDO_SETUP;
-                }
-                if (code == CLD_EXITED && status >= 200 && status <= 245) {
-                        switch (status) {
-                        case EXIT_EXEC:
-                                log_error("'%s' cannot be executed inside the sandbox (is it hidden by the profile?)",
-                                          plan->exec_path);
-                                return EXIT_SCUDO_NOTFOUND;
-                        case EXIT_CHDIR:
-                                log_error("the working directory '%s' is not available inside the sandbox",
-                                          strempty(plan->working_directory));
-                                return EXIT_SCUDO_SETUP;
-                        case EXIT_NAMESPACE:
-                                log_error("the sandbox could not be set up (mount namespace); "
-                                          "'journalctl --user -u %s' may say why", c->unit_name);
-                                return EXIT_SCUDO_SETUP;
-                        default:
-                                log_error("the sandbox could not be set up (systemd exit status %d, see "
-                                          "systemd.exec(5))", (int) status);
-                                return EXIT_SCUDO_SETUP;
-                        }
-                }
-        }
-
-        switch (code) {
-        case CLD_EXITED:
-                return status & 0xff;
-        case CLD_KILLED:
-        case CLD_DUMPED:
-                return 128 + (status & 0x7f);
-        default:
-                return status & 0xff;
-        }
 }
 
 /* Whenever a standard stream is a terminal, the command gets a pty of its own in its place
@@ -801,7 +353,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         }
         (void) sigprocmask(SIG_BLOCK, &mask, NULL);
         for (size_t i = 0; i < ELEMENTSOF(sigs); i++) {
-                r = sd_event_add_signal(c.event, NULL, sigs[i], on_signal, &c);
+                r = sd_event_add_signal(c.event, NULL, sigs[i], run_on_signal, &c);
                 if (r < 0)
                         return log_error_errno(r, "Failed to watch signals: %m"), EXIT_SCUDO_SETUP;
         }
@@ -814,7 +366,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to the unit's signals: %m"), EXIT_SCUDO_SETUP;
 
-        r = check_resource_controllers(&c, plan);
+        r = run_check_resource_controllers(&c, plan);
         if (r < 0)
                 return EXIT_SCUDO_SETUP;
 
@@ -848,12 +400,12 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         }
         if (opts->caller) {
                 c.caller = opts->caller;
-                r = sd_event_add_io(c.event, &c.caller_source, c.caller->fd, EPOLLIN, on_caller, &c);
+                r = sd_event_add_io(c.event, &c.caller_source, c.caller->fd, EPOLLIN, run_on_caller, &c);
                 if (r < 0)
                         return log_error_errno(r, "Failed to watch the caller: %m"), EXIT_SCUDO_SETUP;
         }
         if (plan->network_filtered || refusals_want_files(c.refusals)) {
-                r = start_restricted_slice(&c, plan);
+                r = run_start_restricted_slice(&c, plan);
                 if (r < 0)
                         return EXIT_SCUDO_SETUP;
         }
@@ -902,7 +454,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
 
         /* A .git the command may commit to: watched from before the command starts. */
         if (plan->git_watch || plan->git_pins) {
-                r = gitdir_watch_new(plan->git_watch, plan->git_pins, c.event, on_gitdir_refused, &c,
+                r = gitdir_watch_new(plan->git_watch, plan->git_pins, c.event, run_on_gitdir_refused, &c,
                                      &c.gitdir_watch);
                 if (r < 0)
                         return log_error_errno(r, "Cannot watch the .git the command may commit to: %m; "
@@ -944,7 +496,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         }
 
         if (c.caller) {
-                r = caller_before_start(&c);
+                r = run_caller_before_start(&c);
                 if (r != 0)
                         return r;
         }
@@ -960,7 +512,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 return log_error_errno(r, "Failed to build the unit for '%s': %m", plan->exec_path), EXIT_SCUDO_SETUP;
 
         if (c.pty) {
-                r = pty_relay_start(c.pty, c.event, suspend, &c);
+                r = pty_relay_start(c.pty, c.event, run_suspend, &c);
                 if (r < 0)
                         return log_error_errno(r, "Failed to relay the terminal: %m"), EXIT_SCUDO_SETUP;
         }
@@ -988,7 +540,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
 
         /* The last reports of refusals, then the slice can go. */
         if (c.net)
-                (void) dispatch_reports(&c);
+                (void) run_dispatch_reports(&c);
         refusals_finish(c.refusals, c.net, &unit_start);
 
         /* What a full inotify queue may have hidden, and what came after the kill. */
@@ -1004,7 +556,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 log_error("systemd refused to start the sandbox: %s", c.start_error);
                 status = EXIT_SCUDO_SETUP;
         } else
-                status = collect_exit_status(&c, plan);
+                status = run_collect_exit_status(&c, plan);
 
         /* The run is over and accounted for: the watcher can go (the slice is stopped on the
          * way out, by run_context_done()). */

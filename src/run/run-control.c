@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* A run's signals, its delegated caller, and stopping it (run-internal.h). */
+#include <poll.h>
+#include <signal.h>
+
+#include "run/run-internal.h"
+
+/* … continued (fg or bg): the terminal raw again, the unit thawed. */
+static void run_resume(RunContext *c) {
+        if (c->pty)
+                (void) pty_relay_raw_terminal(c->pty);
+        (void) sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "ThawUnit", NULL, NULL,
+                                  "s", c->unit_name);
+        if (c->pty)
+                pty_relay_resize(c->pty);
+}
+
+/* Freeze the unit, stop ourselves like any job would on ^Z, and thaw when continued. A
+ * delegated run's caller is the job the user's shell knows: it stops, and says when it goes on. */
+void run_suspend(void *userdata) {
+        RunContext *c = userdata;
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        (void) sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "FreezeUnit", &e, NULL,
+                                  "s", c->unit_name);
+        pty_relay_restore_terminal(c->pty);
+        if (c->caller) {
+                if (c->caller->suspend(c->caller->fd) < 0)
+                        run_resume(c);
+                return;
+        }
+        (void) kill(getpid(), SIGSTOP);
+        run_resume(c);
+}
+
+static void run_handle_signal(RunContext *c, int sig) {
+        switch (sig) {
+        case SIGWINCH:
+                if (c->pty)
+                        pty_relay_resize(c->pty);
+                return;
+        case SIGTSTP:
+                run_suspend(c);
+                return;
+        case SIGCONT:   /* a delegated run's caller goes on after a suspension */
+                run_resume(c);
+                return;
+        default:
+                /* First signal: pass it to every process of the command. Another one: the user
+                 * insists, stop the unit (SIGTERM, then SIGKILL after TimeoutStopSec=). A third:
+                 * SIGKILL now. */
+                if (++c->n_signals == 1)
+                        run_call_async(c, "KillUnit", "ssi", c->unit_name, c->kill_whom, sig);
+                else if (c->n_signals == 2)
+                        run_call_async(c, "StopUnit", "ss", c->unit_name, "replace");
+                else    /* a command that ignores SIGTERM does not get to wait out the stop timeout */
+                        run_call_async(c, "KillUnit", "ssi", c->unit_name, "all", SIGKILL);
+                return;
+        }
+}
+
+int run_on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        run_handle_signal(userdata, (int) si->ssi_signo);
+        return 0;
+}
+
+static int run_on_kill_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        RunContext *c = userdata;
+        run_call_async(c, "KillUnit", "ssi", c->unit_name, "all", SIGKILL);
+        return 0;
+}
+
+/* The caller of a delegated run is gone (killed, or its sandbox ended): nobody is left to
+ * read what the command does. The unit is stopped, and what ignores the stop's SIGTERM gets
+ * SIGKILL a second later, as when scudo itself is killed (watcher.c). */
+static void run_caller_gone(RunContext *c) {
+        c->caller_gone = true;
+        c->caller_source = sd_event_source_disable_unref(c->caller_source);
+        if (!c->started)
+                return;
+        run_call_async(c, "ThawUnit", "s", c->unit_name);   /* frozen while the caller was stopped */
+        run_call_async(c, "StopUnit", "ss", c->unit_name, "replace");
+        (void) sd_event_add_time_relative(c->event, &c->kill_timer, CLOCK_MONOTONIC, 1000 * 1000, 0,
+                                          run_on_kill_timer, c);
+}
+
+/* A name refused in a .git the command may commit to: the sandbox is killed at once, before
+ * it can make another. */
+void run_on_gitdir_refused(const char *path, bool removed, void *userdata) {
+        RunContext *c = userdata;
+        c->gitdir_refused = true;
+        if (c->started)
+                run_call_async(c, "KillUnit", "ssi", c->unit_name, "all", SIGKILL);
+}
+
+int run_on_caller(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        RunContext *c = userdata;
+        int sig = c->caller->receive(fd);
+        if (sig < 0)
+                run_caller_gone(c);
+        else if (sig > 0)
+                run_handle_signal(c, sig);
+        return 0;
+}
+
+/* Before the unit starts: the caller may be gone already, or have been interrupted. Returns 0
+ * to go on, or the exit status to end with, the unit not started. */
+int run_caller_before_start(RunContext *c) {
+        for (;;) {
+                struct pollfd p = { .fd = c->caller->fd, .events = POLLIN };
+                if (poll(&p, 1, 0) <= 0)
+                        return 0;
+                int sig = c->caller->receive(c->caller->fd);
+                if (sig < 0) {
+                        c->caller_gone = true;
+                        return EXIT_SCUDO_SETUP;
+                }
+                if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
+                        return 128 + sig;
+        }
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* A run's slice and scudo-bpfd's session for it (run-internal.h). */
+
+#include "run/run-internal.h"
+
+int run_dispatch_reports(RunContext *c) {
+        const NetSessionHandler h = {
+                .event = refusals_on_event,
+                .file_event = refusals_on_file_event,
+                .userdata = c->refusals,
+        };
+        return net_session_dispatch(c->net, &h);
+}
+
+static int run_on_net_event(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        RunContext *c = userdata;
+        if (run_dispatch_reports(c) < 0)
+                (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        return 0;
+}
+
+/* The helper's session for the slice's cgroup. With network rules, any failure fails the run.
+ * File reports alone are no confinement: without the helper the run goes on, and says so. */
+static int run_open_helper_session(RunContext *c, const Plan *plan, const char *cgroup) {
+        unsigned flags = refusals_want_files(c->refusals) ? NET_SESSION_FILES : 0;
+        ReportFeed *feed = refusals_feed(c->refusals);
+        char line[512];
+        int r;
+
+        const NetSessionRules rules = {
+                .filtered = plan->network_filtered,
+                .allow = plan->net_allow,
+                .deny = plan->net_deny,
+                .dns = plan->dns,
+        };
+        r = net_session_open(cgroup, &rules, flags, &c->net);
+        if (r < 0 && !plan->network_filtered) {
+                const char *why = net_session_error();
+
+                (void) snprintf(line, sizeof(line), "file refusals are not reported: %s%s%s",
+                                r == -ECONNREFUSED || r == -ENOENT ? "scudo-bpfd is not reachable" :
+                                "scudo-bpfd refused", *why ? " (" : "", *why ? why : "");
+                if (*why)
+                        (void) strncat(line, ")", sizeof(line) - strlen(line) - 1);
+                report_feed_notice(feed, line);
+                return 0;
+        }
+        if (r < 0) {
+                const char *why = net_session_error();
+                if (r == -ECONNREFUSED || r == -ENOENT)
+                        return log_error_errno(r, "The profile has network rules, but scudo-bpfd is not "
+                                               "reachable (%s). Enable it with 'systemctl enable --now "
+                                               "scudo-bpfd.socket' (see docs/network.md); the command "
+                                               "was not run.", *why ? why : "no socket");
+                return log_error_errno(r, "scudo-bpfd could not restrict the network: %s%s%m",
+                                       why, *why ? ": " : "");
+        }
+        if (flags && net_session_notice(c->net)) {
+                (void) snprintf(line, sizeof(line), "file refusals are not reported: %s", net_session_notice(c->net));
+                report_feed_notice(feed, line);
+        }
+        r = sd_event_add_io(c->event, &c->net_source, net_session_get_fd(c->net), EPOLLIN, run_on_net_event, c);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch the network helper: %m");
+        return 0;
+}
+
+/* Starts the run's slice and has scudo-bpfd restrict (or watch) its cgroup. The service is
+ * started in it only after that, so the command's first instruction already runs under the
+ * network rules and its first refusal is reported. */
+int run_start_restricted_slice(RunContext *c, const Plan *plan) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_free_ char *slice_path = NULL, *cgroup = NULL;
+        int r;
+
+        r = watcher_add_unit(c->watcher_fd, c->slice_name);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm the unit watcher: %m");
+
+        r = sd_bus_message_new_method_call(c->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "ss", c->slice_name, "fail");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "a(sv)", 2,
+                                          "Description", "s", "scudo: the slice of one run",
+                                          "CollectMode", "s", "inactive-or-failed");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        if (r < 0)
+                return log_error_errno(r, "Failed to build the slice: %m");
+        r = sd_bus_call(c->bus, m, 0, &e, &reply);
+        if (r < 0)
+                return log_error_errno(r, "systemd refused to start the run's slice: %s",
+                                       e.message ?: "unknown error");
+
+        while (!c->slice_job_done) {
+                r = sd_event_run(c->event, UINT64_MAX);
+                if (r < 0)
+                        return log_error_errno(r, "Lost the connection to the service manager: %m");
+        }
+        if (!streq_ptr(c->slice_job_result, "done"))
+                return log_error_errno(SYNTHETIC_ERRNO(EIO), "The run's slice did not start (%s)",
+                                       strempty(c->slice_job_result));
+
+        r = sd_bus_path_encode(SD_PATH "/unit", c->slice_name, &slice_path);
+        if (r >= 0)
+                r = sd_bus_get_property_string(c->bus, SD_DEST, slice_path, "org.freedesktop.systemd1.Slice",
+                                               "ControlGroup", &e, &cgroup);
+        if (r < 0 || !cgroup || !*cgroup)
+                return log_error_errno(r < 0 ? r : -ENODATA, "Cannot find the cgroup of the run's slice: %m");
+
+        c->in_slice = true;
+        return run_open_helper_session(c, plan, cgroup);
+}
+
+void run_stop_slice(RunContext *c) {
+        if (!c->slice_job_done || !c->bus)
+                return;
+        c->slice_job_done = false;
+        (void) sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", NULL, NULL,
+                                  "ss", c->slice_name, "replace");
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#pragma once
+
+/* What the files of one run share (run.h): its context, and the functions one file calls in
+ * another. run.c: the context, the unit's start and its D-Bus signals, run_plan();
+ * run-control.c: signals, the caller of a delegated run, stopping; run-helper.c: the run's
+ * slice and scudo-bpfd's session; run-status.c: resource controllers and the exit status. */
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+#include <unistd.h>
+
+#include "broker/server.h"
+#include "net/net-session.h"
+#include "report/refusals.h"
+#include "run/run.h"
+#include "unit/bus-proxy.h"
+#include "unit/git-config-copies.h"
+#include "unit/git-guard.h"
+#include "unit/gitdir-watch.h"
+#include "unit/manager-bus.h"
+#include "unit/pty-relay.h"
+#include "unit/tui.h"
+#include "unit/unit-build.h"
+#include "unit/watcher.h"
+#include "util/log.h"
+#include "util/macro.h"
+#include "util/path-create.h"
+#include "util/path-util.h"
+#include "util/sandbox-unit.h"
+#include "util/strv.h"
+/* systemd's exit codes for a failed exec setup (systemd.exec(5), "Process exit codes"). */
+#define EXIT_CHDIR 200
+#define EXIT_EXEC 203
+#define EXIT_NAMESPACE 226
+
+typedef struct RunContext {
+        sd_event *event;
+        sd_bus *bus;
+        char unit_name[64];
+        char *unit_path;
+
+        /* With network rules, or file reports: the run's own slice, restricted (or watched)
+         * by scudo-bpfd before the service starts in it. A flat name, so that no parent slice
+         * is left behind. */
+        char slice_name[64];
+        bool slice_job_done;
+        bool in_slice;
+        char *slice_job_result;
+        NetSession *net;
+        sd_event_source *net_source;
+        Refusals *refusals;     /* the run's refusal reports (src/report/) */
+
+        bool job_done;
+        char *job_result;
+        char *active_state;
+        bool finished;
+        bool failed_to_start;
+        char *start_error;
+
+        unsigned n_signals;
+        /* Who gets a signal passed on: "main" with a PID namespace, whose init passes it to
+         * every process in there (sent to all of them too, each would get it twice); "all"
+         * without one. */
+        const char *kill_whom;
+        PtyRelay *pty;
+        Tui *tui;               /* --tui: the screen between the pty and the terminal */
+        int watcher_fd;
+        BusProxy bus_proxy;     /* the session bus's; unit[0] == 0: none */
+        BusProxy system_bus_proxy;      /* the system bus's; unit[0] == 0: none */
+        GitGuard git_guard;
+        GitdirWatch *gitdir_watch;      /* a .git the command may commit to (gitdir-watch.h) */
+        bool gitdir_refused;
+        GitConfigCopies git_config;     /* git's configuration less its credentials */
+        bool started;           /* the unit may be running */
+
+        Broker *broker;         /* the plan delegates: its broker (broker/server.h) */
+        const RunCaller *caller;        /* a delegated run: who asked */
+        sd_event_source *caller_source;
+        sd_event_source *kill_timer;
+        bool caller_gone;
+} RunContext;
+
+void run_call_async(RunContext *c, const char *method, const char *types, ...);
+void run_suspend(void *userdata);
+int run_on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata);
+void run_on_gitdir_refused(const char *path, bool removed, void *userdata);
+int run_on_caller(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+int run_caller_before_start(RunContext *c);
+int run_dispatch_reports(RunContext *c);
+int run_start_restricted_slice(RunContext *c, const Plan *plan);
+void run_stop_slice(RunContext *c);
+int run_check_resource_controllers(RunContext *c, const Plan *plan);
+int run_collect_exit_status(RunContext *c, const Plan *plan);
