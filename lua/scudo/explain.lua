@@ -258,18 +258,19 @@ local function text(d)
             add("    %-6s %s: %s", p.access, p.path, p.dropped)
         end
     end
-    if #d.git_watch > 0 then
-        add("  git directories the command may commit to: a name git does not make there stops the run")
-        add("  (scudo: code planted in a .git would run at the next git command outside):")
-        for _, w in ipairs(d.git_watch) do
-            add("    %s", w)
-        end
-    end
-    if #d.git_pins > 0 then
-        add("  .git symlinks put back as they were, and the run stopped, if the command replaces them")
-        add("  (scudo: a repository planted in their place would be git's outside):")
-        for _, w in ipairs(d.git_pins) do
-            add("    %s", w)
+    -- What the runner watches for the hardening step (src/plan/harden-git.c), with why.
+    for _, watched in ipairs({
+        { d.git_watch, "git directories the command may commit to: a name git does not make there stops the run",
+            "code planted in a .git would run at the next git command outside" },
+        { d.git_pins, ".git symlinks put back as they were, and the run stopped, if the command replaces them",
+            "a repository planted in their place would be git's outside" },
+    }) do
+        if #watched[1] > 0 then
+            add("  %s", watched[2])
+            add("  (scudo: %s):", watched[3])
+            for _, w in ipairs(watched[1]) do
+                add("    %s", w)
+            end
         end
     end
     if #d.dropped > 0 then

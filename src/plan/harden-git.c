@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "plan/harden-internal.h"
+#include "util/file-util.h"
 #include "plan/plan-validate.h"
 #include "util/path-util.h"
 #include "util/strv.h"
@@ -34,18 +35,7 @@
 
 static bool is_empty_dir(const char *path) {
         _cleanup_close_ int fd = path_open_no_symlinks(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-        if (fd < 0)
-                return false;
-        DIR *d = fdopendir(fd);
-        if (!d)
-                return false;
-        fd = -EBADF;    /* the DIR owns it now */
-        bool empty = true;
-        struct dirent *e;
-        while (empty && (e = readdir(d)))
-                empty = streq(e->d_name, ".") || streq(e->d_name, "..");
-        (void) closedir(d);
-        return empty;
+        return fd >= 0 && dir_fd_is_empty(fd);
 }
 
 /* Whether `dir` is a git directory: HEAD a file, objects and refs directories. */

@@ -9,26 +9,10 @@
 #include <unistd.h>
 
 #include "git-guard.h"
+#include "util/file-util.h"
 #include "util/log.h"
 #include "util/macro.h"
 #include "util/path-util.h"
-
-static bool is_empty_dir(int fd) {
-        int d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (d < 0)
-                return false;
-        DIR *dir = fdopendir(d);
-        if (!dir) {
-                (void) close(d);
-                return false;
-        }
-        bool empty = true;
-        struct dirent *e;
-        while (empty && (e = readdir(dir)))
-                empty = streq(e->d_name, ".") || streq(e->d_name, "..");
-        (void) closedir(dir);
-        return empty;
-}
 
 /* Whether dfd's ".git" is still the directory open at fd. */
 static bool same_entry(int dfd, int fd) {
@@ -62,7 +46,7 @@ static int guard_dir(GitGuard *g, const char *dir, char **git) {
                 }
                 /* An empty .git (another run's placeholder, or one left by a run that could not
                  * remove it) is no repository: this run shares it. Anything else is the user's. */
-                if (!made && !is_empty_dir(fd)) {
+                if (!made && !dir_fd_is_empty(fd)) {
                         (void) close(fd);
                         return 0;
                 }
@@ -124,7 +108,7 @@ static void remove_placeholder(const char *path, int held) {
         int fd = held >= 0 ? held : own;
         if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
                 return;         /* another run holds it: the last one removes it */
-        if (same_entry(dfd, fd) && is_empty_dir(fd) && unlinkat(dfd, ".git", AT_REMOVEDIR) < 0)
+        if (same_entry(dfd, fd) && dir_fd_is_empty(fd) && unlinkat(dfd, ".git", AT_REMOVEDIR) < 0)
                 log_debug_errno(errno, "Cannot remove the placeholder %s: %m", path);
 }
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
@@ -68,4 +69,21 @@ int read_regular_file(const char *path, size_t max, char **ret, size_t *ret_size
         if (fd < 0)
                 return negative_errno();
         return read_regular_fd(fd, max, ret, ret_size);
+}
+
+bool dir_fd_is_empty(int fd) {
+        int d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (d < 0)
+                return false;
+        DIR *dir = fdopendir(d);
+        if (!dir) {
+                (void) close(d);
+                return false;
+        }
+        bool empty = true;
+        struct dirent *e;
+        while (empty && (e = readdir(dir)))
+                empty = streq(e->d_name, ".") || streq(e->d_name, "..");
+        (void) closedir(dir);
+        return empty;
 }

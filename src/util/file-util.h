@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #pragma once
 
+#include <stdbool.h>
+
 /* Reading whole files: configuration, policies, the trust store. */
 
 #include <stddef.h>
@@ -18,3 +20,7 @@ int read_regular_fd(int fd, size_t max, char **ret, size_t *ret_size);
 /* read_regular_fd() of path, opened with O_NONBLOCK (opening a FIFO does not wait for a
  * writer) and O_NOCTTY (a terminal does not become ours); open()'s errors as they are. */
 int read_regular_file(const char *path, size_t max, char **ret, size_t *ret_size);
+
+/* Whether the directory open at fd (any open mode but O_PATH) holds no entry but . and ..; a
+ * directory that cannot be read counts as not empty. fd stays open. */
+bool dir_fd_is_empty(int fd);
