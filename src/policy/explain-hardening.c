@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* What `scudo explain` is handed besides the library's own account: what the hardening step
+ * added to and dropped from the plan, each entry with its reason, and the message of a plan
+ * that did not pass. Each runs through lua_engine_cpcall. */
+#include <limits.h>
+
+#include "plan/plan.h"
+#include "policy/lua-engine.h"
+#include "policy/policy-internal.h"
+#include "util/strv.h"
+
+static void push_entry(lua_State *L, const PlanPath *e, const char *dropped) {
+        lua_createtable(L, 0, 6);
+        lua_pushstring(L, path_access_to_string(e->access));
+        lua_setfield(L, -2, "access");
+        lua_pushstring(L, e->path);
+        lua_setfield(L, -2, "path");
+        lua_pushstring(L, strempty(e->origin));
+        lua_setfield(L, -2, "origin");
+        if (e->reason) {
+                lua_pushstring(L, e->reason);
+                lua_setfield(L, -2, "reason");
+        }
+        if (dropped) {
+                lua_pushstring(L, dropped);
+                lua_setfield(L, -2, "dropped");
+        }
+        if (e->create != PATH_CREATE_NONE) {
+                lua_pushstring(L, path_create_to_string(e->create));
+                lua_setfield(L, -2, "create");
+        }
+}
+
+/* What the hardening step did to a plan (NULL: it did not run), for explain: { added = {
+ * entry... }, dropped = { entry... }, private_pids = bool, git_watch = { dir... }, git_pins = { path... } }, each entry { access, path, origin,
+ * reason (why scudo added it), dropped (why it was taken out), create }. Through
+ * lua_engine_cpcall. */
+int push_hardening(lua_State *L) {
+        const Plan *p = lua_touserdata(L, 1);
+        if (!p) {
+                lua_pushnil(L);
+                return 1;
+        }
+        lua_createtable(L, 0, 3);
+        lua_newtable(L);
+        lua_Integer n = 0;
+        for (size_t i = 0; i < p->n_paths; i++)
+                if (p->paths[i].reason) {
+                        push_entry(L, &p->paths[i], NULL);
+                        lua_rawseti(L, -2, ++n);
+                }
+        lua_setfield(L, -2, "added");
+        lua_createtable(L, (int) MIN(p->n_dropped, (size_t) INT_MAX), 0);
+        for (size_t i = 0; i < p->n_dropped; i++) {
+                push_entry(L, &p->dropped[i].entry, p->dropped[i].reason);
+                lua_rawseti(L, -2, (lua_Integer) i + 1);
+        }
+        lua_setfield(L, -2, "dropped");
+        lua_pushboolean(L, plan_private_pids(p));
+        lua_setfield(L, -2, "private_pids");
+        lua_createtable(L, 0, 0);
+        n = 0;
+        STRV_FOREACH(w, p->git_watch) {
+                lua_pushstring(L, *w);
+                lua_rawseti(L, -2, ++n);
+        }
+        lua_setfield(L, -2, "git_watch");
+        lua_createtable(L, 0, 0);
+        n = 0;
+        STRV_FOREACH(w, p->git_pins) {
+                lua_pushstring(L, *w);
+                lua_rawseti(L, -2, ++n);
+        }
+        lua_setfield(L, -2, "git_pins");
+        return 1;
+}
+
+/* The string s (a light userdata), or nil for NULL. Through lua_engine_cpcall. */
+int push_message(lua_State *L) {
+        const char *s = lua_touserdata(L, 1);
+        if (s)
+                lua_pushstring(L, s);
+        else
+                lua_pushnil(L);
+        return 1;
+}
