@@ -32,8 +32,9 @@ static void push_entry(lua_State *L, const PlanPath *e, const char *dropped) {
 }
 
 /* What the hardening step did to a plan (NULL: it did not run), for explain: { added = {
- * entry... }, dropped = { entry... }, private_pids = bool, git_watch = { dir... }, git_pins = { path... } }, each entry { access, path, origin,
- * reason (why scudo added it), dropped (why it was taken out), create }. Through
+ * entry... }, dropped = { entry... }, private_pids = bool, git_watch = { dir... }, git_pins = {
+ * path... } }, each entry { access, path, origin, reason (why scudo added it), dropped (why it
+ * was taken out), create }. Through
  * lua_engine_cpcall. */
 int push_hardening(lua_State *L) {
         const Plan *p = lua_touserdata(L, 1);
@@ -58,20 +59,8 @@ int push_hardening(lua_State *L) {
         lua_setfield(L, -2, "dropped");
         lua_pushboolean(L, plan_private_pids(p));
         lua_setfield(L, -2, "private_pids");
-        lua_createtable(L, 0, 0);
-        n = 0;
-        STRV_FOREACH(w, p->git_watch) {
-                lua_pushstring(L, *w);
-                lua_rawseti(L, -2, ++n);
-        }
-        lua_setfield(L, -2, "git_watch");
-        lua_createtable(L, 0, 0);
-        n = 0;
-        STRV_FOREACH(w, p->git_pins) {
-                lua_pushstring(L, *w);
-                lua_rawseti(L, -2, ++n);
-        }
-        lua_setfield(L, -2, "git_pins");
+        push_strv(L, p->git_watch, "git_watch");
+        push_strv(L, p->git_pins, "git_pins");
         return 1;
 }
 

@@ -25,6 +25,9 @@ int plan_from_lua(LuaEngine *e, const Request *req, Plan **ret, char ***ret_warn
 
 /* Through lua_engine_cpcall, with the Plan (NULL: the hardening step did not run) as the
  * light userdata: pushes the table of what the hardening step added and dropped. */
+/* The list l as a Lua array, set as `field` of the table on top (request-to-lua.c). */
+void push_strv(lua_State *L, char * const *l, const char *field);
+
 int push_hardening(lua_State *L);
 
 /* Through lua_engine_cpcall, with a string (NULL: none) as the light userdata: pushes it, or

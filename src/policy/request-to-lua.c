@@ -21,7 +21,7 @@ void policy_set_sysconfdir(const char *dir) {
         sysconfdir_override = dir ? strdup(dir) : NULL;
 }
 
-static void push_strv(lua_State *L, char * const *l, const char *field) {
+void push_strv(lua_State *L, char * const *l, const char *field) {
         lua_newtable(L);
         lua_Integer n = 0;
         STRV_FOREACH(s, l) {
