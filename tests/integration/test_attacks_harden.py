@@ -87,8 +87,9 @@ def test_system_bus_is_out_of_reach_unless_a_profile_asks(tb, work):
     # explain shows the entry and why
     r = tb.scudo(["explain", "true"], cwd=work)
     assert "system bus: none" in r.out, r
+    # the deny, left out as changing nothing under the sandbox's empty /run where there is one
     line = [x for x in r.out.splitlines() if "/run/dbus/system_bus_socket" in x]
-    assert line and "deny" in line[0] and "logind" in r.out, r
+    assert line and "deny" in line[0] and ("logind" in r.out or "lies under /run" in line[0]), r
     r = tb.scudo(["explain", "-p", "sysbus-filtered", "true"], cwd=work)
     assert "system bus: filtered" in r.out and "org.freedesktop.systemd1" in r.out, r
     assert "filtered system bus" in r.out, r
