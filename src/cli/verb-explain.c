@@ -6,7 +6,7 @@
 #include "cli/run-options.h"
 #include "cli/verbs.h"
 #include "policy/policy.h"
-#include "unit/properties.h"
+#include "plan/unit-properties.h"
 #include "run/run.h"
 #include "util/log.h"
 

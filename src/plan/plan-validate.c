@@ -12,7 +12,7 @@
 #include "net/net-rule.h"
 #include "plan/leads-out.h"
 #include "plan/plan-validate.h"
-#include "unit/properties.h"
+#include "plan/unit-properties.h"
 #include "util/env-util.h"
 #include "util/log.h"
 #include "util/path-util.h"

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "plan.h"
-#include "unit/properties.h"
+#include "plan/unit-properties.h"
 #include "util/strv.h"
 
 static const char * const path_access_table[_PATH_ACCESS_MAX] = {

@@ -11,7 +11,7 @@
 
 #include "policy/l-common.h"
 #include "policy/lua-engine.h"
-#include "unit/properties.h"
+#include "plan/unit-properties.h"
 
 #define UNIT_VALUE_MAX 4096
 

@@ -9,7 +9,7 @@
 
 #include "plan/plan.h"
 #include "tap.h"
-#include "unit/properties.h"
+#include "plan/unit-properties.h"
 #include "unit/unit-build.h"
 #include "util/macro.h"
 #include "util/strv.h"
