@@ -67,7 +67,7 @@ int git_config_walk(char * const *start, const char *home, const GitConfigVisito
                         r = read_regular_file(canon, MAX_CONFIG_SIZE, &text, &size);
                 if (r >= 0)
                         r = git_config_filter(text, size, &f);
-                if (r >= 0)
+                if (r >= 0 && v->visit)
                         r = v->visit(canon, &f, v->userdata);
                 for (char **inc = f.includes; r >= 0 && inc && *inc && depth[i] < MAX_INCLUDE_DEPTH; inc++) {
                         _cleanup_free_ char *target = include_target(*inc, queue[i], home);

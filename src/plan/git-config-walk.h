@@ -18,7 +18,7 @@ typedef struct GitConfigVisitor {
         /* Whether to read the existing regular file at `canonical`; NULL: every one. */
         bool (*want)(const char *canonical, void *userdata);
         /* Each file read, once, with its text filtered (its includes in f->includes): 0 to go on
-         * (into its includes too), or -errno to stop the walk with. */
+         * (into its includes too), or -errno to stop the walk with; may be NULL. */
         int (*visit)(const char *canonical, const GitConfigFiltered *f, void *userdata);
         void *userdata;
 } GitConfigVisitor;

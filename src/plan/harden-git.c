@@ -242,11 +242,10 @@ static int protect_nested_git(Plan *p, const char *dir, unsigned depth, unsigned
                 struct stat st;
                 if (!sub || !(git = path_join(sub, ".git")))
                         return -ENOMEM;
-                if (lstat(git, &st) < 0 || plan_names_path(p, git) || !harden_writable_from_above(p, git))
-                        ;
-                else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
+                bool ours = lstat(git, &st) >= 0 && !plan_names_path(p, git) && harden_writable_from_above(p, git);
+                if (ours && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
                         r = harden_add_entry(p, PATH_ACCESS_READ, git, WHY_GIT_NESTED, PATH_CREATE_NONE, PATH_SOURCE_SELF);
-                else if (S_ISLNK(st.st_mode))
+                else if (ours && S_ISLNK(st.st_mode))
                         r = pin_git_symlink(p, git);
                 if (r >= 0 && depth > 1)
                         r = protect_nested_git(p, sub, depth - 1, budget);

@@ -64,10 +64,6 @@ static int keep_git_include(const char *path, void *userdata) {
         return keep_runs_later(userdata, path, true, false);
 }
 
-static int read_on(const char *canonical, const GitConfigFiltered *f, void *userdata) {
-        return 0;
-}
-
 /* The places of plan/persistence.h, resolved; and the files git's configuration includes,
  * wherever they are (an [includeIf "gitdir:~/work/"] path = ~/work/.gitconfig-work, made from
  * a run started in ~/work, would set core.fsmonitor for every git command there). */
@@ -96,7 +92,7 @@ int harden_persistence(Plan *p, const HardenContext *ctx) {
                 return -ENOMEM;
         char *start[] = { xdg, dot, NULL };
         r = git_config_walk(start, ctx->home, &(GitConfigVisitor) {
-                .target = keep_git_include, .visit = read_on, .userdata = p });
+                .target = keep_git_include, .userdata = p });
         /* a configuration that cannot be read is not git's to read either: the runner says so
          * when it cannot show it without its credentials */
         return r == -ENOMEM ? r : 0;

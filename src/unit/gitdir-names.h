@@ -18,5 +18,5 @@ bool gitdir_top_name_allowed(const char *name);
 bool gitdir_objects_info_name_allowed(const char *name);
 
 /* Whether `name` at the top of a git directory is the state of a rebase, merge sequence or
- * am in progress: its todo list can run commands (exec) when it is continued. */
+ * am in progress: the list of its steps to come can run commands (exec) when it is continued. */
 bool gitdir_name_is_sequence(const char *name);

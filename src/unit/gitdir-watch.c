@@ -256,7 +256,7 @@ static int check_dir(GitdirWatch *w, size_t i, unsigned *removed, bool warn) {
                         continue;
                 if (warn && d->kind == DIR_TOP && gitdir_name_is_sequence(*n))
                         log_warning("%s/%s: a rebase, cherry-pick or am the command started is still in "
-                                    "progress; its todo list can run commands when continued: look at it "
+                                    "progress; its list of steps to come can run commands when continued: look at it "
                                     "(git status) before going on, or abort it", d->path, *n);
                 if (refused_in(d->kind, *n)) {
                         refuse(w, d, *n);
