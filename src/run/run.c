@@ -493,6 +493,9 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 r = pty_relay_raw_terminal(c.pty);
                 if (r < 0)
                         return log_error_errno(r, "Failed to set the terminal to raw mode: %m"), EXIT_SCUDO_SETUP;
+                r = watcher_guard_terminal(c.watcher_fd, false);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to arm the unit watcher: %m"), EXIT_SCUDO_SETUP;
         }
 
         if (c.caller) {

@@ -25,16 +25,57 @@
 static struct termios tty_saved;
 static bool tty_saved_valid;
 
-static void restore_terminal(bool alternate) {
+static void restore_terminal(int tty_fd, bool alternate) {
         static const char leave[] = "\033[0m\033[?25h\033[?1049l\r\n";
 
         if (!tty_saved_valid)
                 return;
         /* the watcher is in a process group of its own, and blocks SIGTTOU: this works from
          * the background */
-        (void) tcsetattr(WATCHER_TTY_FD, TCSAFLUSH, &tty_saved);
+        (void) tcsetattr(tty_fd, TCSAFLUSH, &tty_saved);
         if (alternate)
-                (void) write(WATCHER_TTY_FD, leave, sizeof(leave) - 1);
+                (void) write(tty_fd, leave, sizeof(leave) - 1);
+}
+
+/* In scudo itself, once the terminal is guarded: a crash (abort, a bad access) gives the
+ * terminal back before the process dies. The watcher would too, but only after the caller's
+ * shell may have seen scudo end and written its prompt to the alternate screen, which leaving
+ * it then throws away. SIGKILL cannot be caught: then the watcher alone restores it. */
+static const int crash_signals[] = { SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGSYS, SIGTRAP };
+static struct sigaction crash_previous[ELEMENTSOF(crash_signals)];
+static volatile sig_atomic_t crash_guard_alternate = -1;  /* -1: not armed */
+static volatile sig_atomic_t crash_watcher_fd = -1;
+
+static void on_crash(int sig) {
+        static const char restored[] = "=restored\n";
+        int saved_errno = errno;
+
+        if (crash_guard_alternate >= 0) {
+                restore_terminal(STDIN_FILENO, crash_guard_alternate);
+                crash_guard_alternate = -1;
+                if (crash_watcher_fd >= 0)
+                        (void) write(crash_watcher_fd, restored, sizeof(restored) - 1);
+        }
+        /* what was there before (the default, or a sanitizer's reporter), then the signal once
+         * more: a fault re-raises itself anyway, a kill(2) would not */
+        for (size_t i = 0; i < ELEMENTSOF(crash_signals); i++)
+                if (crash_signals[i] == sig)
+                        (void) sigaction(sig, &crash_previous[i], NULL);
+        errno = saved_errno;
+        (void) raise(sig);
+}
+
+static void arm_crash_guard(int fd, bool alternate) {
+        bool first = crash_guard_alternate < 0 && crash_watcher_fd < 0;
+
+        crash_watcher_fd = fd;
+        crash_guard_alternate = MAX((int) crash_guard_alternate, alternate ? 1 : 0);
+        if (!first)
+                return;
+        struct sigaction sa = { .sa_handler = on_crash, .sa_flags = SA_NODEFER };
+        (void) sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < ELEMENTSOF(crash_signals); i++)
+                (void) sigaction(crash_signals[i], &sa, &crash_previous[i]);
 }
 
 static void stop_units(char units[][256], int n) {
@@ -104,6 +145,7 @@ _noreturn_ static void watcher_main(int fd) {
         size_t len = 0;
         int n = 0, np = 0;
         int tty = 0;            /* 1: restore the terminal; 2: and leave the alternate screen */
+        bool restored = false;  /* scudo did, as it crashed */
 
         for (;;) {
                 char c;
@@ -122,6 +164,8 @@ _noreturn_ static void watcher_main(int fd) {
                 line[len] = 0;
                 if (streq(line, "=tty") || streq(line, "=tui")) {
                         tty = MAX(tty, line[3] == 'y' ? 1 : 2);
+                } else if (streq(line, "=restored")) {
+                        restored = true;
                 } else if (line[0] == '-' && line[1] == '/') {
                         memcpy(scratch, line + 1, len);
                 } else if (line[0] == '!' && line[1] == '/') {
@@ -134,8 +178,8 @@ _noreturn_ static void watcher_main(int fd) {
                 len = 0;
         }
         /* The terminal first: the stop below may take a second or more. */
-        if (tty)
-                restore_terminal(tty == 2);
+        if (tty && !restored)
+                restore_terminal(WATCHER_TTY_FD, tty == 2);
         stop_units(units, n);
         /* Only once the sandbox is gone: until then, the placeholders keep it from planting a
          * repository. */
@@ -235,12 +279,16 @@ int watcher_guard_terminal(int fd, bool alternate) {
 
         if (write(fd, line, 5) != 5)
                 return -EIO;
+        if (tty_saved_valid)
+                arm_crash_guard(fd, alternate);
         return 0;
 }
 
 void watcher_release(int fd) {
         if (fd < 0)
                 return;
+        crash_guard_alternate = -1;
+        crash_watcher_fd = -1;
         (void) write(fd, "\n", 1);
         (void) close(fd);
 }

@@ -23,8 +23,9 @@ int watcher_add_scratch_dir(int fd, const char *path);
  * stopped. */
 int watcher_add_broker(int fd, const char *dir);
 /* The caller's terminal is scudo's now (raw, and with `alternate` the alternate screen of
- * --tui): should scudo die, the watcher puts back the settings the terminal had when the
- * watcher started, and leaves the alternate screen, before it stops the units. */
+ * --tui): should scudo die, the settings the terminal had when the watcher started are put
+ * back, and the alternate screen left, before the units are stopped. A crash signal is caught
+ * in scudo, which does it itself before dying; after SIGKILL the watcher does. */
 int watcher_guard_terminal(int fd, bool alternate);
 /* Tells the watcher the run ended normally; closes fd. */
 void watcher_release(int fd);

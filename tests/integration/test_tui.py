@@ -185,6 +185,19 @@ def test_scudo_crash_terminal_restored_by_the_watcher(pane, helper):
     assert wait_for(lambda: unit_main_pid(helper) is None, timeout=10), "the watcher did not stop the unit"
 
 
+def test_scudo_crash_without_tui_gives_the_terminal_back(pane, helper):
+    """Without --tui the caller's terminal is raw while the command runs: a crash of scudo
+    puts its line editing back before the shell prints the status."""
+    pane.type("%s -- sh -c 'echo ready; sleep 300'; echo EXIT=$?" % SCUDO)
+    pane.wait(r"^ready")
+    scudo_pid = helper.dev("pgrep -P %s -x scudo" % pane.shell_pid()).out.split()
+    assert len(scudo_pid) == 1, scudo_pid
+    helper.dev("kill -ILL %s" % scudo_pid[0])     # SEGV is a sanitizer's to report
+    pane.wait(r"^EXIT=132$")
+    assert pane.terminal_sane()
+    assert wait_for(lambda: unit_main_pid(helper) is None, timeout=10), "the watcher did not stop the unit"
+
+
 def test_ctrl_z_suspends_and_fg_resumes(pane):
     """As without --tui: the suspend character of the command's terminal freezes the unit and
     suspends scudo, which gives the terminal back; fg takes it again and redraws."""
