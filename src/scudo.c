@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <string.h>
 
+#include "cli/exit-status.h"
 #include "cli/run-options.h"
 #include "cli/verb-link.h"
 #include "cli/verb-run.h"
@@ -36,19 +37,20 @@ static const Verb verbs[] = {
         { "__broker-request", verb_broker_request },
 };
 
-static int run(int argc, char **argv) {
+/* Returns a negative errno once reported, or the exit status (cli/verbs.h). */
+static int dispatch(int argc, char **argv) {
         _cleanup_(run_args_done) RunArgs args = {};
         int r;
 
         if (argc < 1 || !argv[0])
-                return EXIT_SCUDO_SETUP;
+                return -EINVAL;
 
         if (!invoked_as_scudo(argv[0])) {
                 /* Through a link: argv is the command's, untouched. */
                 args.request.via_link = true;
                 args.request.argv = strv_copy(argv);
                 if (!args.request.argv)
-                        return log_oom(), EXIT_SCUDO_SETUP;
+                        return log_oom();
                 return run_request(&args);
         }
 
@@ -59,7 +61,7 @@ static int run(int argc, char **argv) {
 
         r = parse_run_args(argc, argv, NULL, &args);
         if (r <= 0)
-                return r < 0 ? EXIT_SCUDO_SETUP : 0;
+                return r;
         return run_request(&args);
 }
 
@@ -78,5 +80,5 @@ static void ensure_std_fds(void) {
 
 int main(int argc, char **argv) {
         ensure_std_fds();
-        return run(argc, argv);
+        return exit_status_of_verb(dispatch(argc, argv));
 }

@@ -2,38 +2,20 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include "plan/request.h"
-#include "run/run.h"
+#include "request.h"
+#include "util/env-util.h"
 #include "util/log.h"
 #include "util/path-util.h"
 #include "util/sandbox-unit.h"
 #include "util/strv.h"
 
-void request_done(Request *r) {
-        strv_free(r->argv);
-        free(r->command_name);
-        free(r->exec_path);
-        free(r->start_dir);
-        strv_free(r->environ);
-        free(r->home);
-        free(r->runtime_dir);
-        strv_free(r->profiles);
-        strv_free(r->fs_write);
-        strv_free(r->fs_read);
-        strv_free(r->fs_hide);
-        strv_free(r->fs_deny);
-        strv_free(r->net_allow);
-        strv_free(r->net_deny);
-        strv_free(r->env_copy);
-        strv_free(r->deny_env);
-        strv_free(r->allow_env);
-        strv_free(r->properties);
-        *r = (Request) {};
-}
+extern char **environ;
 
-int request_describe_caller(Request *req) {
+static int describe_caller(Request *req) {
         int r;
 
         /* Whether this runs inside a sandbox is the kernel's to say (util/sandbox-unit.h). Where
@@ -53,13 +35,12 @@ int request_describe_caller(Request *req) {
                 struct passwd *pw = getpwuid(req->uid);
                 home = pw ? pw->pw_dir : NULL;
         }
-        if (!home || home[0] != '/') {
-                log_error("cannot determine the home directory ($HOME is not set)");
-                return EXIT_SCUDO_SETUP;
-        }
+        if (!home || home[0] != '/')
+                return log_error_errno(SYNTHETIC_ERRNO(ENOENT), "cannot determine the home directory "
+                                       "($HOME is not set)");
         r = path_normalize(home, &req->home);
         if (r < 0)
-                return log_error_errno(r, "Bad home directory '%s': %m", home), EXIT_SCUDO_SETUP;
+                return log_error_errno(r, "Bad home directory '%s': %m", home);
 
         const char *rt = getenv("XDG_RUNTIME_DIR");
         if (rt && rt[0] == '/')
@@ -67,24 +48,83 @@ int request_describe_caller(Request *req) {
         else
                 r = asprintf(&req->runtime_dir, "/run/user/%u", (unsigned) req->uid) < 0 ? -ENOMEM : 0;
         if (r < 0)
-                return log_error_errno(r, "Cannot describe the caller: %m"), EXIT_SCUDO_SETUP;
+                return log_error_errno(r, "Cannot describe the caller: %m");
         return 0;
 }
 
-const char *request_widening_option(const Request *req) {
-        if (req->profiles)
-                return "--profile";
-        if (req->no_match)
-                return "--no-match";
-        if (req->fs_write || req->fs_read || req->fs_hide || req->fs_deny)
-                return "--fs-*";
-        if (req->net_allow || req->net_deny || req->no_network)
-                return "--net-* / --no-network";
-        if (req->deny_env || req->allow_env || req->env_copy)
-                return "--env / --deny-env / --allow-env";
-        if (req->properties)
-                return "--property";
-        if (req->delegate != 0)
-                return "--delegate / --no-delegate";
-        return NULL;
+/* The caller's environment, less what systemd could not carry. */
+static int environment_to_carry(char ***ret) {
+        _cleanup_strv_free_ char **l = calloc(1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        for (char **e = environ; e && *e; e++) {
+                if (!env_assignment_is_valid(*e)) {
+                        log_debug("leaving out an environment variable systemd cannot carry: '%.*s'",
+                                  (int) strcspn(*e, "="), *e);
+                        continue;
+                }
+                if (strv_extend(&l, *e) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+int request_from_process(Request *req) {
+        int r = describe_caller(req);
+        if (r < 0)
+                return r;
+        req->start_dir = getcwd(NULL, 0);
+        if (!req->start_dir)
+                return log_error_errno(negative_errno(), "Cannot determine the working directory: %m");
+        if (environment_to_carry(&req->environ) < 0)
+                return log_oom();
+        if (!req->argv) {
+                req->argv = strv_copy((char *[]) { (char *) "scudo", NULL });
+                if (!req->argv)
+                        return log_oom();
+        }
+        return 0;
+}
+
+int request_resolve_command(Request *req) {
+        struct stat self;
+        int r;
+
+        const char *base = strrchr(req->argv[0], '/');
+        req->command_name = strdup(base ? base + 1 : req->argv[0]);
+        if (!req->command_name)
+                return log_oom();
+
+        /* Never resolve to scudo itself: through a link named after the command, that would
+         * run scudo again inside the sandbox. */
+        if (stat("/proc/self/exe", &self) < 0)
+                return log_error_errno(negative_errno(), "Cannot find scudo's own executable: %m");
+        r = path_find_executable(req->argv[0], getenv("PATH"), self.st_dev, self.st_ino, &req->exec_path);
+        if (r == -ENOENT)
+                return log_error_errno(r, "%s: command not found", req->argv[0]);
+        if (r == -EACCES)
+                return log_error_errno(r, "%s: cannot be executed (permission denied, or a directory)",
+                                       req->argv[0]);
+        if (r < 0) {
+                /* as a shell would say: a command that cannot be looked up is not found */
+                log_error_errno(r, "%s: cannot look up the command: %m", req->argv[0]);
+                return -ENOENT;
+        }
+        if (req->exec_path[0] != '/') {
+                /* "./build/tool": the unit needs an absolute path */
+                _cleanup_free_ char *j = NULL, *n = NULL;
+                if (!(j = path_join(req->start_dir, req->exec_path)) || path_normalize(j, &n) < 0)
+                        return log_oom();
+                free(req->exec_path);
+                req->exec_path = TAKE_PTR(n);
+        }
+
+        /* D-Bus carries only UTF-8: say which argument cannot be passed instead of failing
+         * somewhere in the message builder. */
+        for (size_t i = 0; req->argv[i]; i++)
+                if (!utf8_is_valid(req->argv[i]))
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "argument %zu of '%s' is not valid "
+                                               "UTF-8, which systemd cannot pass on", i, req->command_name);
+        return 0;
 }

@@ -9,12 +9,9 @@
 
 #include "config.h"
 #include "run-options.h"
-#include "util/env-util.h"
 #include "util/log.h"
 #include "util/path-util.h"
 #include "util/strv.h"
-
-extern char **environ;
 
 void run_args_done(RunArgs *a) {
         request_done(&a->request);
@@ -101,7 +98,7 @@ static int report_json_path(const char *arg, char **ret) {
                         return log_error_errno(errno, "Cannot tell the current directory for --report-json: %m");
                 joined = path_join(cwd, arg);
                 if (!joined)
-                        return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
+                        return log_oom();
                 arg = joined;
         }
         if (path_normalize(arg, &n) < 0 || streq(n, "/")) {
@@ -116,7 +113,7 @@ static int report_json_path(const char *arg, char **ret) {
 static int push(char ***l, const char *s) {
         int r = strv_extend(l, s);
         if (r < 0)
-                return log_error_errno(r, "Out of memory");
+                return log_oom();
         return 0;
 }
 
@@ -261,7 +258,7 @@ int parse_run_args(int argc, char **argv, const char *verb, RunArgs *ret) {
 
         req->argv = strv_copy(argv + optind);
         if (!req->argv)
-                return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
+                return log_oom();
         return 1;
 }
 
@@ -269,82 +266,4 @@ bool invoked_as_scudo(const char *argv0) {
         const char *b = strrchr(argv0, '/');
         b = b ? b + 1 : argv0;
         return streq(b, "scudo");
-}
-
-/* The caller's environment, less what systemd could not carry. */
-static int env_copy_valid(char ***ret) {
-        _cleanup_strv_free_ char **l = calloc(1, sizeof(char *));
-        if (!l)
-                return -ENOMEM;
-        for (char **e = environ; e && *e; e++) {
-                if (!env_assignment_is_valid(*e)) {
-                        log_debug("leaving out an environment variable systemd cannot carry: '%.*s'",
-                                  (int) strcspn(*e, "="), *e);
-                        continue;
-                }
-                if (strv_extend(&l, *e) < 0)
-                        return -ENOMEM;
-        }
-        *ret = TAKE_PTR(l);
-        return 0;
-}
-
-int request_complete(Request *req) {
-        int r = request_describe_caller(req);
-        if (r != 0)
-                return r;
-        return request_complete_command(req);
-}
-
-int request_complete_command(Request *req) {
-        struct stat self;
-        int r;
-
-        const char *base = strrchr(req->argv[0], '/');
-        req->command_name = strdup(base ? base + 1 : req->argv[0]);
-        if (!req->command_name)
-                return log_error_errno(ENOMEM, "Out of memory"), EXIT_SCUDO_SETUP;
-
-        /* Never resolve to scudo itself: through a link named after the command, that would
-         * run scudo again inside the sandbox. */
-        if (stat("/proc/self/exe", &self) < 0)
-                return log_error_errno(negative_errno(), "Cannot find scudo's own executable: %m"),
-                       EXIT_SCUDO_SETUP;
-        r = path_find_executable(req->argv[0], getenv("PATH"), self.st_dev, self.st_ino, &req->exec_path);
-        if (r == -ENOENT) {
-                log_error("%s: command not found", req->argv[0]);
-                return EXIT_SCUDO_NOTFOUND;
-        }
-        if (r == -EACCES) {
-                log_error("%s: cannot be executed (permission denied, or a directory)", req->argv[0]);
-                return EXIT_SCUDO_NOEXEC;
-        }
-        if (r < 0)
-                return log_error_errno(r, "%s: cannot look up the command: %m", req->argv[0]), EXIT_SCUDO_NOTFOUND;
-        if (req->exec_path[0] != '/') {
-                /* "./build/tool": the unit needs an absolute path */
-                _cleanup_free_ char *cwd = getcwd(NULL, 0), *j = NULL, *n = NULL;
-                if (!cwd || !(j = path_join(cwd, req->exec_path)) || path_normalize(j, &n) < 0)
-                        return log_error_errno(ENOMEM, "Out of memory"), EXIT_SCUDO_SETUP;
-                free(req->exec_path);
-                req->exec_path = TAKE_PTR(n);
-        }
-
-        /* D-Bus carries only UTF-8: say which argument cannot be passed instead of failing
-         * somewhere in the message builder. */
-        for (size_t i = 0; req->argv[i]; i++)
-                if (!utf8_is_valid(req->argv[i])) {
-                        log_error("argument %zu of '%s' is not valid UTF-8, which systemd cannot pass on",
-                                  i, req->command_name);
-                        return EXIT_SCUDO_SETUP;
-                }
-
-        req->start_dir = getcwd(NULL, 0);
-        if (!req->start_dir)
-                return log_error_errno(negative_errno(), "Cannot determine the working directory: %m"),
-                       EXIT_SCUDO_SETUP;
-
-        if (env_copy_valid(&req->environ) < 0)
-                return log_error_errno(ENOMEM, "Out of memory"), EXIT_SCUDO_SETUP;
-        return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "plan/plan.h"
 #include "plan/request.h"
+#include "cli/request.h"
 #include "run/run.h"
 
 typedef struct RunArgs {
@@ -29,16 +30,6 @@ void run_args_done(RunArgs *a);
  * negative errno after printing the reason. `verb` names the subcommand for messages
  * ("explain"), or NULL for a run. */
 int parse_run_args(int argc, char **argv, const char *verb, RunArgs *ret);
-
-/* Fills in what the request needs from the caller's process: who and where the caller is
- * (request_describe_caller()), then the command (request_complete_command()). Returns an exit
- * status on failure after printing why, or 0. */
-int request_complete(Request *req);
-
-/* The command resolved on PATH (never scudo itself), the working directory, the environment.
- * Returns an exit status on failure (127 not found, 126 not executable, 125 other) after
- * printing why, or 0. */
-int request_complete_command(Request *req);
 
 /* Whether argv[0] names scudo itself, or a command it was linked as. */
 bool invoked_as_scudo(const char *argv0);

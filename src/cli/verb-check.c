@@ -5,34 +5,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cli/verb-config.h"
+#include "cli/policy-error.h"
+#include "cli/request.h"
 #include "cli/verbs.h"
 #include "policy/policy.h"
-#include "run/run.h"
 #include "util/log.h"
 #include "util/path-util.h"
 #include "util/strv.h"
-
-extern char **environ;
-
-int config_request(Request *ret) {
-        _cleanup_(request_done) Request r = {};
-
-        r.start_dir = getcwd(NULL, 0);
-        if (!r.start_dir)
-                return log_error_errno(negative_errno(), "Cannot determine the working directory: %m"),
-                       EXIT_SCUDO_SETUP;
-        r.environ = strv_copy(environ);
-        r.argv = strv_copy((char *[]) { (char *) "scudo", NULL });
-        if (!r.environ || !r.argv)
-                return log_oom(), EXIT_SCUDO_SETUP;
-        int k = request_describe_caller(&r);
-        if (k != 0)
-                return k;
-        *ret = r;
-        r = (Request) {};
-        return 0;
-}
 
 static void help(void) {
         printf("Usage: scudo check [FILE...]\n"
@@ -60,20 +39,15 @@ int verb_check(int argc, char **argv) {
                         help();
                         return 0;
                 default:
-                        return EXIT_SCUDO_SETUP;
+                        return -EINVAL;
                 }
 
-        int r = config_request(&req);
-        if (r != 0)
+        int r = request_from_process(&req);
+        if (r < 0)
                 return r;
         r = policy_check(&req, (const char * const *) argv + optind, &report, &errors, &error);
-        if (r < 0) {
-                if (error)
-                        log_error("%s", error);
-                else
-                        log_error_errno(r, "Cannot check the configuration: %m");
-                return EXIT_SCUDO_SETUP;
-        }
+        if (r < 0)
+                return log_policy_error(r, error, "Cannot check the configuration: %m");
         fputs(report, stdout);
         return errors > 0 ? 1 : 0;
 }

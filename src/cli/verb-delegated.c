@@ -22,6 +22,7 @@
 #include "broker/peer.h"
 #include "broker/protocol.h"
 #include "broker/wire.h"
+#include "cli/exit-status.h"
 #include "cli/verb-run.h"
 #include "cli/verbs.h"
 #include "util/log.h"
@@ -87,14 +88,14 @@ static int caller_suspend(int fd) {
 }
 
 /* Refused before the run: the reason on the caller's stderr (when it sent one), the broker's
- * report, EXIT 125. */
+ * report, EXIT 125 to the caller. Returns -EPERM. */
 static int refuse(int conn, int caller_stderr, const char *unit, char * const *argv, const char *why) {
         if (caller_stderr >= 0)
                 dprintf(caller_stderr, "scudo: the delegation broker of %s refused the request: %s\n",
                         unit ? unit : "this sandbox", why);
         report(unit, "refused", argv, why);
         (void) broker_send(conn, BROKER_MSG_EXIT, EXIT_SCUDO_SETUP);
-        return EXIT_SCUDO_SETUP;
+        return -EPERM;
 }
 
 static void close_fds(int *fds, size_t n) {
@@ -123,21 +124,19 @@ int verb_broker_request(int argc, char **argv) {
         size_t n_fds = 0;
         int r;
 
-        if (argc != 1) {
-                log_error("__broker-request takes no arguments: it is started by a delegation broker");
-                return EXIT_SCUDO_SETUP;
-        }
+        if (argc != 1)
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "__broker-request takes no arguments: it is "
+                                       "started by a delegation broker");
         /* Only outside every sandbox, started by a broker: inside one, or without the broker's
          * fds, there is nothing to serve. */
-        if (sandbox_unit_of(0, self_unit) != 0 || !context_is_sealed(BROKER_CONTEXT_FD)) {
-                log_error("__broker-request is the delegation broker's, and is not run by hand");
-                return EXIT_SCUDO_SETUP;
-        }
+        if (sandbox_unit_of(0, self_unit) != 0 || !context_is_sealed(BROKER_CONTEXT_FD))
+                return log_error_errno(SYNTHETIC_ERRNO(EPERM), "__broker-request is the delegation broker's, "
+                                       "and is not run by hand");
         r = broker_context_read(BROKER_CONTEXT_FD, &ctx);
         (void) close(BROKER_CONTEXT_FD);
         if (r < 0) {
                 (void) broker_send(conn, BROKER_MSG_EXIT, EXIT_SCUDO_SETUP);
-                return log_error_errno(r, "Cannot read what the broker knows of its sandbox: %m"), EXIT_SCUDO_SETUP;
+                return log_error_errno(r, "Cannot read what the broker knows of its sandbox: %m");
         }
 
         /* The request: one message, whole, within the time given. */
@@ -145,7 +144,7 @@ int verb_broker_request(int argc, char **argv) {
         (void) setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         _cleanup_free_ uint8_t *buf = malloc(BROKER_RUN_SIZE_MAX + 1);
         if (!buf)
-                return log_oom(), EXIT_SCUDO_SETUP;
+                return log_oom();
         ssize_t k = broker_receive(conn, buf, BROKER_RUN_SIZE_MAX + 1, fds, BROKER_RUN_FDS, &n_fds);
         if (k <= 0)
                 return refuse(conn, -EBADF, ctx.unit, NULL,
@@ -207,7 +206,7 @@ int verb_broker_request(int argc, char **argv) {
         RunCaller caller = { .fd = conn, .receive = caller_receive, .suspend = caller_suspend };
         args.run.caller = &caller;
         args.request.delegation = &ctx.delegation;
-        int status = run_request(&args);
+        int status = exit_status_of_verb(run_request(&args));
 
         if (args.in_place) {
                 report(ctx.unit, "runs in place", req_argv, NULL);

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/verb-config.h"
+#include "cli/policy-error.h"
+#include "cli/request.h"
 #include "cli/verbs.h"
 #include "policy/policy.h"
-#include "run/run.h"
 #include "util/log.h"
 
 int verb_profiles(int argc, char **argv) {
@@ -22,20 +22,14 @@ int verb_profiles(int argc, char **argv) {
                                "selects it, what it extends, and where each definition is.\n");
                         return 0;
                 }
-                log_error("profiles takes no arguments");
-                return EXIT_SCUDO_SETUP;
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "profiles takes no arguments");
         }
-        int r = config_request(&req);
-        if (r != 0)
+        int r = request_from_process(&req);
+        if (r < 0)
                 return r;
         r = policy_profiles(&req, &text, &error);
-        if (r < 0) {
-                if (error)
-                        log_error("%s", error);
-                else
-                        log_error_errno(r, "Cannot list the profiles: %m");
-                return EXIT_SCUDO_SETUP;
-        }
+        if (r < 0)
+                return log_policy_error(r, error, "Cannot list the profiles: %m");
         fputs(text, stdout);
         return 0;
 }

@@ -11,6 +11,8 @@
 #include "plan/plan.h"
 #include "util/path-util.h"
 #include "policy/policy.h"
+#include "cli/exit-status.h"
+#include "cli/policy-error.h"
 #include "run-options.h"
 #include "unit/properties.h"
 #include "run/run.h"
@@ -120,38 +122,36 @@ static int run_nested(RunArgs *args) {
         int r;
 
         const char *opt = request_widening_option(&args->request);
-        if (opt) {
-                log_error("%s is refused inside a scudo sandbox (%s): the sandbox around this command "
-                          "decides what it may do", opt, args->request.enclosing_unit);
-                return EXIT_SCUDO_SETUP;
-        }
+        if (opt)
+                return log_error_errno(SYNTHETIC_ERRNO(EPERM), "%s is refused inside a scudo sandbox (%s): the "
+                                       "sandbox around this command decides what it may do", opt,
+                                       args->request.enclosing_unit);
         if (broker_client_present(args->request.uid)) {
                 int status = 0;
                 opt = local_option(args);
-                if (opt) {
-                        log_error("%s is not available inside a sandbox that delegates (%s): where a command "
-                                  "runs is its broker's to decide", opt, args->request.enclosing_unit);
-                        return EXIT_SCUDO_SETUP;
-                }
+                if (opt)
+                        return log_error_errno(SYNTHETIC_ERRNO(EPERM), "%s is not available inside a sandbox "
+                                               "that delegates (%s): where a command runs is its broker's to "
+                                               "decide", opt, args->request.enclosing_unit);
                 if (routed_name(&args->request) < 0)
-                        return log_oom(), EXIT_SCUDO_SETUP;
+                        return log_oom();
                 r = broker_client_run(args->request.uid, args->request.argv, &status);
                 if (r < 0)
-                        return EXIT_SCUDO_SETUP;
+                        return r;
                 if (r == BROKER_RAN)
                         return status;
         }
-        r = request_complete_command(&args->request);
-        if (r != 0)
-                return r;
+        r = request_resolve_command(&args->request);
+        if (r < 0)
+                return exit_status_of_lookup(r);
         if (args->dry_run) {
                 printf("nested in %s: would run %s in place\n", args->request.enclosing_unit,
                        args->request.exec_path);
                 return 0;
         }
         execv(args->request.exec_path, args->request.argv);
-        log_error_errno(negative_errno(), "Cannot execute '%s': %m", args->request.exec_path);
-        return errno == ENOENT ? EXIT_SCUDO_NOTFOUND : EXIT_SCUDO_NOEXEC;
+        r = log_error_errno(negative_errno(), "Cannot execute '%s': %m", args->request.exec_path);
+        return r == -ENOENT ? EXIT_SCUDO_NOTFOUND : EXIT_SCUDO_NOEXEC;
 }
 
 /* A one-run path that does not exist is skipped by systemd (a bind with nothing to bind, a
@@ -202,26 +202,22 @@ int run_request(RunArgs *args) {
         _cleanup_free_ char *error = NULL;
         int r;
 
-        r = request_describe_caller(&args->request);
-        if (r != 0)
+        r = request_from_process(&args->request);
+        if (r < 0)
                 return r;
         if (args->request.nested)
                 return run_nested(args);
-        r = request_complete_command(&args->request);
-        if (r != 0)
-                return r;
+        r = request_resolve_command(&args->request);
+        if (r < 0)
+                return exit_status_of_lookup(r);
         warn_missing_paths(&args->request);
 
         r = policy_resolve(&args->request, &plan, &error);
         if (r < 0) {
-                if (error)
-                        log_error("%s", error);
-                else
-                        log_error_errno(r, "Failed to resolve the profiles for '%s': %m",
-                                        args->request.command_name);
                 if (args->request.delegation)
-                        args->refusal = error ? TAKE_PTR(error) : strdup(strerror(-r));
-                return EXIT_SCUDO_SETUP;
+                        args->refusal = error ? strdup(error) : strdup(strerror(-r));
+                return log_policy_error(r, error, "Failed to resolve the profiles for '%s': %m",
+                                        args->request.command_name);
         }
         if (plan->delegation_in_place) {
                 args->in_place = true;
@@ -233,21 +229,21 @@ int run_request(RunArgs *args) {
                 return 0;
         }
 
-        if (!userns_available()) {
-                log_error("unprivileged user namespaces are disabled on this system; scudo's sandbox "
-                          "needs them (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces>0)");
-                return EXIT_SCUDO_SETUP;
-        }
+        if (!userns_available())
+                return log_error_errno(SYNTHETIC_ERRNO(EPERM), "unprivileged user namespaces are disabled on this "
+                                       "system; scudo's sandbox needs them (sysctl "
+                                       "kernel.unprivileged_userns_clone=1, user.max_user_namespaces>0)");
 
         _cleanup_free_ char *confine = find_confine();
-        if (!confine) {
-                log_error("scudo-confine, which runs before every sandboxed command, is not installed "
-                          "next to scudo nor in " SCUDO_LIBEXECDIR "; the command was not run");
-                return EXIT_SCUDO_SETUP;
-        }
+        if (!confine)
+                return log_error_errno(SYNTHETIC_ERRNO(ENOENT), "scudo-confine, which runs before every sandboxed "
+                                       "command, is not installed next to scudo nor in " SCUDO_LIBEXECDIR "; "
+                                       "the command was not run");
         args->run.runtime_dir = args->request.runtime_dir;
         args->run.home = args->request.home;
         args->run.config_home = getenv("XDG_CONFIG_HOME");
         args->run.confine_path = confine;
-        return run_plan(plan, &args->run);
+        int status = 0;
+        r = run_plan(plan, &args->run, &status);
+        return r < 0 ? exit_status_of_run(r) : status;
 }

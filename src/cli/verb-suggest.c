@@ -22,15 +22,31 @@ static void help(void) {
                "as candidates to remove. Nothing is changed.\n");
 }
 
+/* Returns 0, or a negative errno once reported. */
+static int suggest_from_file(const char *path) {
+        _cleanup_free_ char *text = NULL;
+        size_t size;
+        unsigned line = 0;
+
+        int r = read_regular_file(path, SUGGEST_FILE_MAX, &text, &size);
+        if (r < 0)
+                return log_error_errno(r, "Cannot read '%s': %m", path);
+        r = suggest_write(text, getenv("HOME"), stdout, &line);
+        if (r == -EBADMSG)
+                return log_error_errno(r, "%s:%u: not a record of 'scudo --report-json' (the file must be one "
+                                       "run's, from its first line)", path, line);
+        if (r < 0)
+                return log_error_errno(r, "Cannot make a suggestion: %m");
+        return fflush(stdout) == 0 ? 0 : -EIO;
+}
+
+/* 2 for a wrong command line, 1 for a file that cannot be read or is not a report. */
 int verb_suggest(int argc, char **argv) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        _cleanup_free_ char *text = NULL;
-        size_t size;
-        unsigned line = 0;
-        int c, r;
+        int c;
 
         optind = 0;
         while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0)
@@ -39,21 +55,12 @@ int verb_suggest(int argc, char **argv) {
                         help();
                         return 0;
                 default:
-                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "unknown option (see 'scudo suggest --help')"),
-                               2;
+                        log_error("unknown option (see 'scudo suggest --help')");
+                        return 2;
                 }
-        if (optind + 1 != argc)
-                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "scudo suggest takes one file: the --report-json "
-                                       "file of a run"), 2;
-
-        r = read_regular_file(argv[optind], SUGGEST_FILE_MAX, &text, &size);
-        if (r < 0)
-                return log_error_errno(r, "Cannot read '%s': %m", argv[optind]), 1;
-        r = suggest_write(text, getenv("HOME"), stdout, &line);
-        if (r == -EBADMSG)
-                return log_error_errno(r, "%s:%u: not a record of 'scudo --report-json' (the file must be one "
-                                       "run's, from its first line)", argv[optind], line), 1;
-        if (r < 0)
-                return log_error_errno(r, "Cannot make a suggestion: %m"), 1;
-        return fflush(stdout) == 0 ? 0 : 1;
+        if (optind + 1 != argc) {
+                log_error("scudo suggest takes one file: the --report-json file of a run");
+                return 2;
+        }
+        return suggest_from_file(argv[optind]) < 0 ? 1 : 0;
 }

@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/verb-config.h"
+#include "cli/policy-error.h"
+#include "cli/request.h"
 #include "cli/verbs.h"
 #include "policy/policy.h"
 #include "policy/trust.h"
-#include "run/run.h"
 #include "util/ask.h"
 #include "util/log.h"
 #include "util/path-util.h"
@@ -22,32 +22,35 @@
 
 #define TRUST_FILE_MAX (1024U * 1024U)
 
-static int help_or_refuse(int argc, char **argv, const char *usage) {
+/* Whether argv asks for help: then the usage is printed. */
+static bool help_asked(int argc, char **argv, const char *usage) {
         for (int i = 1; i < argc; i++)
                 if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
                         fputs(usage, stdout);
-                        return 0;
+                        return true;
                 }
-        /* Trust is given from outside: a command inside must not trust what it wrote. Where
-         * the kernel cannot say, refuse too. */
+        return false;
+}
+
+/* Trust is given from outside: a command inside must not trust what it wrote. Where the
+ * kernel cannot say, refuse too. Returns 0 outside any sandbox, or a negative errno after
+ * saying why not. */
+static int refuse_inside_sandbox(const char *verb) {
         char unit[SCUDO_UNIT_NAME_MAX];
         int r = sandbox_unit_of(0, unit);
-        if (r != 0) {
-                if (r > 0)
-                        log_error("scudo %s cannot be used inside a scudo sandbox (%s): trust is given "
-                                  "from outside", argv[0], unit);
-                else
-                        log_error_errno(r, "scudo %s: cannot tell whether this runs inside a scudo sandbox "
-                                        "(/proc/self/cgroup: %m); trust is given from outside", argv[0]);
-                return EXIT_SCUDO_SETUP;
-        }
-        return -1;
+        if (r > 0)
+                return log_error_errno(SYNTHETIC_ERRNO(EPERM), "scudo %s cannot be used inside a scudo sandbox "
+                                       "(%s): trust is given from outside", verb, unit);
+        if (r < 0)
+                return log_error_errno(r, "scudo %s: cannot tell whether this runs inside a scudo sandbox "
+                                       "(/proc/self/cgroup: %m); trust is given from outside", verb);
+        return 0;
 }
 
 static int store_path(char **ret) {
         int r = trust_store_path(ret);
         if (r < 0)
-                return log_error_errno(r, "Cannot locate the trust store: %m"), EXIT_SCUDO_SETUP;
+                return log_error_errno(r, "Cannot locate the trust store: %m");
         return 0;
 }
 
@@ -63,20 +66,22 @@ int verb_trust(int argc, char **argv) {
         bool yes = false;
         int c;
 
-        int r = help_or_refuse(argc, argv,
-                               "Usage: scudo trust [--yes] [PATH...]\n\n"
-                               "Lets project files apply, as they are now: the trust is bound to each\n"
-                               "file's path and content, so an edited file needs trusting again.\n"
-                               "Without PATH: the .scudo.toml and .scudo.lua of this directory, never\n"
-                               "those of a directory above it (name their path). PATH: a file, or a\n"
-                               "directory for the project files in it; only regular files named\n"
-                               ".scudo.toml or *.lua (project and hook files) can be trusted. The hook\n"
-                               "files a TOML file names are trusted with it when they lie in its own\n"
-                               "directory or below; others need a 'scudo trust PATH' of their own.\n"
-                               "Shows what each file grants, then asks; without a terminal to ask on,\n"
-                               "trusts nothing unless given --yes.\n\n"
-                               "  -y, --yes    trust without asking (after showing what is trusted)\n");
-        if (r >= 0)
+        if (help_asked(argc, argv,
+                       "Usage: scudo trust [--yes] [PATH...]\n\n"
+                       "Lets project files apply, as they are now: the trust is bound to each\n"
+                       "file's path and content, so an edited file needs trusting again.\n"
+                       "Without PATH: the .scudo.toml and .scudo.lua of this directory, never\n"
+                       "those of a directory above it (name their path). PATH: a file, or a\n"
+                       "directory for the project files in it; only regular files named\n"
+                       ".scudo.toml or *.lua (project and hook files) can be trusted. The hook\n"
+                       "files a TOML file names are trusted with it when they lie in its own\n"
+                       "directory or below; others need a 'scudo trust PATH' of their own.\n"
+                       "Shows what each file grants, then asks; without a terminal to ask on,\n"
+                       "trusts nothing unless given --yes.\n\n"
+                       "  -y, --yes    trust without asking (after showing what is trusted)\n"))
+                return 0;
+        int r = refuse_inside_sandbox(argv[0]);
+        if (r < 0)
                 return r;
         optind = 0;
         opterr = 0;
@@ -86,23 +91,18 @@ int verb_trust(int argc, char **argv) {
                         yes = true;
                         break;
                 default:
-                        log_error("unknown option '%s' (see 'scudo trust --help')", argv[optind - 1]);
-                        return EXIT_SCUDO_SETUP;
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "unknown option '%s' (see 'scudo trust "
+                                               "--help')", argv[optind - 1]);
                 }
 
-        r = config_request(&req);
-        if (r == 0)
+        r = request_from_process(&req);
+        if (r >= 0)
                 r = store_path(&store);
-        if (r != 0)
+        if (r < 0)
                 return r;
         r = policy_trust_targets(&req, (const char * const *) argv + optind, &paths, &hashes, &summary, &error);
-        if (r < 0) {
-                if (error)
-                        log_error("%s", error);
-                else
-                        log_error_errno(r, "Cannot read the files to trust: %m");
-                return EXIT_SCUDO_SETUP;
-        }
+        if (r < 0)
+                return log_policy_error(r, error, "Cannot read the files to trust: %m");
 
         /* What is about to be trusted, as the files say it (control characters shown as '?'),
          * and the question. A file edited meanwhile is not trusted: the hashes are of what
@@ -110,15 +110,15 @@ int verb_trust(int argc, char **argv) {
         fputs(summary, stdout);
         if (!yes) {
                 if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-                        log_error("no terminal to ask on: nothing trusted (after reading the above, "
-                                  "'scudo trust --yes' trusts without asking)");
-                        return EXIT_SCUDO_SETUP;
+                        return log_error_errno(SYNTHETIC_ERRNO(ENOTTY), "no terminal to ask on: nothing "
+                                               "trusted (after reading the above, 'scudo trust --yes' "
+                                               "trusts without asking)");
                 }
                 fputc('\n', stdout);
                 r = ask_yes_no(STDIN_FILENO, stdout, strv_length(paths) == 1 ? "Trust this file?" :
-                               "Trust these files?");
+                       "Trust these files?");
                 if (r < 0)
-                        return log_error_errno(r, "Cannot read the answer: %m"), EXIT_SCUDO_SETUP;
+                        return log_error_errno(r, "Cannot read the answer: %m");
                 if (r == 0) {
                         printf("nothing trusted\n");
                         return 1;
@@ -127,7 +127,7 @@ int verb_trust(int argc, char **argv) {
         for (size_t i = 0; paths && paths[i]; i++) {
                 r = trust_add(store, paths[i], hashes[i]);
                 if (r < 0)
-                        return log_error_errno(r, "Cannot record trust in %s: %m", store), EXIT_SCUDO_SETUP;
+                        return log_error_errno(r, "Cannot record trust in %s: %m", store);
                 printf("trusted %s (sha256 %.16s...)\n", paths[i], hashes[i]);
         }
         return 0;
@@ -158,7 +158,7 @@ static char *untrust_key(const char *path) {
 static int untrust_path(const char *store, const char *path, bool named) {
         _cleanup_free_ char *abs = untrust_key(path);
         if (!abs)
-                return log_error_errno(ENOMEM, "Out of memory");
+                return log_oom();
         int r = trust_remove(store, abs);
         if (r < 0)
                 return log_error_errno(r, "Cannot update %s: %m", store);
@@ -173,15 +173,17 @@ int verb_untrust(int argc, char **argv) {
         _cleanup_free_ char *store = NULL;
         static const char * const names[] = { ".scudo.toml", ".scudo.lua" };
 
-        int r = help_or_refuse(argc, argv,
-                               "Usage: scudo untrust [PATH...]\n\n"
-                               "Removes PATH (a file, or a directory for the project files in it;\n"
-                               "default: .scudo.toml and .scudo.lua in this directory) from the trust\n"
-                               "store; it no longer applies.\n");
-        if (r >= 0)
+        if (help_asked(argc, argv,
+                       "Usage: scudo untrust [PATH...]\n\n"
+                       "Removes PATH (a file, or a directory for the project files in it;\n"
+                       "default: .scudo.toml and .scudo.lua in this directory) from the trust\n"
+                       "store; it no longer applies.\n"))
+                return 0;
+        int r = refuse_inside_sandbox(argv[0]);
+        if (r < 0)
                 return r;
         r = store_path(&store);
-        if (r != 0)
+        if (r < 0)
                 return r;
 
         char *here[] = { (char *) ".", NULL };
@@ -192,7 +194,7 @@ int verb_untrust(int argc, char **argv) {
                 if (stat(*p, &st) < 0 || !S_ISDIR(st.st_mode)) {
                         r = untrust_path(store, *p, true);
                         if (r < 0)
-                                return EXIT_SCUDO_SETUP;
+                                return r;
                         removed += r;
                         continue;
                 }
@@ -200,10 +202,10 @@ int verb_untrust(int argc, char **argv) {
                 for (size_t i = 0; i < ELEMENTSOF(names); i++) {
                         _cleanup_free_ char *f = path_join(*p, names[i]);
                         if (!f)
-                                return log_oom(), EXIT_SCUDO_SETUP;
+                                return log_oom();
                         r = untrust_path(store, f, false);
                         if (r < 0)
-                                return EXIT_SCUDO_SETUP;
+                                return r;
                         here_removed += r;
                 }
                 if (here_removed == 0 && argc > 1)
@@ -220,18 +222,20 @@ int verb_trusted(int argc, char **argv) {
         TrustEntry *e = NULL;
         size_t n = 0;
 
-        int r = help_or_refuse(argc, argv,
-                               "Usage: scudo trusted\n\n"
-                               "Lists the trusted project files, and whether each is still as it was\n"
-                               "when trusted (an edited or missing file does not apply).\n");
-        if (r >= 0)
+        if (help_asked(argc, argv,
+                       "Usage: scudo trusted\n\n"
+                       "Lists the trusted project files, and whether each is still as it was\n"
+                       "when trusted (an edited or missing file does not apply).\n"))
+                return 0;
+        int r = refuse_inside_sandbox(argv[0]);
+        if (r < 0)
                 return r;
         r = store_path(&store);
-        if (r != 0)
+        if (r < 0)
                 return r;
         r = trust_load(store, &e, &n);
         if (r < 0)
-                return log_error_errno(r, "Cannot read %s: %m", store), EXIT_SCUDO_SETUP;
+                return log_error_errno(r, "Cannot read %s: %m", store);
         for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ char *now = NULL;
                 int k = trust_hash_file(e[i].path, TRUST_FILE_MAX, &now);

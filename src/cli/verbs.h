@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #pragma once
 
-/* Subcommands about configuration: each takes argv starting at its own name and returns the
- * exit status. */
+/* Subcommands about configuration: each takes argv starting at its own name and returns a
+ * negative errno after reporting why, or the exit status (0, or a verb's own positive one);
+ * main() turns the first into scudo's (cli/exit-status.h). */
 int verb_explain(int argc, char **argv);
 int verb_check(int argc, char **argv);
 int verb_profiles(int argc, char **argv);

@@ -2,8 +2,9 @@
 #pragma once
 
 /* What was asked: the command, where it was started, the caller's environment and the
- * one-run overrides from the command line. Filled by cli/, read by policy/ to resolve a
- * Plan. Nothing here has been checked against any profile yet. */
+ * one-run overrides from the command line. Made by cli/request.h (from this process) or by
+ * the delegation broker (from a message), read by policy/ to resolve a Plan. Nothing here has
+ * been checked against any profile yet. */
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -45,13 +46,7 @@ typedef struct Request {
 
 void request_done(Request *r);
 
-/* Fills in who asks: uid, home directory ($HOME, else the password database), runtime
- * directory ($XDG_RUNTIME_DIR, else /run/user/UID) and whether the caller runs inside a scudo
- * sandbox (util/sandbox-unit.h; never from the environment). Shared by a run and the
- * configuration verbs. Returns 0, or an exit status after printing why. (cli/request.c) */
-int request_describe_caller(Request *req);
-
 /* The first one-run option that could change what a sandbox grants (profiles, paths, network,
  * environment, properties, delegation), or NULL. Inside a sandbox every one of them is refused:
- * the sandbox around the command decides. The one list of them. (cli/request.c) */
+ * the sandbox around the command decides. The one list of them. */
 const char *request_widening_option(const Request *req);

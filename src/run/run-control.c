@@ -103,7 +103,8 @@ int run_on_caller(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
 }
 
 /* Before the unit starts: the caller may be gone already, or have been interrupted. Returns 0
- * to go on, or the exit status to end with, the unit not started. */
+ * to go on, the signal the caller was interrupted by (the run ends as if the command had
+ * been), or -ECONNRESET: the caller is gone. */
 int run_caller_before_start(RunContext *c) {
         for (;;) {
                 struct pollfd p = { .fd = c->caller->fd, .events = POLLIN };
@@ -112,9 +113,9 @@ int run_caller_before_start(RunContext *c) {
                 int sig = c->caller->receive(c->caller->fd);
                 if (sig < 0) {
                         c->caller_gone = true;
-                        return EXIT_SCUDO_SETUP;
+                        return -ECONNRESET;
                 }
                 if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
-                        return 128 + sig;
+                        return sig;
         }
 }

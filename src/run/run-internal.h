@@ -100,4 +100,4 @@ int run_dispatch_reports(RunContext *c);
 int run_start_restricted_slice(RunContext *c, const Plan *plan);
 void run_stop_slice(RunContext *c);
 int run_check_resource_controllers(RunContext *c, const Plan *plan);
-int run_collect_exit_status(RunContext *c, const Plan *plan);
+int run_collect_exit_status(RunContext *c, const Plan *plan, int *ret_status);

@@ -77,18 +77,17 @@ static int run_get_int_property(RunContext *c, const char *iface, const char *na
         return sd_bus_get_property_trivial(c->bus, SD_DEST, c->unit_path, iface, name, &e, 'i', ret);
 }
 
-/* The command's exit status as a shell would report it. */
-int run_collect_exit_status(RunContext *c, const Plan *plan) {
+/* The command's exit status as a shell would report it, in *ret_status; or a negative errno
+ * once the reason is reported (run.h). */
+int run_collect_exit_status(RunContext *c, const Plan *plan, int *ret_status) {
         int32_t code = 0, status = 0;
         int r;
 
         r = run_get_int_property(c, "org.freedesktop.systemd1.Service", "ExecMainCode", &code);
         if (r >= 0)
                 r = run_get_int_property(c, "org.freedesktop.systemd1.Service", "ExecMainStatus", &status);
-        if (r < 0) {
-                log_error_errno(r, "Failed to read the result of %s: %m", c->unit_name);
-                return EXIT_SCUDO_SETUP;
-        }
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the result of %s: %m", c->unit_name);
         log_debug("%s: job %s, state %s, ExecMainCode=%d ExecMainStatus=%d", c->unit_name,
                   strempty(c->job_result), strempty(c->active_state), (int) code, (int) status);
 
@@ -96,39 +95,37 @@ int run_collect_exit_status(RunContext *c, const Plan *plan) {
          * process failed (it then exits with one of its own codes, 200…245, before the
          * command runs) or that the command ran and ended before the job was processed. */
         if (c->failed_to_start) {
-                if (code == 0) {
-                        log_error("the sandbox did not start (%s)", strempty(c->job_result));
-                        return EXIT_SCUDO_SETUP;
-                }
-                if (code == CLD_EXITED && status >= 200 && status <= 245) {
+                if (code == 0)
+                        return log_error_errno(SYNTHETIC_ERRNO(EIO), "the sandbox did not start (%s)",
+                                               strempty(c->job_result));
+                if (code == CLD_EXITED && status >= 200 && status <= 245)
                         switch (status) {
                         case EXIT_EXEC:
-                                log_error("'%s' cannot be executed inside the sandbox (is it hidden by the profile?)",
-                                          plan->exec_path);
-                                return EXIT_SCUDO_NOTFOUND;
+                                return log_error_errno(SYNTHETIC_ERRNO(ENOEXEC), "'%s' cannot be executed inside "
+                                                       "the sandbox (is it hidden by the profile?)",
+                                                       plan->exec_path);
                         case EXIT_CHDIR:
-                                log_error("the working directory '%s' is not available inside the sandbox",
-                                          strempty(plan->working_directory));
-                                return EXIT_SCUDO_SETUP;
+                                return log_error_errno(SYNTHETIC_ERRNO(ENOENT), "the working directory '%s' is "
+                                                       "not available inside the sandbox",
+                                                       strempty(plan->working_directory));
                         case EXIT_NAMESPACE:
-                                log_error("the sandbox could not be set up (mount namespace); "
-                                          "'journalctl --user -u %s' may say why", c->unit_name);
-                                return EXIT_SCUDO_SETUP;
+                                return log_error_errno(SYNTHETIC_ERRNO(EIO), "the sandbox could not be set up "
+                                                       "(mount namespace); 'journalctl --user -u %s' may say "
+                                                       "why", c->unit_name);
                         default:
-                                log_error("the sandbox could not be set up (systemd exit status %d, see "
-                                          "systemd.exec(5))", (int) status);
-                                return EXIT_SCUDO_SETUP;
+                                return log_error_errno(SYNTHETIC_ERRNO(EIO), "the sandbox could not be set up "
+                                                       "(systemd exit status %d, see systemd.exec(5))",
+                                                       (int) status);
                         }
-                }
         }
 
         switch (code) {
-        case CLD_EXITED:
-                return status & 0xff;
         case CLD_KILLED:
         case CLD_DUMPED:
-                return 128 + (status & 0x7f);
+                *ret_status = 128 + (status & 0x7f);
+                break;
         default:
-                return status & 0xff;
+                *ret_status = status & 0xff;
         }
+        return 0;
 }

@@ -154,7 +154,8 @@ static int add_matches(RunContext *c) {
                                          on_properties_changed, NULL, c);
 }
 
-static int start_unit(RunContext *c, const Plan *plan, const UnitContext *uctx, const UnitStdio *stdio) {
+static int start_unit(RunContext *c, const Plan *plan, const UnitContext *uctx, const UnitStdio *stdio,
+                      char **ret_error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r = sd_bus_message_new_method_call(c->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
         if (r < 0)
@@ -165,7 +166,7 @@ static int start_unit(RunContext *c, const Plan *plan, const UnitContext *uctx, 
         r = sd_bus_message_open_container(m, 'a', "(sv)");
         if (r < 0)
                 return r;
-        r = unit_append_properties(m, plan, uctx, stdio);
+        r = unit_append_properties(m, plan, uctx, stdio, ret_error);
         if (r < 0)
                 return r;
         r = sd_bus_message_close_container(m);
@@ -305,7 +306,7 @@ static int create_missing_paths(const Plan *plan) {
         return 0;
 }
 
-int run_plan(const Plan *plan, const RunOptions *opts) {
+int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
         _cleanup_(run_context_done) RunContext c = {
                 .watcher_fd = -EBADF,
                 .kill_whom = plan_private_pids(plan) ? "main" : "all",
@@ -316,7 +317,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
 
         r = make_unit_name(&c);
         if (r < 0)
-                return log_error_errno(r, "Failed to name the unit: %m"), EXIT_SCUDO_SETUP;
+                return log_error_errno(r, "Failed to name the unit: %m");
 
         /* A write to a reader that went away (the watcher, a closed terminal) must be an
          * error return, not the end of scudo with the unit still running. The unit's own
@@ -326,7 +327,7 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         /* Before the bus is open: the watcher must not inherit the connection. */
         r = watcher_start(&c.watcher_fd);
         if (r < 0)
-                return log_error_errno(r, "Failed to start the unit watcher: %m"), EXIT_SCUDO_SETUP;
+                return log_error_errno(r, "Failed to start the unit watcher: %m");
 
         /* With a bare environment (env -i), still find the user's bus where it always is. */
         if (!getenv("XDG_RUNTIME_DIR") && !getenv("DBUS_SESSION_BUS_ADDRESS") && opts->runtime_dir)
@@ -338,13 +339,13 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                 log_error("scudo runs commands as units of 'systemd --user': it needs a running user "
                           "manager and its bus at $XDG_RUNTIME_DIR/bus (log in through a systemd "
                           "session, or 'loginctl enable-linger %s')", pw ? pw->pw_name : "$USER");
-                return EXIT_SCUDO_SETUP;
+                return r;
         }
         r = sd_event_new(&c.event);
         if (r >= 0)
                 r = sd_bus_attach_event(c.bus, c.event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
-                return log_error_errno(r, "Failed to set up the event loop: %m"), EXIT_SCUDO_SETUP;
+                return log_error_errno(r, "Failed to set up the event loop: %m");
 
         (void) sigemptyset(&mask);
         int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGTSTP };
@@ -355,59 +356,58 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         for (size_t i = 0; i < ELEMENTSOF(sigs); i++) {
                 r = sd_event_add_signal(c.event, NULL, sigs[i], run_on_signal, &c);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to watch signals: %m"), EXIT_SCUDO_SETUP;
+                        return log_error_errno(r, "Failed to watch signals: %m");
         }
 
         r = open_stdio(&c, opts, &stdio);
         if (r < 0)
-                return EXIT_SCUDO_SETUP;
+                return r;
 
         r = add_matches(&c);
         if (r < 0)
-                return log_error_errno(r, "Failed to subscribe to the unit's signals: %m"), EXIT_SCUDO_SETUP;
+                return log_error_errno(r, "Failed to subscribe to the unit's signals: %m");
 
         r = run_check_resource_controllers(&c, plan);
         if (r < 0)
-                return EXIT_SCUDO_SETUP;
+                return r;
 
         r = watcher_add_unit(c.watcher_fd, c.unit_name);
         if (r < 0)
-                return log_error_errno(r, "Failed to arm the unit watcher: %m"), EXIT_SCUDO_SETUP;
+                return log_error_errno(r, "Failed to arm the unit watcher: %m");
 
         /* Before anything starts: a report file that cannot be opened stops the run. */
         {
                 _cleanup_free_ char *why = NULL;
                 r = refusals_new(plan, opts->report_json, &c.refusals, &why);
                 if (r < 0)
-                        return log_error_errno(r, "%s; the command was not run", why ?: "Out of memory"),
-                               EXIT_SCUDO_SETUP;
+                        return log_error_errno(r, "%s; the command was not run", why ?: "Out of memory");
         }
         if (opts->tui) {
                 r = start_tui(&c, opts);
                 if (r < 0)
-                        return EXIT_SCUDO_SETUP;
+                        return r;
         }
         /* A sandbox that delegates gets its broker now, before its unit: the socket and links
          * are bound into it. */
         _cleanup_free_ char *broker_root = NULL;
         r = broker_root_path(getuid(), &broker_root);
         if (r < 0)
-                return log_oom(), EXIT_SCUDO_SETUP;
+                return log_oom();
         if (plan->delegate && plan->delegate[0]) {
                 r = broker_start(plan, c.unit_name, c.event, refusals_feed(c.refusals), c.watcher_fd, &c.broker);
                 if (r < 0)
-                        return EXIT_SCUDO_SETUP;
+                        return r;
         }
         if (opts->caller) {
                 c.caller = opts->caller;
                 r = sd_event_add_io(c.event, &c.caller_source, c.caller->fd, EPOLLIN, run_on_caller, &c);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to watch the caller: %m"), EXIT_SCUDO_SETUP;
+                        return log_error_errno(r, "Failed to watch the caller: %m");
         }
         if (plan->network_filtered || refusals_want_files(c.refusals)) {
                 r = run_start_restricted_slice(&c, plan);
                 if (r < 0)
-                        return EXIT_SCUDO_SETUP;
+                        return r;
         }
 
         /* What the manager would add to the unit's environment on its own. */
@@ -418,38 +418,37 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                                              &manager_env);
                 if (r < 0)
                         return log_error_errno(r, "Failed to read the service manager's environment: %s",
-                                               e.message ?: "unknown error"), EXIT_SCUDO_SETUP;
+                                               e.message ?: "unknown error");
         }
 
         if (plan->dbus == DBUS_FILTERED) {
                 r = start_bus_proxy(&c, &c.bus_proxy, BUS_SESSION, plan, opts, manager_env);
                 if (r < 0)
-                        return EXIT_SCUDO_SETUP;
+                        return r;
         }
         if (plan->dbus_system == DBUS_FILTERED) {
                 r = start_bus_proxy(&c, &c.system_bus_proxy, BUS_SYSTEM, plan, opts, manager_env);
                 if (r < 0)
-                        return EXIT_SCUDO_SETUP;
+                        return r;
         }
 
         /* The grants' paths to make when missing (plan-create.h), just before the unit starts. */
         r = create_missing_paths(plan);
         if (r < 0)
-                return EXIT_SCUDO_SETUP;
+                return r;
 
         /* An empty .git where the command starts and none is: see git-guard.h. */
         r = git_guard_acquire(plan, &c.git_guard);
         if (r == -ELOOP)
                 return log_error_errno(r, "%s, or a directory above it, changed into a symlink after it was "
-                                       "checked; not running the command", plan->working_directory),
-                       EXIT_SCUDO_SETUP;
+                                       "checked; not running the command", plan->working_directory);
         if (r < 0)
                 return log_error_errno(r, "Cannot keep a git repository from being planted in %s: %m",
-                                       plan->working_directory), EXIT_SCUDO_SETUP;
+                                       plan->working_directory);
         for (size_t i = 0; i < c.git_guard.n; i++) {
                 r = watcher_add_placeholder(c.watcher_fd, c.git_guard.path[i]);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to arm the unit watcher: %m"), EXIT_SCUDO_SETUP;
+                        return log_error_errno(r, "Failed to arm the unit watcher: %m");
         }
 
         /* A .git the command may commit to: watched from before the command starts. */
@@ -458,18 +457,18 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
                                      &c.gitdir_watch);
                 if (r < 0)
                         return log_error_errno(r, "Cannot watch the .git the command may commit to: %m; "
-                                               "not running the command"), EXIT_SCUDO_SETUP;
+                                               "not running the command");
         }
 
         /* git's configuration files that hold credentials, as copies less them. */
         r = git_config_copies_make(plan, opts->home, opts->config_home, opts->runtime_dir, c.unit_name,
                                    &c.git_config);
         if (r < 0)
-                return EXIT_SCUDO_SETUP;
+                return r;
         if (c.git_config.dir) {
                 r = watcher_add_scratch_dir(c.watcher_fd, c.git_config.dir);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to arm the unit watcher: %m"), EXIT_SCUDO_SETUP;
+                        return log_error_errno(r, "Failed to arm the unit watcher: %m");
         }
 
         UnitContext uctx = {
@@ -492,32 +491,37 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         if (c.pty) {
                 r = pty_relay_raw_terminal(c.pty);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to set the terminal to raw mode: %m"), EXIT_SCUDO_SETUP;
+                        return log_error_errno(r, "Failed to set the terminal to raw mode: %m");
                 r = watcher_guard_terminal(c.watcher_fd, false);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to arm the unit watcher: %m"), EXIT_SCUDO_SETUP;
+                        return log_error_errno(r, "Failed to arm the unit watcher: %m");
         }
 
         if (c.caller) {
                 r = run_caller_before_start(&c);
-                if (r != 0)
-                        return r;
+                if (r < 0)
+                        return log_debug_errno(r, "the caller went away before the command started");
+                if (r > 0) {
+                        *ret_status = 128 + r;  /* as if the command had been interrupted */
+                        return 0;
+                }
         }
 
         struct timespec unit_start;
         /* file times are the coarse clock's, which may lag the fine one by a tick */
         (void) clock_gettime(CLOCK_REALTIME_COARSE, &unit_start);
         c.started = true;       /* from the call on, as far as scudo can tell */
-        r = start_unit(&c, plan, &uctx, &stdio);
-        if (r == -ELOOP)
-                return EXIT_SCUDO_SETUP;        /* a path that turned into a symlink: named already */
+        _cleanup_free_ char *unit_error = NULL;
+        r = start_unit(&c, plan, &uctx, &stdio, &unit_error);
+        if (r < 0 && unit_error)
+                return log_error_errno(r, "%s; not running the command", unit_error);
         if (r < 0)
-                return log_error_errno(r, "Failed to build the unit for '%s': %m", plan->exec_path), EXIT_SCUDO_SETUP;
+                return log_error_errno(r, "Failed to build the unit for '%s': %m", plan->exec_path);
 
         if (c.pty) {
                 r = pty_relay_start(c.pty, c.event, run_suspend, &c);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to relay the terminal: %m"), EXIT_SCUDO_SETUP;
+                        return log_error_errno(r, "Failed to relay the terminal: %m");
         }
 
         /* Not sd_event_loop(): leaving it through sd_event_exit() would close the bus, and
@@ -525,11 +529,10 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         while (!c.finished) {
                 r = sd_event_run(c.event, UINT64_MAX);
                 if (r < 0)
-                        return log_error_errno(r, "Lost the connection to the service manager: %m"),
-                               EXIT_SCUDO_SETUP;
+                        return log_error_errno(r, "Lost the connection to the service manager: %m");
                 if (sd_bus_is_open(c.bus) <= 0)
                         return log_error_errno(SYNTHETIC_ERRNO(ECONNRESET),
-                                               "Lost the connection to the service manager"), EXIT_SCUDO_SETUP;
+                                               "Lost the connection to the service manager");
         }
 
         if (c.pty) {
@@ -550,19 +553,18 @@ int run_plan(const Plan *plan, const RunOptions *opts) {
         if (gitdir_watch_sweep(c.gitdir_watch) > 0)
                 c.gitdir_refused = true;
 
-        int status;
-        if (c.gitdir_refused) {
-                log_error("The command was stopped: it planted something git would read in a .git, or "
-                          "replaced a .git symlink (see docs/policies.md, \"A .git to commit to\")");
-                status = EXIT_SCUDO_SETUP;
-        } else if (c.start_error) {
-                log_error("systemd refused to start the sandbox: %s", c.start_error);
-                status = EXIT_SCUDO_SETUP;
-        } else
-                status = run_collect_exit_status(&c, plan);
+        if (c.gitdir_refused)
+                r = log_error_errno(SYNTHETIC_ERRNO(EPERM), "The command was stopped: it planted something git "
+                                    "would read in a .git, or replaced a .git symlink (see docs/policies.md, "
+                                    "\"A .git to commit to\")");
+        else if (c.start_error)
+                r = log_error_errno(SYNTHETIC_ERRNO(EIO), "systemd refused to start the sandbox: %s",
+                                    c.start_error);
+        else
+                r = run_collect_exit_status(&c, plan, ret_status);
 
         /* The run is over and accounted for: the watcher can go (the slice is stopped on the
          * way out, by run_context_done()). */
         watcher_release(TAKE_FD(c.watcher_fd));
-        return status;
+        return r;
 }

@@ -7,13 +7,6 @@
 
 #include "plan/plan.h"
 
-/* Exit statuses of scudo's own, never used for the command's. */
-enum {
-        EXIT_SCUDO_SETUP = 125,         /* configuration, sandbox setup, bus or helper error */
-        EXIT_SCUDO_NOEXEC = 126,        /* the command exists but cannot be executed */
-        EXIT_SCUDO_NOTFOUND = 127,      /* the command was not found */
-};
-
 /* Who a delegated run is for (src/broker/): the scudo inside a sandbox that asked for it, at
  * the other end of `fd`. What it receives is handled as if this scudo had received it, and its
  * going away (even killed) stops the command. */
@@ -39,6 +32,9 @@ typedef struct RunOptions {
         const RunCaller *caller;        /* a delegated run's caller, or NULL */
 } RunOptions;
 
-/* Returns the exit status to use (the command's own, 128+N for signal N, or one of the
- * EXIT_SCUDO_* codes after printing why). */
-int run_plan(const Plan *plan, const RunOptions *opts);
+/* Returns 0 once the command has ended, with its exit status as a shell reports it (its own,
+ * or 128+N for signal N) in *ret_status; or a negative errno once the reason is reported on
+ * stderr: -ENOEXEC when the command could not be executed inside the sandbox (the profile
+ * hides it), anything else a failure of the setup, the bus or a helper. The command never
+ * runs with less than the plan says. */
+int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status);

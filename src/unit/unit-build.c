@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,6 @@
 #include "properties.h"
 #include "unit-build.h"
 #include "git-config-copies.h"
-#include "util/log.h"
 #include "util/path-util.h"
 #include "util/strv.h"
 
@@ -109,9 +109,23 @@ static int compare_paths(const void *a, const void *b) {
 typedef struct MountLists {
         char **bind_src, **bind_ro_src, **bind_ro_dst, **tmpfs, **inaccessible;
         char **checks;  /* scudo-confine's --check= arguments */
+        char *error;    /* why the unit cannot be built, for the caller to report */
 } MountLists;
 
+/* Returns r (a negative errno) with the reason kept for the caller: the runner reports it,
+ * once. */
+_printf_(3, 4) static int mount_error(MountLists *l, int r, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        free(l->error);
+        if (vasprintf(&l->error, fmt, ap) < 0)
+                l->error = NULL;
+        va_end(ap);
+        return r;
+}
+
 static void mount_lists_done(MountLists *l) {
+        free(l->error);
         strv_free(l->checks);
         strv_free(l->bind_src);
         strv_free(l->bind_ro_src);
@@ -152,15 +166,13 @@ static int add_check(MountLists *l, char kind, const struct stat *st, const char
 }
 
 /* What the path leads to now, reached without a symlink: 1 (and *st), 0 when missing, or a
- * refusal when a symlink has appeared in a path the plan's checks found free of them (-ELOOP,
- * reported here: run.c says nothing more). */
-static int identify(const char *path, struct stat *st) {
+ * refusal when a symlink has appeared in a path the plan's checks found free of them (-ELOOP). */
+static int identify(MountLists *l, const char *path, struct stat *st) {
         int r = path_stat_no_symlinks(path, st);
         if (r == -ELOOP)
-                return log_error_errno(r, "%s changed into a symlink after it was checked; not running the "
-                                       "command", path);
+                return mount_error(l, r, "%s changed into a symlink after it was checked", path);
         if (r == -EINVAL)
-                return log_error_errno(r, "%s is not a canonical path; not running the command", path);
+                return mount_error(l, r, "%s is not a canonical path", path);
         return r > 0 ? 1 : 0;   /* unreadable (EACCES): systemd, as the same user, cannot bind it */
 }
 
@@ -173,12 +185,11 @@ static int add_bus_proxy(MountLists *l, const PlanPath *p, const UnitContext *ct
         const char *socket = system ? ctx->system_bus_proxy_socket : ctx->bus_proxy_socket;
         const char *what = system ? "system" : "session";
         if (p->access != PATH_ACCESS_READ || !socket)
-                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "The plan asks for the %s bus proxy, "
-                                       "which has not been started", what);
-        int r = identify(socket, &st);
+                return mount_error(l, -EINVAL, "the plan asks for the %s bus proxy, which has not been "
+                                   "started", what);
+        int r = identify(l, socket, &st);
         if (r == 0)
-                r = log_error_errno(SYNTHETIC_ERRNO(ENOENT), "The %s bus proxy's socket %s is gone", what,
-                                    socket);
+                r = mount_error(l, -ENOENT, "the %s bus proxy's socket %s is gone", what, socket);
         if (r >= 0)
                 r = strv_extend(&l->bind_ro_src, socket);
         if (r >= 0)
@@ -197,10 +208,9 @@ static int bind_git_config_copies(const UnitContext *ctx, MountLists *l) {
                 struct stat st;
                 if (strv_contains(l->bind_ro_dst, c->dst[i]))
                         continue;       /* a plan entry's bind took the copy */
-                int r = identify(c->src[i], &st);
+                int r = identify(l, c->src[i], &st);
                 if (r <= 0)
-                        return r < 0 ? r : log_error_errno(-ENOENT, "%s is gone; not running the command",
-                                                           c->src[i]);
+                        return r < 0 ? r : mount_error(l, -ENOENT, "%s is gone", c->src[i]);
                 r = strv_extend(&l->bind_ro_src, c->src[i]);
                 if (r >= 0)
                         r = strv_extend(&l->bind_ro_dst, c->dst[i]);
@@ -214,9 +224,9 @@ static int bind_git_config_copies(const UnitContext *ctx, MountLists *l) {
 
 static int bind_ro_checked(MountLists *l, const char *src, const char *dst) {
         struct stat st;
-        int r = identify(src, &st);
+        int r = identify(l, src, &st);
         if (r == 0)
-                r = log_error_errno(SYNTHETIC_ERRNO(ENOENT), "%s is gone", src);
+                r = mount_error(l, -ENOENT, "%s is gone", src);
         if (r >= 0)
                 r = strv_extend(&l->bind_ro_src, src);
         if (r >= 0)
@@ -238,9 +248,9 @@ static int collect_broker_mounts(const UnitContext *ctx, MountLists *l) {
         if (!ctx->broker_socket)
                 return add_inaccessible(l, ctx->broker_root);
 
-        r = identify(ctx->broker_root, &st);
+        r = identify(l, ctx->broker_root, &st);
         if (r == 0)
-                r = -ENOENT;
+                r = mount_error(l, -ENOENT, "%s is gone", ctx->broker_root);
         if (r < 0)
                 return r;
         r = strv_extend(&l->tmpfs, ctx->broker_root);
@@ -291,9 +301,8 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                         return -EINVAL;         /* one entry per path, canonical: plan_validate() */
                 if (ctx->broker_root && path_startswith(p->path, ctx->broker_root) &&
                     (p->access == PATH_ACCESS_WRITE || p->access == PATH_ACCESS_READ))
-                        return log_error_errno(SYNTHETIC_ERRNO(EPERM), "%s: %s is where the delegation "
-                                               "brokers' sockets are, which no profile can grant",
-                                               strempty(p->origin), p->path);
+                        return mount_error(l, -EPERM, "%s: %s is where the delegation brokers' sockets "
+                                           "are, which no profile can grant", strempty(p->origin), p->path);
 
                 if (p->source == PATH_SOURCE_BUS_PROXY || p->source == PATH_SOURCE_SYSTEM_BUS_PROXY) {
                         r = add_bus_proxy(l, p, ctx);
@@ -301,7 +310,7 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                                 return r;
                         continue;
                 }
-                r = identify(p->path, &st);
+                r = identify(l, p->path, &st);
                 if (r < 0)
                         return r;
                 bool exists = r > 0;
@@ -315,7 +324,7 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                         /* git's configuration less its credentials, in place of the file */
                         const char *src = git_config_copy_of(ctx->git_config, p->path);
                         if (src) {
-                                r = identify(src, &st);
+                                r = identify(l, src, &st);
                                 if (r < 0)
                                         return r;
                                 exists = r > 0;
@@ -457,11 +466,14 @@ static int append_mounts(sd_bus_message *m, const Plan *plan, const UnitContext 
 }
 
 /* Exposed for tests: the mounts alone. */
-int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ctx) {
+int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ctx, char **ret_error) {
         _cleanup_(mount_lists_done) MountLists l = {};
         int r = collect_mounts(plan, ctx, &l);
-        if (r < 0)
+        if (r < 0) {
+                if (ret_error)
+                        *ret_error = TAKE_PTR(l.error);
                 return r;
+        }
         return append_mounts(m, plan, ctx, &l);
 }
 
@@ -520,7 +532,7 @@ static int append_stdio(sd_bus_message *m, const UnitStdio *stdio) {
 }
 
 int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContext *ctx,
-                           const UnitStdio *stdio) {
+                           const UnitStdio *stdio, char **ret_error) {
         _cleanup_free_ char *description = NULL;
         int r;
 
@@ -574,8 +586,11 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
         /* The mounts first: what they are is checked inside, by scudo-confine's arguments. */
         _cleanup_(mount_lists_done) MountLists mounts = {};
         r = collect_mounts(plan, ctx, &mounts);
-        if (r < 0)
+        if (r < 0) {
+                if (ret_error)
+                        *ret_error = TAKE_PTR(mounts.error);
                 return r;
+        }
         r = append_exec(m, plan, ctx, mounts.checks, stdio);
         if (r < 0)
                 return r;

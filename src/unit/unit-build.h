@@ -39,12 +39,15 @@ typedef struct UnitContext {
         const char *scudo_path;
 } UnitContext;
 
+/* Negative errno on failure; where the plan and the filesystem disagree (a path that turned
+ * into a symlink since it was checked, a socket that is gone), *ret_error says how, for the
+ * caller to report. Nothing is logged here. */
 int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContext *ctx,
-                           const UnitStdio *stdio);
+                           const UnitStdio *stdio, char **ret_error);
 
 /* The mount properties for the plan's paths (one entry per path, as a hardened plan has
  * them). Exposed for tests. */
-int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ctx);
+int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ctx, char **ret_error);
 
 /* The names for UnsetEnvironment=: the plan's, and every variable of the manager's own
  * environment that the plan does not set; never one of `own`, the assignments scudo adds

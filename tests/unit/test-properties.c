@@ -159,9 +159,9 @@ static void test_unit_paths(void) {
         UnitContext ctx = { .runtime_dir = "/run/user/1000", .bus_proxy_socket = "/dev/null" };
 
         sd_bus_message_open_container(m, 'a', "(sv)");
-        TAP_CHECK(unit_append_paths(m, p, &ctx) == -EINVAL, "a plan that was not hardened is refused");
+        TAP_CHECK(unit_append_paths(m, p, &ctx, NULL) == -EINVAL, "a plan that was not hardened is refused");
         p->hardened = true;
-        TAP_CHECK(unit_append_paths(m, p, &ctx) >= 0, "paths appended");
+        TAP_CHECK(unit_append_paths(m, p, &ctx, NULL) >= 0, "paths appended");
         sd_bus_message_close_container(m);
         sd_bus_message_seal(m, 1, 0);
         sd_bus_message_rewind(m, true);
