@@ -39,7 +39,7 @@ static const Verb verbs[] = {
 
 /* Returns a negative errno once reported, or the exit status (cli/verbs.h). */
 static int dispatch(int argc, char **argv) {
-        _cleanup_(run_args_done) RunArgs args = {};
+        _cleanup_(run_command_line_done) RunCommandLine args = {};
         int r;
 
         if (argc < 1 || !argv[0])
@@ -51,7 +51,7 @@ static int dispatch(int argc, char **argv) {
                 args.request.argv = strv_copy(argv);
                 if (!args.request.argv)
                         return log_oom();
-                return run_request(&args);
+                return verb_run(&args);
         }
 
         if (argc >= 2)
@@ -62,7 +62,7 @@ static int dispatch(int argc, char **argv) {
         r = parse_run_args(argc, argv, NULL, &args);
         if (r <= 0)
                 return r;
-        return run_request(&args);
+        return verb_run(&args);
 }
 
 /* Closed standard streams would be handed on as whatever the next open() returns (or make the

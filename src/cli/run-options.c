@@ -13,7 +13,7 @@
 #include "util/path-util.h"
 #include "util/strv.h"
 
-void run_args_done(RunArgs *a) {
+void run_command_line_done(RunCommandLine *a) {
         request_done(&a->request);
         free(a->run.report_json);
         free(a->refusal);
@@ -117,7 +117,7 @@ static int push(char ***l, const char *s) {
         return 0;
 }
 
-int parse_run_args(int argc, char **argv, const char *verb, RunArgs *ret) {
+int parse_run_args(int argc, char **argv, const char *verb, RunCommandLine *ret) {
         static const struct option options[] = {
                 { "profile",         required_argument, NULL, 'p' },
                 { "no-match",        no_argument,       NULL, 'P' },

@@ -11,7 +11,9 @@
 #include "cli/request.h"
 #include "run/run.h"
 
-typedef struct RunArgs {
+/* What the command line of a run, of explain or of a broker's request asked for: the Request
+ * (policy's input), the runner's options, and what only the CLI acts on. */
+typedef struct RunCommandLine {
         Request request;
         RunOptions run;
         bool dry_run;
@@ -22,14 +24,14 @@ typedef struct RunArgs {
          * delegated (in_place) or why it was refused. */
         bool in_place;
         char *refusal;
-} RunArgs;
+} RunCommandLine;
 
-void run_args_done(RunArgs *a);
+void run_command_line_done(RunCommandLine *a);
 
 /* Parses options and the command. Returns 1 to go on, 0 after printing help (exit 0), or a
  * negative errno after printing the reason. `verb` names the subcommand for messages
  * ("explain"), or NULL for a run. */
-int parse_run_args(int argc, char **argv, const char *verb, RunArgs *ret);
+int parse_run_args(int argc, char **argv, const char *verb, RunCommandLine *ret);
 
 /* Whether argv[0] names scudo itself, or a command it was linked as. */
 bool invoked_as_scudo(const char *argv0);

@@ -113,7 +113,7 @@ static bool context_is_sealed(int fd) {
 int verb_broker_request(int argc, char **argv) {
         _cleanup_(broker_context_done) BrokerContext ctx = {};
         _cleanup_(broker_peer_done) BrokerPeer peer = { .pidfd = -EBADF };
-        _cleanup_(run_args_done) RunArgs args = {};
+        _cleanup_(run_command_line_done) RunCommandLine args = {};
         _cleanup_free_ char *cwd = NULL;
         _cleanup_close_ int cwd_fd = -EBADF;
         char **req_argv = NULL;
@@ -206,7 +206,7 @@ int verb_broker_request(int argc, char **argv) {
         RunCaller caller = { .fd = conn, .receive = caller_receive, .suspend = caller_suspend };
         args.run.caller = &caller;
         args.request.delegation = &ctx.delegation;
-        int status = exit_status_of_verb(run_request(&args));
+        int status = exit_status_of_verb(verb_run(&args));
 
         if (args.in_place) {
                 report(ctx.unit, "runs in place", req_argv, NULL);

@@ -11,7 +11,7 @@
 #include "plan/unit-properties.h"
 
 int verb_explain(int argc, char **argv) {
-        _cleanup_(run_args_done) RunArgs args = {};
+        _cleanup_(run_command_line_done) RunCommandLine args = {};
         _cleanup_free_ char *text = NULL, *error = NULL;
 
         int r = parse_run_args(argc, argv, "explain", &args);

@@ -85,7 +85,7 @@ static bool userns_available(void) {
 
 /* What only a run from a terminal can be asked for: with a broker, the command is the broker's
  * to run or not. */
-static const char *local_option(const RunArgs *args) {
+static const char *local_option(const RunCommandLine *args) {
         if (args->dry_run)
                 return "--dry-run";
         if (args->run.force_pty || args->run.no_pty)
@@ -118,7 +118,7 @@ static int routed_name(Request *req) {
  * is confined already. In a sandbox that delegates, its broker decides where the command runs
  * (broker/client.h); otherwise, and when the broker says so, it runs in place, with the
  * sandbox's access. */
-static int run_nested(RunArgs *args) {
+static int run_nested(RunCommandLine *args) {
         int r;
 
         const char *opt = request_widening_option(&args->request);
@@ -197,7 +197,7 @@ static char *find_confine(void) {
         return NULL;
 }
 
-int run_request(RunArgs *args) {
+int verb_run(RunCommandLine *args) {
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *error = NULL;
         int r;
