@@ -73,14 +73,37 @@ static bool links_to_us(const char *link, const struct stat *self) {
         return stat(link, &t) >= 0 && t.st_dev == self->st_dev && t.st_ino == self->st_ino;
 }
 
-/* Each returns the number of names that failed, or a negative errno (reported) when none
- * could be tried. */
-static int link_names(int argc, char **argv) {
+/* Each says why it failed, and returns a negative errno then. */
+static int make_link(const char *link, const char *self_path, const struct stat *self) {
+        if (links_to_us(link, self))
+                return 0;       /* already there */
+        if (symlink(self_path, link) < 0) {
+                int r = negative_errno();
+                return log_error_errno(r, "Cannot create '%s': %m%s", link,
+                                       r == -EEXIST ? " (a file of that name exists and is not scudo's link)" : "");
+        }
+        log_info("%s -> %s", link, self_path);
+        return 0;
+}
+
+static int remove_link(const char *link, const struct stat *self) {
+        /* Only ever remove our own links, never a file someone else put there. */
+        if (!links_to_us(link, self))
+                return log_error_errno(SYNTHETIC_ERRNO(EPERM), "'%s' is not a link to scudo; leaving it alone",
+                                       link);
+        if (unlink(link) < 0)
+                return log_error_errno(negative_errno(), "Cannot remove '%s': %m", link);
+        return 0;
+}
+
+/* Returns the number of names that failed, or a negative errno (reported) when none could be
+ * tried. */
+static int change_links(int argc, char **argv, bool make) {
         _cleanup_free_ char *dir = NULL, *self_path = NULL;
         struct stat self;
-        int first, r, failed = 0;
+        int first = 0, r, failed = 0;
 
-        r = parse(argc, argv, "link", &dir, &first);
+        r = parse(argc, argv, make ? "link" : "unlink", &dir, &first);
         if (r <= 0)
                 return r;
         self_path = realpath("/proc/self/exe", NULL);
@@ -94,7 +117,7 @@ static int link_names(int argc, char **argv) {
                         failed++;
                         continue;
                 }
-                if (invoked_as_scudo(argv[i])) {
+                if (make && invoked_as_scudo(argv[i])) {
                         log_error("refusing to link '%s': that name would run scudo itself", argv[i]);
                         failed++;
                         continue;
@@ -102,59 +125,17 @@ static int link_names(int argc, char **argv) {
                 link = path_join(dir, argv[i]);
                 if (!link)
                         return log_oom();
-                if (links_to_us(link, &self))
-                        continue;       /* already there */
-                if (symlink(self_path, link) < 0) {
-                        log_error_errno(negative_errno(), "Cannot create '%s': %m%s", link,
-                                        errno == EEXIST ? " (a file of that name exists and is not scudo's link)" : "");
-                        failed++;
-                        continue;
-                }
-                log_info("%s -> %s", link, self_path);
-        }
-        return failed;
-}
-
-static int unlink_names(int argc, char **argv) {
-        _cleanup_free_ char *dir = NULL;
-        struct stat self;
-        int first, r, failed = 0;
-
-        r = parse(argc, argv, "unlink", &dir, &first);
-        if (r <= 0)
-                return r;
-        if (stat("/proc/self/exe", &self) < 0)
-                return log_error_errno(negative_errno(), "Cannot find scudo's own executable: %m");
-
-        for (int i = first; i < argc; i++) {
-                _cleanup_free_ char *link = NULL;
-                if (!name_is_valid(argv[i])) {
-                        log_error("'%s' is not a command name", argv[i]);
-                        failed++;
-                        continue;
-                }
-                link = path_join(dir, argv[i]);
-                if (!link)
-                        return log_oom();
-                /* Only ever remove our own links, never a file someone else put there. */
-                if (!links_to_us(link, &self)) {
-                        log_error("'%s' is not a link to scudo; leaving it alone", link);
-                        failed++;
-                        continue;
-                }
-                if (unlink(link) < 0) {
-                        log_error_errno(negative_errno(), "Cannot remove '%s': %m", link);
-                        failed++;
-                }
+                r = make ? make_link(link, self_path, &self) : remove_link(link, &self);
+                failed += r < 0;
         }
         return failed;
 }
 
 /* 1 when anything failed, as for any file utility. */
 int verb_link(int argc, char **argv) {
-        return link_names(argc, argv) != 0 ? 1 : 0;
+        return change_links(argc, argv, true) != 0 ? 1 : 0;
 }
 
 int verb_unlink(int argc, char **argv) {
-        return unlink_names(argc, argv) != 0 ? 1 : 0;
+        return change_links(argc, argv, false) != 0 ? 1 : 0;
 }

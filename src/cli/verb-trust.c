@@ -47,8 +47,12 @@ static int refuse_inside_sandbox(const char *verb) {
         return 0;
 }
 
-static int store_path(char **ret) {
-        int r = trust_store_path(ret);
+/* Where trust is kept, for a verb that may use it: only from outside every sandbox. */
+static int open_trust_store(const char *verb, char **ret) {
+        int r = refuse_inside_sandbox(verb);
+        if (r < 0)
+                return r;
+        r = trust_store_path(ret);
         if (r < 0)
                 return log_error_errno(r, "Cannot locate the trust store: %m");
         return 0;
@@ -80,7 +84,7 @@ int verb_trust(int argc, char **argv) {
                        "trusts nothing unless given --yes.\n\n"
                        "  -y, --yes    trust without asking (after showing what is trusted)\n"))
                 return 0;
-        int r = refuse_inside_sandbox(argv[0]);
+        int r = open_trust_store(argv[0], &store);
         if (r < 0)
                 return r;
         optind = 0;
@@ -96,8 +100,6 @@ int verb_trust(int argc, char **argv) {
                 }
 
         r = request_from_process(&req);
-        if (r >= 0)
-                r = store_path(&store);
         if (r < 0)
                 return r;
         r = policy_trust_targets(&req, (const char * const *) argv + optind, &paths, &hashes, &summary, &error);
@@ -179,10 +181,7 @@ int verb_untrust(int argc, char **argv) {
                        "default: .scudo.toml and .scudo.lua in this directory) from the trust\n"
                        "store; it no longer applies.\n"))
                 return 0;
-        int r = refuse_inside_sandbox(argv[0]);
-        if (r < 0)
-                return r;
-        r = store_path(&store);
+        int r = open_trust_store(argv[0], &store);
         if (r < 0)
                 return r;
 
@@ -227,10 +226,7 @@ int verb_trusted(int argc, char **argv) {
                        "Lists the trusted project files, and whether each is still as it was\n"
                        "when trusted (an edited or missing file does not apply).\n"))
                 return 0;
-        int r = refuse_inside_sandbox(argv[0]);
-        if (r < 0)
-                return r;
-        r = store_path(&store);
+        int r = open_trust_store(argv[0], &store);
         if (r < 0)
                 return r;
         r = trust_load(store, &e, &n);
