@@ -13,7 +13,7 @@
 
 #include "bpfd/file-report.h"
 #include "bpfd/filter.h"
-#include "bpfd/request.h"
+#include "bpfd/protocol-parse.h"
 #include "bpfd/resolv-conf.h"
 #include "net/protocol.h"
 
