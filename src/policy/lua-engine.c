@@ -230,7 +230,7 @@ static int engine_setup(lua_State *L) {
 
         /* An evaluation is short and its memory capped: the library runs with the collector
          * stopped (Lua still collects in an emergency, before an allocation would fail), and
-         * engine.sandbox lets it run while user code churns. */
+         * engine.budgeted_call lets it run while user code churns. */
         lua_gc(L, LUA_GCSTOP);
 
         /* The marker of configuration errors. */
