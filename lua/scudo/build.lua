@@ -674,7 +674,7 @@ function Builder:hooks(applied, context, trust_store)
             if h.project then
                 self.hook_files[#self.hook_files + 1] = p
             end
-            local chunk, err = require("scudo.sandbox").compile(hf.text, p)
+            local chunk, err = require("scudo.userenv").compile(hf.text, p)
             if not chunk then
                 util.fail("%s", err)
             end
@@ -688,7 +688,7 @@ function Builder:hooks(applied, context, trust_store)
             edits = {},
             warnings = {},
         }
-        local ok, err = require("scudo.sandbox").run(label, ctx, f, util.plain(context, label),
+        local ok, err = require("scudo.userenv").run(label, ctx, f, util.plain(context, label),
             util.plain(self:plan(applied, self.hook_view), label))
         if not ok then
             util.fail("%s", err)

@@ -14,9 +14,9 @@ local text = require("scudo.text")
 local toml = require("scudo.toml")
 local trust = require("scudo.trust")
 local schema = require("scudo.schema")
--- scudo.sandbox (and the public API behind it) is loaded only when there is user code.
-local function sandbox()
-    return require("scudo.sandbox")
+-- scudo.userenv (and the public API behind it) is loaded only when there is user code.
+local function userenv()
+    return require("scudo.userenv")
 end
 
 local M = {}
@@ -122,13 +122,13 @@ end
 
 -- Runs a `.lua` profile file as user code; it must return a table of profiles.
 local function parse_lua(f, request)
-    local chunk, err = sandbox().compile(f.text, f.path)
+    local chunk, err = userenv().compile(f.text, f.path)
     if not chunk then
         file_error(f, err)
         return nil
     end
     local context = { phase = "load", start_dir = request.start_dir, warnings = f.warnings }
-    local res = table.pack(sandbox().run(f.path, context, chunk))
+    local res = table.pack(userenv().run(f.path, context, chunk))
     if not res[1] then
         file_error(f, res[2])
         return nil
@@ -191,7 +191,7 @@ end
 -- Only checks that a Lua file compiles, without running it (for `scudo check` of a file that
 -- is not trusted).
 function M.compile_only(f)
-    local chunk, err = sandbox().compile(f.text, f.path)
+    local chunk, err = userenv().compile(f.text, f.path)
     if not chunk then
         file_error(f, err)
         return false

@@ -3,7 +3,7 @@
 /* scudo-bpfd: the one privileged part of scudo.
  *
  * It loads the network filter programs once, and for each request from a user restricts a
- * cgroup that user owns: it fills the rule maps, starts a DNS proxy for the sandbox,
+ * cgroup that user owns: it fills the rule maps, starts a DNS proxy for the cgroup,
  * attaches the programs and reports refusals back over the request's connection. It can
  * only add restrictions: nothing in the protocol removes or widens one, and a cgroup that
  * is restricted already is refused. Normally socket-activated by scudo-bpfd.socket; exits
@@ -112,7 +112,7 @@ static int parse_argv(int argc, char *argv[]) {
 static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
-        if (m->n_clients == 0 && m->n_sandboxes == 0) {
+        if (m->n_clients == 0 && m->n_cgroups == 0) {
                 log_info("idle, exiting");
                 return sd_event_exit(m->event, 0);
         }
@@ -120,7 +120,7 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 void manager_check_idle(Manager *m) {
-        bool idle = m->n_clients == 0 && m->n_sandboxes == 0;
+        bool idle = m->n_clients == 0 && m->n_cgroups == 0;
 
         if (m->exit_idle_usec == 0)
                 return;
@@ -151,7 +151,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 
 static int on_bpf_event(const struct net_event *e, void *userdata) {
         Manager *m = userdata;
-        Sandbox *s = sandbox_find(m, e->sid);
+        FilteredCgroup *fc = filtered_cgroup_find(m, e->sid);
         BpfdEvent out = {
                 .header = {
                         .magic = BPFD_MAGIC,
@@ -167,30 +167,30 @@ static int on_bpf_event(const struct net_event *e, void *userdata) {
                 .sock_type = e->sock_type,
         };
 
-        if (!s)
+        if (!fc)
                 return 0;
         memcpy(out.addr, e->addr, sizeof(out.addr));
         memcpy(out.comm, e->comm, sizeof(out.comm));
         out.comm[sizeof(out.comm) - 1] = 0;
-        sandbox_report(s, &out);
+        filtered_cgroup_report(fc, &out);
         return 0;
 }
 
 static int on_bpf_dns(const struct net_dns_event *e, void *userdata) {
         Manager *m = userdata;
-        Sandbox *s = sandbox_find(m, e->sid);
+        FilteredCgroup *fc = filtered_cgroup_find(m, e->sid);
 
-        if (s && s->proxy && s->dns_direct)
-                dns_proxy_handle_dropped(s->proxy, e);
+        if (fc && fc->proxy && fc->dns_direct)
+                dns_proxy_handle_dropped(fc->proxy, e);
         return 0;
 }
 
 static int on_file_event(const struct file_event *e, void *userdata) {
         Manager *m = userdata;
-        Sandbox *s = sandbox_find(m, e->sid);
+        FilteredCgroup *fc = filtered_cgroup_find(m, e->sid);
 
-        if (s && s->files)
-                sandbox_report_file(s, e);
+        if (fc && fc->files)
+                filtered_cgroup_report_file(fc, e);
         return 0;
 }
 
@@ -269,17 +269,17 @@ static int listen_socket(const char *path) {
 static void manager_done(Manager *m) {
         while (m->clients)
                 client_free(m->clients);
-        /* Sandboxes are dropped without detaching anything: the attachments (and the maps
-         * they hold) stay with their cgroups, so a helper that stops fails closed. */
-        while (m->sandboxes) {
-                Sandbox *s = m->sandboxes;
+        /* Filtered cgroups are dropped without detaching anything: the attachments (and the
+         * maps they hold) stay with their cgroups, so a helper that stops fails closed. */
+        while (m->cgroups) {
+                FilteredCgroup *fc = m->cgroups;
 
-                m->sandboxes = s->next;
-                m->n_sandboxes--;
-                dns_proxy_free(s->proxy);
-                free(s->names);
-                free(s->path);
-                free(s);
+                m->cgroups = fc->next;
+                m->n_cgroups--;
+                dns_proxy_free(fc->proxy);
+                free(fc->names);
+                free(fc->path);
+                free(fc);
         }
         sd_event_source_disable_unref(m->listen_io);
         sd_event_source_disable_unref(m->events_io);

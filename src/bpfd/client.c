@@ -29,8 +29,8 @@ Client *client_free(Client *c) {
                         m->n_clients--;
                         break;
                 }
-        if (c->sandbox)
-                c->sandbox->client = NULL;
+        if (c->cgroup)
+                c->cgroup->client = NULL;
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timeout);
         safe_close(c->fd);
@@ -85,13 +85,13 @@ static BpfdUsage *usage_new(uint32_t n_rules) {
         return u;
 }
 
-void client_keep_usage(Client *c, Sandbox *s) {
+void client_keep_usage(Client *c, FilteredCgroup *fc) {
         /* Only a client that may still ask: one that set the session up and has not asked. */
         if (c->state != CLIENT_ACTIVE || c->usage_asked || c->usage)
                 return;
         c->usage = usage_new(c->open.n_rules);
         if (c->usage)
-                sandbox_usage(s, c->usage->reached);
+                filtered_cgroup_usage(fc, c->usage->reached);
 }
 
 /* Sends c->usage, now or once the socket has room (the client reads while it waits). */
@@ -118,12 +118,12 @@ static int handle_usage(Client *c, const uint8_t *buf, size_t size) {
         if (c->usage_asked)
                 return refuse(c, -EBADMSG, "usage asked for twice");
         c->usage_asked = true;
-        if (c->sandbox) {
+        if (c->cgroup) {
                 free(c->usage);
                 c->usage = usage_new(c->open.n_rules);
                 if (!c->usage)
                         return refuse(c, -ENOMEM, "out of memory");
-                sandbox_usage(c->sandbox, c->usage->reached);
+                filtered_cgroup_usage(c->cgroup, c->usage->reached);
         } else if (!c->usage) {
                 /* gone, and nothing kept (out of memory then) */
                 c->usage = usage_new(c->open.n_rules);
@@ -144,7 +144,7 @@ static int handle_usage(Client *c, const uint8_t *buf, size_t size) {
 
 static int handle_message(Client *c, const uint8_t *buf, size_t size) {
         const char *reason = "malformed message", *notice = NULL;
-        Sandbox *s = NULL;
+        FilteredCgroup *fc = NULL;
         int type, k;
 
         type = bpfd_message_type(buf, size, &reason);
@@ -191,14 +191,14 @@ static int handle_message(Client *c, const uint8_t *buf, size_t size) {
                 if (c->received != c->open.n_rules)
                         return refuse(c, -EBADMSG, "fewer rules than announced");
 
-                k = sandbox_create(c->manager, c, &s, &reason, &notice);
+                k = filtered_cgroup_create(c->manager, c, &fc, &reason, &notice);
                 if (k < 0)
                         return refuse(c, k, reason);
-                c->sandbox = s;
+                c->cgroup = fc;
                 c->state = CLIENT_ACTIVE;
                 rule_set_done(&c->rules);
                 c->timeout = sd_event_source_disable_unref(c->timeout);
-                reply(c, 0, notice, s->proxy ? dns_proxy_address(s->proxy) : 0);
+                reply(c, 0, notice, fc->proxy ? dns_proxy_address(fc->proxy) : 0);
                 return 0;
 
         case CLIENT_ACTIVE:
@@ -234,8 +234,8 @@ static int on_client_io(sd_event_source *source, int fd, uint32_t revents, void 
                 n = 0;
         }
         if (n == 0) {
-                /* Hang-up. The sandbox stays restricted; if its cgroup is gone already,
-                 * forget it now rather than at the next sweep. */
+                /* Hang-up. The filtered cgroup stays restricted; if the cgroup is gone
+                 * already, forget it now rather than at the next sweep. */
                 client_free(c);
                 return manager_sweep(m);
         }

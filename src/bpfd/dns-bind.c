@@ -44,7 +44,7 @@ static int bind_pair(const struct sockaddr *sa, socklen_t sa_len, int *ret_udp, 
 }
 
 int proxy_bind4(DnsProxy *p) {
-        Manager *m = p->sandbox->manager;
+        Manager *m = p->cgroup->manager;
         int k = -EADDRNOTAVAIL;
 
         /* The first free slot whose address nobody else has taken. */
@@ -95,7 +95,7 @@ int proxy_bind6(DnsProxy *p) {
 }
 
 void proxy_unbind(DnsProxy *p) {
-        Manager *m = p->sandbox->manager;
+        Manager *m = p->cgroup->manager;
 
         p->udp6_fd = safe_close(p->udp6_fd);
         p->tcp6_fd = safe_close(p->tcp6_fd);

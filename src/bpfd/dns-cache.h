@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #pragma once
 
-/* A small per-sandbox cache of answers, so that a name asked again within its TTL is
- * answered without a round trip to the resolver. Keyed by the query's bytes (all but its id)
- * and the transport; only complete, successful answers with addresses are kept, for the
- * smallest TTL among those addresses. The addresses travel with the entry, so that a hit
- * puts them into the allow map again before the answer goes out. */
+/* A small cache of answers per DNS proxy (one per filtered cgroup), so that a name asked
+ * again within its TTL is answered without a round trip to the resolver. Keyed by the
+ * query's bytes (all but its id) and the transport; only complete, successful answers with
+ * addresses are kept, for the smallest TTL among those addresses. The addresses travel with
+ * the entry, so that a hit puts them into the allow map again before the answer goes out. */
 
 #include <stdbool.h>
 #include <stddef.h>

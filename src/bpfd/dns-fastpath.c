@@ -57,7 +57,7 @@ static bool is_direct_server(DnsProxy *p, uint32_t addr) {
  * from the cache, as one sent to the proxy would be; the answer goes to the socket as if the
  * resolver had sent it. */
 static void handle_dropped_query(DnsProxy *p, const struct net_dns_event *e) {
-        Manager *m = p->sandbox->manager;
+        Manager *m = p->cgroup->manager;
         struct sockaddr_in client = {
                 .sin_family = AF_INET,
                 .sin_port = e->sport,
@@ -83,14 +83,14 @@ static void handle_dropped_query(DnsProxy *p, const struct net_dns_event *e) {
 }
 
 typedef struct Learning {
-        Sandbox *sandbox;
+        FilteredCgroup *cgroup;
         const char *name;               /* the question's */
 } Learning;
 
 static int learn_dropped(const uint8_t addr[16], uint32_t ttl, void *userdata) {
         const Learning *l = userdata;
 
-        return sandbox_learn(l->sandbox, l->name, addr, ttl);
+        return filtered_cgroup_learn(l->cgroup, l->name, addr, ttl);
 }
 
 /* An answer the ingress program could not read: learned from here, then passed on. */
@@ -107,7 +107,7 @@ static void handle_dropped_answer(DnsProxy *p, const struct net_dns_event *e) {
         if (dns_parse_response_question(e->msg, e->len, &q) < 0)
                 return;                 /* not an answer to anything: nothing to pass on */
         if (q.name_ok) {
-                Learning l = { .sandbox = p->sandbox, .name = q.name };
+                Learning l = { .cgroup = p->cgroup, .name = q.name };
 
                 k = dns_parse_answer(e->msg, e->len, &q, learn_dropped, &l);
                 if (k < 0 && k != -EBADMSG) {

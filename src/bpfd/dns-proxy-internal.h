@@ -23,7 +23,7 @@ typedef struct TcpConn TcpConn;
 typedef struct Upstream Upstream;
 
 struct DnsProxy {
-        Sandbox *sandbox;
+        FilteredCgroup *cgroup;
         unsigned slot;
         uint32_t addr;                  /* network order */
         uint16_t port6;                 /* the IPv6 side on [::1], network order; 0 = none */

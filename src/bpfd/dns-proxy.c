@@ -109,7 +109,7 @@ static int learn_address(const uint8_t addr[16], uint32_t ttl, void *userdata) {
         }
         q->n_addrs++;
         q->min_ttl = q->n_addrs == 1 ? ttl : MIN(q->min_ttl, ttl);
-        return sandbox_learn(q->proxy->sandbox, q->q.name, addr, ttl);
+        return filtered_cgroup_learn(q->proxy->cgroup, q->q.name, addr, ttl);
 }
 
 int query_answer(Query *q, const uint8_t *answer, size_t size) {
@@ -143,7 +143,7 @@ static size_t answer_from_cache(DnsProxy *p, bool tcp, const uint8_t *msg, size_
         if (!e || e->answer_len > reply_size)
                 return 0;
         for (size_t i = 0; i < e->n_addrs; i++)
-                if (sandbox_learn(p->sandbox, q->name, e->addrs[i].addr, e->addrs[i].ttl) < 0)
+                if (filtered_cgroup_learn(p->cgroup, q->name, e->addrs[i].addr, e->addrs[i].ttl) < 0)
                         return 0;
         memcpy(reply, e->answer, e->answer_len);
         reply[0] = msg[0];              /* the asker's id */
@@ -163,8 +163,8 @@ int handle_query(DnsProxy *p, bool tcp, const uint8_t *msg, size_t size, uint32_
         if (k < 0)
                 return k;
 
-        if (sandbox_check_name(p->sandbox, question.name, question.name_ok) < 0) {
-                sandbox_report_dns(p->sandbox, question.name, question.qtype, pid, comm);
+        if (filtered_cgroup_check_name(p->cgroup, question.name, question.name_ok) < 0) {
+                filtered_cgroup_report_dns(p->cgroup, question.name, question.qtype, pid, comm);
                 k = dns_make_error_reply(msg, &question, DNS_RCODE_REFUSED, reply, reply_size);
                 if (k < 0)
                         return k;
@@ -224,7 +224,7 @@ void forward_udp(Query *q, const void *client, socklen_t client_len, int reply_f
 
 static int on_udp(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         DnsProxy *p = userdata;
-        Manager *m = p->sandbox->manager;
+        Manager *m = p->cgroup->manager;
         uint8_t *reply = m->reply;
         struct sockaddr_storage from;
         socklen_t from_len = sizeof(from);
@@ -271,7 +271,7 @@ static void conn_free(TcpConn *c) {
 
 /* Takes the next complete query from the input buffer, if there is one. */
 static void conn_process(TcpConn *c) {
-        Manager *m = c->proxy->sandbox->manager;
+        Manager *m = c->proxy->cgroup->manager;
         uint8_t *reply = m->reply;
         size_t len, reply_len = 0;
         Query *q = NULL;
@@ -352,7 +352,7 @@ static int on_conn_idle(sd_event_source *s, uint64_t usec, void *userdata) {
 
 static int on_tcp_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         DnsProxy *p = userdata;
-        Manager *m = p->sandbox->manager;
+        Manager *m = p->cgroup->manager;
         TcpConn *c;
         int cfd, k;
 
@@ -382,15 +382,15 @@ static int on_tcp_accept(sd_event_source *s, int fd, uint32_t revents, void *use
         return 0;
 }
 
-int dns_proxy_new(Sandbox *s, DnsProxy **ret) {
-        Manager *m = s->manager;
+int dns_proxy_new(FilteredCgroup *fc, DnsProxy **ret) {
+        Manager *m = fc->manager;
         DnsProxy *p;
         int k;
 
         p = calloc(1, sizeof(DnsProxy));
         if (!p)
                 return -ENOMEM;
-        p->sandbox = s;
+        p->cgroup = fc;
         p->udp_fd = p->tcp_fd = p->udp6_fd = p->tcp6_fd = -EBADF;
         p->n_servers = (unsigned) resolv_conf_load(m->resolv_conf, p->servers);
 
@@ -400,7 +400,7 @@ int dns_proxy_new(Sandbox *s, DnsProxy **ret) {
                 return k;
         }
         if (proxy_bind6(p) < 0)
-                log_info("no IPv6 side for the DNS proxy of %s", s->path);
+                log_info("no IPv6 side for the DNS proxy of %s", fc->path);
 
         k = sd_event_add_io(m->event, &p->udp_io, p->udp_fd, EPOLLIN, on_udp, p);
         if (k >= 0)

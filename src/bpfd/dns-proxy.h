@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #pragma once
 
-/* One filtering DNS forwarder per sandbox, on its own address 127.53.X.Y port 53 (and a port
- * of its own on [::1]), where the BPF programs send every port-53 datagram and connection of
- * that sandbox. The address says which sandbox asks: UDP carries no credentials, but each
- * sandbox can only reach its own.
+/* One filtering DNS forwarder per filtered cgroup, on its own address 127.53.X.Y port 53 (and
+ * a port of its own on [::1]), where the BPF programs send every port-53 datagram and
+ * connection from that cgroup. The address says which cgroup asks: UDP carries no
+ * credentials, but each cgroup can only reach its own.
  *
  * A name the rules mention is forwarded to the system's resolver; the addresses of the
- * answer are put into the sandbox's allow map *before* the answer is passed on, so that the
+ * answer are put into the cgroup's allow map *before* the answer is passed on, so that the
  * connect() that follows finds them. Any other name gets REFUSED at once.
  *
  * The parts: dns-proxy.c (the listeners, the queries from the sandbox and their lifecycle,
@@ -19,7 +19,7 @@
 
 #include "bpfd/manager.h"
 
-int dns_proxy_new(Sandbox *s, DnsProxy **ret);
+int dns_proxy_new(FilteredCgroup *fc, DnsProxy **ret);
 DnsProxy *dns_proxy_free(DnsProxy *p);
 /* The IPv4 address it listens on, network order. */
 uint32_t dns_proxy_address(DnsProxy *p);

@@ -111,7 +111,7 @@ static void upstream_fail(Upstream *u) {
 /* Reads one datagram from `u`. Returns 1 if one was read, 0 if none was waiting, <0 on a
  * socket error (after failing the queries waiting on it). */
 static int upstream_receive(Upstream *u) {
-        Manager *m = u->proxy->sandbox->manager;
+        Manager *m = u->proxy->cgroup->manager;
         uint8_t *buf = m->buf;
         Query *q;
         ssize_t n;
@@ -247,7 +247,7 @@ static int upstream_new_id(Upstream *u, uint16_t *ret) {
 
 /* The socket new queries to `server` go out on, opened (or replaced) as needed. */
 static int upstream_get(DnsProxy *p, unsigned server, Upstream **ret) {
-        Manager *m = p->sandbox->manager;
+        Manager *m = p->cgroup->manager;
         const struct sockaddr_in6 *sa = &p->servers[server].addr;
         _cleanup_close_ int fd = -EBADF;
         Upstream *u = p->upstream[server];
@@ -317,7 +317,7 @@ static int query_send_udp(Query *q) {
 
 int query_start(Query *q) {
         DnsProxy *p = q->proxy;
-        Manager *m = p->sandbox->manager;
+        Manager *m = p->cgroup->manager;
         const struct sockaddr_in6 *server = &p->servers[q->server].addr;
         int k;
 

@@ -4,8 +4,8 @@
 /* The file refusal reporter's side in the helper (bpf/scudo-files.bpf.c, x86-64 only).
  *
  * The program is loaded once, when the helper starts, and attached to the exit of every
- * system call only while at least one sandbox watches its file refusals: it runs for every
- * process of the machine, so it is not left attached for nobody. */
+ * system call only while the file refusals of at least one cgroup are watched: it runs for
+ * every process of the machine, so it is not left attached for nobody. */
 
 #include <stdbool.h>
 #include <stdint.h>

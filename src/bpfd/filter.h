@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #pragma once
 
-/* The loaded BPF programs and their maps. One Filter per helper process; every sandbox is
- * a set of entries keyed by its sid (cgroup id) in the shared maps, plus an attachment of
- * each program to its cgroup. Programs are always attached with BPF_F_ALLOW_MULTI: an
+/* The loaded BPF programs and their maps. One Filter per helper process; every filtered
+ * cgroup is a set of entries keyed by its sid (cgroup id) in the shared maps, plus an
+ * attachment of each program to the cgroup. Programs are always attached with BPF_F_ALLOW_MULTI: an
  * exclusive attachment could be detached by anyone who can open the cgroup, while a
  * multi one needs the program fd, which never leaves this process. */
 
@@ -52,7 +52,7 @@ int filter_name_reached(Filter *f, uint64_t sid, bool domain, const char *name);
 
 /* Removes every rule and learned address of `sid`. Returns how many were removed. */
 int filter_forget(Filter *f, uint64_t sid);
-/* Removes learned addresses that have expired, of all sandboxes. */
+/* Removes learned addresses that have expired, of all filtered cgroups. */
 int filter_expire(Filter *f, uint64_t now_ns);
 
 int filter_events_fd(Filter *f);

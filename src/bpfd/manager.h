@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #pragma once
 
-/* scudo-bpfd's state: the loaded filter, the connected clients, and the sandboxes (cgroups
- * it has restricted). A sandbox outlives the client that asked for it: its restrictions stay
- * for as long as the cgroup exists, and are forgotten once the cgroup is gone. */
+/* scudo-bpfd's state: the loaded filter, the connected clients, and the filtered cgroups
+ * (those it has put under network rules or watches the file refusals of). A filtered cgroup
+ * outlives the client that asked for it: its restrictions stay for as long as the cgroup
+ * exists, and are forgotten once the cgroup is gone. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -12,19 +13,19 @@
 
 #include "bpfd/file-report.h"
 #include "bpfd/filter.h"
-#include "bpfd/request.h"
+#include "bpfd/protocol-parse.h"
 #include "bpfd/resolv-conf.h"
 #include "net/protocol.h"
 
 #define BPFD_MAX_CLIENTS 256U
-#define BPFD_MAX_SANDBOXES_PER_UID 256U
+#define BPFD_MAX_CGROUPS_PER_UID 256U
 #define BPFD_REQUEST_TIMEOUT_USEC (30U * 1000000U)
 #define BPFD_SWEEP_USEC (5U * 1000000U)
 #define BPFD_PROXY_SLOTS 65024U         /* 127.53.0.1 .. 127.53.253.254 */
 
 typedef struct Manager Manager;
 typedef struct Client Client;
-typedef struct Sandbox Sandbox;
+typedef struct FilteredCgroup FilteredCgroup;
 typedef struct DnsProxy DnsProxy;
 
 typedef struct NameRule {
@@ -66,15 +67,15 @@ struct Client {
         BpfdOpenRequest open;
         RuleSet rules;
         uint32_t received;
-        Sandbox *sandbox;               /* once active; may go away before the client */
+        FilteredCgroup *cgroup;         /* once active; may go away before the client */
         bool usage_asked;
-        BpfdUsage *usage;               /* kept when the sandbox goes first; or not sent yet */
+        BpfdUsage *usage;               /* kept when the cgroup goes first; or not sent yet */
         bool usage_pending;             /* `usage` waits for room in the socket */
 };
 
-struct Sandbox {
+struct FilteredCgroup {
         Manager *manager;
-        Sandbox *next;
+        FilteredCgroup *next;
         uint64_t sid;                   /* the cgroup id */
         uid_t uid;
         char *path;
@@ -105,8 +106,8 @@ struct Manager {
         sd_event_source *listen_io, *events_io, *files_io, *inotify_io, *sweep_timer, *idle_timer;
         Client *clients;
         unsigned n_clients;
-        Sandbox *sandboxes;
-        unsigned n_sandboxes;
+        FilteredCgroup *cgroups;
+        unsigned n_cgroups;
         uint64_t exit_idle_usec;        /* 0: never exit when idle */
         unsigned dns_grace_sec;
         const char *resolv_conf;
@@ -120,24 +121,26 @@ int client_new(Manager *m, int fd);
 Client *client_free(Client *c);
 int client_send_event(Client *c, const BpfdEvent *e);
 int client_send_file_event(Client *c, const BpfdFileEvent *e);
-/* The sandbox of `c` goes: what it used is kept for USAGE. */
-void client_keep_usage(Client *c, Sandbox *s);
+/* The filtered cgroup of `c` goes: what it used is kept for USAGE. */
+void client_keep_usage(Client *c, FilteredCgroup *fc);
 
-/* sandbox.c */
+/* filtered-cgroup.c */
 /* `ret_notice`: on success, what was asked for and cannot be given (file reports), or NULL. */
-int sandbox_create(Manager *m, Client *c, Sandbox **ret, const char **ret_reason, const char **ret_notice);
-Sandbox *sandbox_free(Sandbox *s);
-Sandbox *sandbox_find(Manager *m, uint64_t sid);
+int filtered_cgroup_create(Manager *m, Client *c, FilteredCgroup **ret, const char **ret_reason,
+                           const char **ret_notice);
+FilteredCgroup *filtered_cgroup_free(FilteredCgroup *fc);
+FilteredCgroup *filtered_cgroup_find(Manager *m, uint64_t sid);
 /* -EPERM: refuse the name; 0: forward it. For an allowed name, `learn` then inserts the
  * addresses of its answer (called by the proxy before the answer goes out). */
-int sandbox_check_name(Sandbox *s, const char *name, bool name_ok);
-int sandbox_learn(Sandbox *s, const char *name, const uint8_t addr[16], uint32_t ttl);
-void sandbox_report(Sandbox *s, const BpfdEvent *e);
-void sandbox_report_file(Sandbox *s, const struct file_event *e);
+int filtered_cgroup_check_name(FilteredCgroup *fc, const char *name, bool name_ok);
+int filtered_cgroup_learn(FilteredCgroup *fc, const char *name, const uint8_t addr[16], uint32_t ttl);
+void filtered_cgroup_report(FilteredCgroup *fc, const BpfdEvent *e);
+void filtered_cgroup_report_file(FilteredCgroup *fc, const struct file_event *e);
 /* pid 0 and comm NULL (or empty) when the sender is not known (queries to the proxy). */
-void sandbox_report_dns(Sandbox *s, const char *name, uint16_t qtype, uint32_t pid, const char *comm);
-/* Sets the bits of the allow rules something in the sandbox used (BpfdUsage). */
-void sandbox_usage(Sandbox *s, uint8_t reached[static BPFD_RULES_MAX / 8]);
+void filtered_cgroup_report_dns(FilteredCgroup *fc, const char *name, uint16_t qtype, uint32_t pid,
+                                const char *comm);
+/* Sets the bits of the allow rules something in the cgroup used (BpfdUsage). */
+void filtered_cgroup_usage(FilteredCgroup *fc, uint8_t reached[static BPFD_RULES_MAX / 8]);
 int manager_sweep(Manager *m);
 
 /* bpfd.c */

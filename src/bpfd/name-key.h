@@ -9,5 +9,5 @@
 #include "scudo-net.h"
 
 /* `name`: text form, lower case, no final dot. -EINVAL when it is empty, has an empty or
- * over-long label, or does not fit a key (then the sandbox goes without the fast path). */
+ * over-long label, or does not fit a key (then its cgroup goes without the fast path). */
 int net_name_key_make(uint64_t sid, const char *name, struct net_name_key *ret);

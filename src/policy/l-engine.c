@@ -7,20 +7,20 @@
 
 #include "policy/lua-engine-internal.h"
 
-/* engine.sandbox(label, context, f, ...) -> true, results... | nil, message
+/* engine.budgeted_call(label, context, f, ...) -> true, results... | nil, message
  *
  * Runs f(...) as user code: under the narrower budget, with `context` visible to the public
  * primitives (scudo.fs.write, ...), and with any error turned into a message that starts
  * with `label`. A budget that runs out is reported here, whatever the user code did with
  * the error on its way out. */
-static int l_engine_sandbox(lua_State *L) {
+static int l_engine_budgeted_call(lua_State *L) {
         LuaEngine *e = lua_engine_from(L);
         const char *label = luaL_checkstring(L, 1);
         luaL_checktype(L, 2, LUA_TTABLE);
         luaL_checktype(L, 3, LUA_TFUNCTION);
 
         if (e->context_ref != LUA_NOREF)
-                return luaL_error(L, "engine.sandbox: user code may not start user code");
+                return luaL_error(L, "engine.budgeted_call: user code may not start user code");
 
         int nargs = lua_gettop(L) - 3;
         Budget saved = e->now;
@@ -29,12 +29,12 @@ static int l_engine_sandbox(lua_State *L) {
         lua_pushvalue(L, 2);                                                    /* stack: l c f a.. c */
         e->context_ref = luaL_ref(L, LUA_REGISTRYINDEX);                        /* stack: l c f a.. */
 
-        e->now.memory = MIN(e->global.memory, e->memory + e->limits.sandbox_memory);
+        e->now.memory = MIN(e->global.memory, e->memory + e->limits.user_code_memory);
         e->now.instructions = MIN(e->global.instructions,
-                                  e->instructions + e->limits.sandbox_instructions);
-        if (e->limits.sandbox_usec > 0)
+                                  e->instructions + e->limits.user_code_instructions);
+        if (e->limits.user_code_usec > 0)
                 e->now.deadline = e->global.deadline > 0 ?
-                        MIN(e->global.deadline, t + e->limits.sandbox_usec) : t + e->limits.sandbox_usec;
+                        MIN(e->global.deadline, t + e->limits.user_code_usec) : t + e->limits.user_code_usec;
         e->memory_refused = false;
         watchdog_update(e);
         /* The collector runs while user code does; see engine_setup. So does the count hook:
@@ -73,14 +73,14 @@ static int l_engine_sandbox(lua_State *L) {
         lua_pushnil(L);                                                         /* stack: l c h err nil */
         if (trip == TRIP_INSTRUCTIONS)
                 lua_pushfstring(L, "%s: stopped: instruction budget of %I exhausted (a loop without end?)",
-                                label, (lua_Integer) e->limits.sandbox_instructions);
+                                label, (lua_Integer) e->limits.user_code_instructions);
         else if (trip == TRIP_DEADLINE)
                 lua_pushfstring(L, "%s: stopped: ran longer than %I ms", label,
-                                (lua_Integer) (e->limits.sandbox_usec / 1000));
+                                (lua_Integer) (e->limits.user_code_usec / 1000));
         else if (status == LUA_ERRMEM || refused) {
                 lua_gc(L, LUA_GCCOLLECT);
                 lua_pushfstring(L, "%s: stopped: memory limit of %I MiB reached", label,
-                                (lua_Integer) (e->limits.sandbox_memory >> 20));
+                                (lua_Integer) (e->limits.user_code_memory >> 20));
         } else if (engine_is_config_error(L, -2)) {
                 lua_getfield(L, -2, "message");                                 /* stack: ... err nil msg */
                 lua_pushfstring(L, "%s: %s", label, lua_tostring(L, -1));
@@ -168,7 +168,7 @@ static int l_engine_cpu(lua_State *L) {
 
 static const luaL_Reg engine_functions[] = {
         { "cpu", l_engine_cpu },
-        { "sandbox", l_engine_sandbox },
+        { "budgeted_call", l_engine_budgeted_call },
         { "load", l_engine_load },
         { "raise", l_engine_raise },
         { "funcinfo", l_engine_funcinfo },

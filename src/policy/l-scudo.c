@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* scudo: the public module user code sees (a read-only view of it, see sandbox.lua):
+/* scudo: the public module user code sees (a read-only view of it, see userenv.lua):
  * scudo.warn(msg) and the sub-modules scudo.fs, scudo.net, scudo.unit, scudo.path.
  *
  * The primitives never change the plan directly. They check their arguments in C and append

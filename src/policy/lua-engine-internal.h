@@ -49,7 +49,7 @@ struct LuaEngine {
         uint64_t instructions;          /* counted by the hook, HOOK_STEP at a time */
 
         Budget global;                  /* the whole evaluation */
-        Budget now;                     /* in force: global, or narrower inside engine.sandbox */
+        Budget now;                     /* in force: global, or narrower inside engine.budgeted_call */
 
         Trip trip;
         volatile sig_atomic_t watchdog_fired;

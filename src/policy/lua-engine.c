@@ -230,7 +230,7 @@ static int engine_setup(lua_State *L) {
 
         /* An evaluation is short and its memory capped: the library runs with the collector
          * stopped (Lua still collects in an emergency, before an allocation would fail), and
-         * engine.sandbox lets it run while user code churns. */
+         * engine.budgeted_call lets it run while user code churns. */
         lua_gc(L, LUA_GCSTOP);
 
         /* The marker of configuration errors. */
@@ -281,7 +281,7 @@ LuaEngine *lua_engine_free(LuaEngine *e) {
         watchdog_disarm(e);
         /* lua_close() runs the finalizers, then frees every object one by one. Freeing is for
          * nothing while every block is in the arena, which goes at once below, and so are the
-         * finalizers while no C memory is held: user code cannot set any (see sandbox.lua),
+         * finalizers while no C memory is held: user code cannot set any (see userenv.lua),
          * the userdata boxes of scudo.sys and scudo.trust hold C memory only while the C
          * function that filled them runs (lua_engine_hold), and luaL_Buffer's boxes only give
          * memory back to the allocator. So lua_close() runs only when a block came from

@@ -9,7 +9,7 @@
  * Lua is protected, with a traceback for anything that is not a configuration error.
  *
  * Budgets, for the whole evaluation and tighter for each piece of user code (a `.lua`
- * profile file being loaded, a hook being run; see engine.sandbox in l-engine.c):
+ * profile file being loaded, a hook being run; see engine.budgeted_call in l-engine.c):
  *   - memory: the state's own allocator refuses growth past the limit (a Lua memory error);
  *   - instructions: a count hook, installed while user code runs, that once tripped fires on
  *     every instruction and raises again, so the user code's own pcall cannot swallow the
@@ -27,23 +27,23 @@
 #include "util/macro.h"
 
 typedef struct LuaLimits {
-        size_t memory_max;              /* the whole state, bytes */
-        size_t sandbox_memory;          /* what one piece of user code may add */
-        uint64_t instructions_max;      /* the whole evaluation */
-        uint64_t sandbox_instructions;  /* one piece of user code */
-        uint64_t usec_max;              /* the whole evaluation, wall clock; 0: none */
-        uint64_t sandbox_usec;          /* one piece of user code */
-        bool watchdog;                  /* SIGALRM watchdog (not for fuzzers or libraries) */
+        size_t memory_max;                      /* the whole state, bytes */
+        size_t user_code_memory;                /* what one piece of user code may add */
+        uint64_t instructions_max;              /* the whole evaluation */
+        uint64_t user_code_instructions;        /* one piece of user code */
+        uint64_t usec_max;                      /* the whole evaluation, wall clock; 0: none */
+        uint64_t user_code_usec;                /* one piece of user code */
+        bool watchdog;                          /* SIGALRM watchdog (not for fuzzers or libraries) */
 } LuaLimits;
 
 #define LUA_LIMITS_DEFAULT                                      \
         (LuaLimits) {                                           \
                 .memory_max = 64U << 20,                        \
-                .sandbox_memory = 16U << 20,                    \
+                .user_code_memory = 16U << 20,                  \
                 .instructions_max = 200000000ULL,               \
-                .sandbox_instructions = 20000000ULL,            \
+                .user_code_instructions = 20000000ULL,          \
                 .usec_max = 5000000ULL,                         \
-                .sandbox_usec = 1000000ULL,                     \
+                .user_code_usec = 1000000ULL,                   \
                 .watchdog = false,                              \
         }
 
@@ -86,7 +86,7 @@ LuaEngine *lua_engine_from(lua_State *L);
  * nothing is held: no finalizer would have anything to do. */
 void lua_engine_hold(lua_State *L);
 void lua_engine_release(lua_State *L);
-/* Pushes the context table of the user code now running (set by engine.sandbox), or raises
+/* Pushes the context table of the user code now running (set by engine.budgeted_call), or raises
  * "NAME: only available in user code" when there is none. */
 void lua_engine_push_context(lua_State *L, const char *what);
 /* Pushes the malloc'd string s (nil for NULL) and frees it, also when pushing raises. For C

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* fuzz-profile: a configuration file (TOML, or Lua run in the sandbox) through the whole
+/* fuzz-profile: a configuration file (TOML, or Lua run as user code) through the whole
  * policy library: parse, check keys and types, resolve every profile, expand, build a plan,
  * run hooks, render the explanation as JSON. The first byte picks the kind (odd: Lua).
  * Budgets are small and there is no wall-clock deadline, so that runs are reproducible:
@@ -33,11 +33,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 return 0;
         LuaLimits l = LUA_LIMITS_DEFAULT;
         l.memory_max = 32U << 20;
-        l.sandbox_memory = 4U << 20;
+        l.user_code_memory = 4U << 20;
         l.instructions_max = 5000000;
-        l.sandbox_instructions = 200000;
+        l.user_code_instructions = 200000;
         l.usec_max = 0;
-        l.sandbox_usec = 0;
+        l.user_code_usec = 0;
         if (lua_engine_new(&l, &e) < 0)
                 return 0;
         Input in = { .kind = (data[0] & 1) ? "lua" : "toml", .data = data + 1, .size = size - 1 };

@@ -55,7 +55,7 @@ static const char prelude[] =
         "  if type(v) == 'table' then return v[1], v[2], v[3] end\n"
         "  return v, false\n"
         "end\n"
-        /* engine.sandbox's results, its message cut to the first line less "case:N: " */
+        /* engine.budgeted_call's results, its message cut to the first line less "case:N: " */
         "local function clean(ok, msg, ...)\n"
         "  if not ok and type(msg) == 'string' then msg = msg:match('^[^\\n]*'):gsub('case:%d+: ', '') end\n"
         "  return ok, msg, ...\n"
@@ -64,7 +64,7 @@ static const char prelude[] =
         /* Runs f as a hook would, with a context whose edits come back. */
         "local function hook(f)\n"
         "  local ctx = { phase = 'hook', edits = {}, warnings = {}, start_dir = '/' }\n"
-        "  local ok, msg = clean(engine.sandbox('hook', ctx, f))\n"
+        "  local ok, msg = clean(engine.budgeted_call('hook', ctx, f))\n"
         "  local values = {}\n"
         "  for i, e in ipairs(ctx.edits) do values[i] = e.value end\n"
         "  return show(ok, msg, values)\n"
@@ -333,15 +333,16 @@ static const Case failures[] = {
           "nil|chunk:1: unexpected symbol near <eof>" },
         { "engine.load: binary chunks are refused", "return show(engine.load('\\27Lua', '=chunk', {}))",
           "~nil|attempt to load a binary chunk" },
-        { "engine.sandbox: an error", "return show(clean(engine.sandbox('lbl', {}, function() error('boom', 0) end)))",
-          "nil|lbl: boom" },
-        { "engine.sandbox: a configuration error",
-          "return show(clean(engine.sandbox('lbl', {}, function() engine.raise('bad') end)))", "nil|lbl: bad" },
-        { "engine.sandbox: the results", "return show(engine.sandbox('lbl', {}, function() return 1, X end))",
-          "true|1|$X" },
-        { "engine.sandbox: user code may not start user code",
-          "return show(clean(engine.sandbox('a', {}, function() return engine.sandbox('b', {}, function() end) end)))",
-          "nil|a: engine.sandbox: user code may not start user code" },
+        { "engine.budgeted_call: an error",
+          "return show(clean(engine.budgeted_call('lbl', {}, function() error('boom', 0) end)))", "nil|lbl: boom" },
+        { "engine.budgeted_call: a configuration error",
+          "return show(clean(engine.budgeted_call('lbl', {}, function() engine.raise('bad') end)))", "nil|lbl: bad" },
+        { "engine.budgeted_call: the results",
+          "return show(engine.budgeted_call('lbl', {}, function() return 1, X end))", "true|1|$X" },
+        { "engine.budgeted_call: user code may not start user code",
+          "return show(clean(engine.budgeted_call('a', {}, "
+          "function() return engine.budgeted_call('b', {}, function() end) end)))",
+          "nil|a: engine.budgeted_call: user code may not start user code" },
         { "engine.raise", "return try(engine.raise, 'configuration error')", "error: configuration error" },
         { "engine.funcinfo: not a function", "return try(engine.funcinfo, 1)", "~bad argument #1" },
 
@@ -352,7 +353,7 @@ static const Case failures[] = {
         { "scudo.warn", "return hook(function() scudo.warn(X) end)", "true|nil|{}" },
         { "scudo.fs.write: from a hook", "return hook(function() scudo.fs.write(X) end)", "true|nil|[$X]" },
         { "scudo.fs.write: not in a hook",
-          "return show(clean(engine.sandbox('file', { phase = 'load', edits = {}, warnings = {} }, "
+          "return show(clean(engine.budgeted_call('file', { phase = 'load', edits = {}, warnings = {} }, "
           "function() scudo.fs.write('/x') end)))",
           "nil|file: scudo.fs.write: only a hook can change the plan; a profile file states it in the profile's "
           "keys" },

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bpfd/request.h"
+#include "bpfd/protocol-parse.h"
 #include "net/net-rule.h"
 #include "util/macro.h"
 

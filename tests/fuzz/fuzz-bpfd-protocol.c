@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpfd/request.h"
+#include "bpfd/protocol-parse.h"
 #include "net/net-rule.h"
 #include "net/usage.h"
 

@@ -13,7 +13,7 @@
 #include "util/log.h"
 #include "util/macro.h"
 
-/* At most this many reports per sandbox and second go to the client; the rest are counted. */
+/* At most this many reports per cgroup and second go to the client; the rest are counted. */
 #define REPORTS_PER_SECOND 50U
 /* File events are sifted by scudo (most are a path that exists nowhere, from a search along
  * PATH or an include path), so many more go to it; the kernel has a cap of its own. */
@@ -85,39 +85,39 @@ static uint64_t now_usec(clockid_t clock) {
         return (uint64_t) ts.tv_sec * 1000000U + (uint64_t) ts.tv_nsec / 1000U;
 }
 
-Sandbox *sandbox_find(Manager *m, uint64_t sid) {
-        for (Sandbox *s = m->sandboxes; s; s = s->next)
-                if (s->sid == sid)
-                        return s;
+FilteredCgroup *filtered_cgroup_find(Manager *m, uint64_t sid) {
+        for (FilteredCgroup *fc = m->cgroups; fc; fc = fc->next)
+                if (fc->sid == sid)
+                        return fc;
         return NULL;
 }
 
-Sandbox *sandbox_free(Sandbox *s) {
+FilteredCgroup *filtered_cgroup_free(FilteredCgroup *fc) {
         Manager *m;
 
-        if (!s)
+        if (!fc)
                 return NULL;
-        m = s->manager;
-        for (Sandbox **p = &m->sandboxes; *p; p = &(*p)->next)
-                if (*p == s) {
-                        *p = s->next;
-                        m->n_sandboxes--;
+        m = fc->manager;
+        for (FilteredCgroup **p = &m->cgroups; *p; p = &(*p)->next)
+                if (*p == fc) {
+                        *p = fc->next;
+                        m->n_cgroups--;
                         break;
                 }
-        if (s->client) {
-                client_keep_usage(s->client, s);
-                s->client->sandbox = NULL;
+        if (fc->client) {
+                client_keep_usage(fc->client, fc);
+                fc->client->cgroup = NULL;
         }
-        if (s->files)
-                file_reporter_unwatch(m->files, s->sid);
+        if (fc->files)
+                file_reporter_unwatch(m->files, fc->sid);
         /* The attachments go with the cgroup; what is ours to clean are the map entries. */
-        if (s->network)
-                (void) filter_forget(m->filter, s->sid);
-        dns_proxy_free(s->proxy);
-        free(s->names);
-        free(s->addresses);
-        free(s->path);
-        free(s);
+        if (fc->network)
+                (void) filter_forget(m->filter, fc->sid);
+        dns_proxy_free(fc->proxy);
+        free(fc->names);
+        free(fc->addresses);
+        free(fc->path);
+        free(fc);
         return NULL;
 }
 
@@ -130,18 +130,18 @@ static bool name_rule_matches(const NameRule *r, const char *name) {
         return net_rule_matches_name(&n, name);
 }
 
-int sandbox_check_name(Sandbox *s, const char *name, bool name_ok) {
+int filtered_cgroup_check_name(FilteredCgroup *fc, const char *name, bool name_ok) {
         bool allowed = false;
 
         if (!name_ok)
                 return -EPERM;
-        for (size_t i = 0; i < s->n_names; i++) {
-                const NameRule *r = &s->names[i];
+        for (size_t i = 0; i < fc->n_names; i++) {
+                const NameRule *r = &fc->names[i];
 
                 if (!name_rule_matches(r, name))
                         continue;
                 /* A deny rule for every port of the name refuses it outright; one for some
-                 * ports only is applied to its answers in sandbox_learn(). */
+                 * ports only is applied to its answers in filtered_cgroup_learn(). */
                 if (r->action == BPFD_ACTION_DENY && r->port == 0)
                         return -EPERM;
                 if (r->action == BPFD_ACTION_ALLOW)
@@ -150,8 +150,8 @@ int sandbox_check_name(Sandbox *s, const char *name, bool name_ok) {
         return allowed ? 0 : -EPERM;
 }
 
-int sandbox_learn(Sandbox *s, const char *name, const uint8_t addr[16], uint32_t ttl) {
-        Manager *m = s->manager;
+int filtered_cgroup_learn(FilteredCgroup *fc, const char *name, const uint8_t addr[16], uint32_t ttl) {
+        Manager *m = fc->manager;
         uint64_t expires;
         int r = 0;
 
@@ -160,15 +160,15 @@ int sandbox_learn(Sandbox *s, const char *name, const uint8_t addr[16], uint32_t
         expires = now_usec(CLOCK_MONOTONIC) * 1000U +
                 (uint64_t) (MIN(ttl, MAX_TTL_SEC) + m->dns_grace_sec) * 1000000000U;
 
-        for (size_t i = 0; i < s->n_names; i++) {
-                NameRule *nr = &s->names[i];
+        for (size_t i = 0; i < fc->n_names; i++) {
+                NameRule *nr = &fc->names[i];
                 int k;
 
                 if (!name_rule_matches(nr, name))
                         continue;
                 if (nr->action == BPFD_ACTION_ALLOW)
                         nr->reached = true;
-                k = filter_learned_add(m->filter, nr->action == BPFD_ACTION_DENY, s->sid, nr->port, addr,
+                k = filter_learned_add(m->filter, nr->action == BPFD_ACTION_DENY, fc->sid, nr->port, addr,
                                        expires);
                 if (k < 0)
                         r = k;
@@ -196,52 +196,53 @@ static void fill_comm(BpfdEvent *e) {
         memcpy(e->comm, comm, sizeof(e->comm));
 }
 
-static void log_event(const Sandbox *s, const BpfdEvent *e) {
+static void log_event(const FilteredCgroup *fc, const BpfdEvent *e) {
         char a[INET6_ADDRSTRLEN] = "";
 
         if (log_get_max_level() < LOG_LEVEL_INFO)
                 return;
         if (e->kind == BPFD_EVENT_DNS)
-                log_info("refused DNS name '%s' (type %u) for %s", e->name, e->qtype, s->path);
+                log_info("refused DNS name '%s' (type %u) for %s", e->name, e->qtype, fc->path);
         else {
                 (void) inet_ntop(AF_INET6, e->addr, a, sizeof(a));
                 log_info("refused kind=%u dst=[%s]:%u proto=%u pid=%u comm=%.16s for %s",
-                         e->kind, a, e->port, e->protocol, e->pid, e->comm, s->path);
+                         e->kind, a, e->port, e->protocol, e->pid, e->comm, fc->path);
         }
 }
 
-void sandbox_report(Sandbox *s, const BpfdEvent *event) {
+void filtered_cgroup_report(FilteredCgroup *fc, const BpfdEvent *event) {
         BpfdEvent e = *event;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
 
         fill_comm(&e);
-        log_event(s, &e);
+        log_event(fc, &e);
 
-        if (!s->client)
+        if (!fc->client)
                 return;
 
-        if (now - s->window_start >= 1000000U) {
-                if (s->lost > 0) {
+        if (now - fc->window_start >= 1000000U) {
+                if (fc->lost > 0) {
                         BpfdEvent lost = {
                                 .header = e.header,
                                 .kind = BPFD_EVENT_LOST,
-                                .count = s->lost,
+                                .count = fc->lost,
                         };
 
-                        if (client_send_event(s->client, &lost) >= 0)
-                                s->lost = 0;
+                        if (client_send_event(fc->client, &lost) >= 0)
+                                fc->lost = 0;
                 }
-                s->window_start = now;
-                s->window_count = 0;
+                fc->window_start = now;
+                fc->window_count = 0;
         }
-        if (s->window_count >= REPORTS_PER_SECOND || client_send_event(s->client, &e) < 0) {
-                s->lost++;
+        if (fc->window_count >= REPORTS_PER_SECOND || client_send_event(fc->client, &e) < 0) {
+                fc->lost++;
                 return;
         }
-        s->window_count++;
+        fc->window_count++;
 }
 
-void sandbox_report_dns(Sandbox *s, const char *name, uint16_t qtype, uint32_t pid, const char *comm) {
+void filtered_cgroup_report_dns(FilteredCgroup *fc, const char *name, uint16_t qtype, uint32_t pid,
+                                const char *comm) {
         BpfdEvent e = {
                 .header = {
                         .magic = BPFD_MAGIC,
@@ -257,10 +258,10 @@ void sandbox_report_dns(Sandbox *s, const char *name, uint16_t qtype, uint32_t p
         (void) snprintf(e.name, sizeof(e.name), "%s", name);
         if (comm)
                 (void) snprintf(e.comm, sizeof(e.comm), "%s", comm);
-        sandbox_report(s, &e);
+        filtered_cgroup_report(fc, &e);
 }
 
-void sandbox_report_file(Sandbox *s, const struct file_event *fe) {
+void filtered_cgroup_report_file(FilteredCgroup *fc, const struct file_event *fe) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         BpfdFileEvent e = {
                 .header = {
@@ -276,29 +277,29 @@ void sandbox_report_file(Sandbox *s, const struct file_event *fe) {
                 .dirfd = fe->dirfd,
         };
 
-        if (!s->client)
+        if (!fc->client)
                 return;
-        if (now - s->file_window_start >= 1000000U) {
-                s->file_window_start = now;
-                s->file_window_count = 0;
+        if (now - fc->file_window_start >= 1000000U) {
+                fc->file_window_start = now;
+                fc->file_window_count = 0;
         }
-        s->file_lost += fe->dropped;
-        if (s->file_window_count >= FILE_EVENTS_PER_SECOND) {
-                s->file_lost++;
+        fc->file_lost += fe->dropped;
+        if (fc->file_window_count >= FILE_EVENTS_PER_SECOND) {
+                fc->file_lost++;
                 return;
         }
-        e.dropped = s->file_lost;
+        e.dropped = fc->file_lost;
         memcpy(e.comm, fe->comm, sizeof(e.comm));
         e.comm[sizeof(e.comm) - 1] = 0;
         static_assert(sizeof(e.path) == sizeof(fe->path), "file event paths");
         memcpy(e.path, fe->path, sizeof(e.path));
         e.path[sizeof(e.path) - 1] = 0;
-        if (client_send_file_event(s->client, &e) < 0) {
-                s->file_lost++;
+        if (client_send_file_event(fc->client, &e) < 0) {
+                fc->file_lost++;
                 return;
         }
-        s->file_lost = 0;
-        s->file_window_count++;
+        fc->file_lost = 0;
+        fc->file_window_count++;
 }
 
 static void set_bit(uint8_t reached[static BPFD_RULES_MAX / 8], uint32_t i) {
@@ -306,27 +307,27 @@ static void set_bit(uint8_t reached[static BPFD_RULES_MAX / 8], uint32_t i) {
                 reached[i / 8] |= (uint8_t) (1U << (i % 8));
 }
 
-void sandbox_usage(Sandbox *s, uint8_t reached[static BPFD_RULES_MAX / 8]) {
-        Manager *m = s->manager;
+void filtered_cgroup_usage(FilteredCgroup *fc, uint8_t reached[static BPFD_RULES_MAX / 8]) {
+        Manager *m = fc->manager;
 
-        if (!s->network)
+        if (!fc->network)
                 return;
-        for (size_t i = 0; i < s->n_addresses; i++) {
-                const AddressRule *r = &s->addresses[i];
+        for (size_t i = 0; i < fc->n_addresses; i++) {
+                const AddressRule *r = &fc->addresses[i];
 
                 if (r->action == BPFD_ACTION_ALLOW &&
-                    filter_rule_reached(m->filter, s->sid, r->port, r->addr, r->prefixlen) > 0)
+                    filter_rule_reached(m->filter, fc->sid, r->port, r->addr, r->prefixlen) > 0)
                         set_bit(reached, r->index);
         }
         /* Names: what went through the proxy (or the helper's part of the fast path) is
          * marked here, what the fast path answered in the kernel in its map. */
-        for (size_t i = 0; i < s->n_names; i++) {
-                const NameRule *r = &s->names[i];
+        for (size_t i = 0; i < fc->n_names; i++) {
+                const NameRule *r = &fc->names[i];
 
                 if (r->action != BPFD_ACTION_ALLOW)
                         continue;
-                if (r->reached || (s->dns_direct &&
-                                   filter_name_reached(m->filter, s->sid, r->kind == BPFD_RULE_DOMAIN, r->name) > 0))
+                if (r->reached || (fc->dns_direct &&
+                                   filter_name_reached(m->filter, fc->sid, r->kind == BPFD_RULE_DOMAIN, r->name) > 0))
                         set_bit(reached, r->index);
         }
 }
@@ -334,17 +335,17 @@ void sandbox_usage(Sandbox *s, uint8_t reached[static BPFD_RULES_MAX / 8]) {
 static unsigned count_for_uid(Manager *m, uid_t uid) {
         unsigned n = 0;
 
-        for (Sandbox *s = m->sandboxes; s; s = s->next)
-                n += s->uid == uid;
+        for (FilteredCgroup *fc = m->cgroups; fc; fc = fc->next)
+                n += fc->uid == uid;
         return n;
 }
 
-static int add_address_rules(Manager *m, const Sandbox *s) {
-        for (size_t i = 0; i < s->n_addresses; i++) {
-                const AddressRule *r = &s->addresses[i];
+static int add_address_rules(Manager *m, const FilteredCgroup *fc) {
+        for (size_t i = 0; i < fc->n_addresses; i++) {
+                const AddressRule *r = &fc->addresses[i];
                 int k;
 
-                k = filter_rule_add(m->filter, r->action == BPFD_ACTION_DENY, s->sid, r->port, r->addr,
+                k = filter_rule_add(m->filter, r->action == BPFD_ACTION_DENY, fc->sid, r->port, r->addr,
                                     r->prefixlen);
                 if (k < 0)
                         return k;
@@ -386,25 +387,25 @@ static unsigned count_labels(const char *name) {
 
 /* The DNS fast path needs the name rules in the name maps, each pattern with at most
  * NET_NAME_RULES_MAX rules of its own, and which label counts the patterns have in the
- * layer. Returns 1 when they are there, 0 when this sandbox is to go without (every query
+ * layer. Returns 1 when they are there, 0 when this cgroup is to go without (every query
  * then goes through the proxy), <0 on error. */
-static int add_name_patterns(Manager *m, Sandbox *s, struct net_layer *layer) {
+static int add_name_patterns(Manager *m, FilteredCgroup *fc, struct net_layer *layer) {
         _cleanup_free_ const NameRule **sorted = NULL;
         size_t i = 0;
 
-        sorted = calloc(s->n_names, sizeof(NameRule *));
+        sorted = calloc(fc->n_names, sizeof(NameRule *));
         if (!sorted)
                 return -ENOMEM;
-        for (size_t j = 0; j < s->n_names; j++)
-                sorted[j] = &s->names[j];
-        qsort(sorted, s->n_names, sizeof(NameRule *), compare_names);
+        for (size_t j = 0; j < fc->n_names; j++)
+                sorted[j] = &fc->names[j];
+        qsort(sorted, fc->n_names, sizeof(NameRule *), compare_names);
 
-        while (i < s->n_names) {
+        while (i < fc->n_names) {
                 struct net_name_rules v = {};
                 size_t j = i;
                 int k;
 
-                for (; j < s->n_names && compare_names(&sorted[i], &sorted[j]) == 0; j++) {
+                for (; j < fc->n_names && compare_names(&sorted[i], &sorted[j]) == 0; j++) {
                         if (v.n >= NET_NAME_RULES_MAX)
                                 return 0;
                         v.rule[v.n++] = (struct net_name_rule) {
@@ -412,7 +413,8 @@ static int add_name_patterns(Manager *m, Sandbox *s, struct net_layer *layer) {
                                 .deny = sorted[j]->action == BPFD_ACTION_DENY,
                         };
                 }
-                k = filter_name_set(m->filter, s->sid, sorted[i]->kind == BPFD_RULE_DOMAIN, sorted[i]->name, &v);
+                k = filter_name_set(m->filter, fc->sid, sorted[i]->kind == BPFD_RULE_DOMAIN, sorted[i]->name,
+                                    &v);
                 if (k == -EINVAL)
                         return 0;
                 if (k < 0)
@@ -427,26 +429,26 @@ static int add_name_patterns(Manager *m, Sandbox *s, struct net_layer *layer) {
         return 1;
 }
 
-/* Sets the sandbox up for the DNS fast path when it can have it: a resolver on loopback,
+/* Sets the cgroup up for the DNS fast path when it can have it: a resolver on loopback,
  * a proxy that can answer for it, name rules that fit the maps. Not without name rules: every
  * name is refused then, and the egress program would only cost every packet its run. */
-static void setup_dns_direct(Manager *m, Sandbox *s, struct net_layer *layer) {
+static void setup_dns_direct(Manager *m, FilteredCgroup *fc, struct net_layer *layer) {
         uint32_t direct[NET_DNS_DIRECT_MAX] = {};
         int k;
 
-        if (s->n_names == 0 || dns_proxy_direct_servers(s->proxy, direct) == 0)
+        if (fc->n_names == 0 || dns_proxy_direct_servers(fc->proxy, direct) == 0)
                 return;
-        k = add_name_patterns(m, s, layer);
+        k = add_name_patterns(m, fc, layer);
         if (k <= 0) {
                 if (k < 0)
                         log_warning_errno(k, "cannot store the name rules of %s, its DNS goes "
-                                          "through the proxy: %m", s->path);
+                                          "through the proxy: %m", fc->path);
                 return;         /* what was stored goes with filter_forget() */
         }
         memcpy(layer->direct4, direct, sizeof(layer->direct4));
         layer->grace_sec = m->dns_grace_sec;
         layer->flags |= NET_LAYER_DNS_DIRECT;
-        s->dns_direct = true;
+        fc->dns_direct = true;
 }
 
 static void watch_parent(Manager *m, int cgroup_fd) {
@@ -463,28 +465,28 @@ static void watch_parent(Manager *m, int cgroup_fd) {
         safe_close(fd);
 }
 
-/* The network part of a sandbox: its rules, its DNS proxy, the programs attached. */
-static int setup_network(Manager *m, Client *c, Sandbox *s, int cgfd, const char **ret_reason) {
+/* The network part of a filtered cgroup: its rules, its DNS proxy, the programs attached. */
+static int setup_network(Manager *m, Client *c, FilteredCgroup *fc, int cgfd, const char **ret_reason) {
         struct net_layer layer = {};
-        uint64_t cgid = s->sid;
+        uint64_t cgid = fc->sid;
         int k;
 
-        s->network = true;      /* from here on sandbox_free() forgets its map entries */
-        k = add_address_rules(m, s);
+        fc->network = true;     /* from here on filtered_cgroup_free() forgets its map entries */
+        k = add_address_rules(m, fc);
         if (k < 0) {
                 *ret_reason = "cannot store the rules";
                 return k;
         }
         if (c->open.dns == BPFD_DNS_FILTERED) {
-                k = dns_proxy_new(s, &s->proxy);
+                k = dns_proxy_new(fc, &fc->proxy);
                 if (k < 0) {
                         *ret_reason = "cannot set up the DNS proxy";
                         return k;
                 }
-                layer.proxy4 = dns_proxy_address(s->proxy);
-                layer.proxy6_port = dns_proxy_port6(s->proxy);
+                layer.proxy4 = dns_proxy_address(fc->proxy);
+                layer.proxy6_port = dns_proxy_port6(fc->proxy);
                 layer.flags |= NET_LAYER_DNS_FILTERED;
-                setup_dns_direct(m, s, &layer);
+                setup_dns_direct(m, fc, &layer);
         } else {
                 k = add_resolver_rules(m, cgid);
                 if (k < 0) {
@@ -493,14 +495,14 @@ static int setup_network(Manager *m, Client *c, Sandbox *s, int cgfd, const char
                 }
         }
 
-        for (size_t i = 0; i < s->n_names; i++) {
-                if (s->names[i].action == BPFD_ACTION_ALLOW)
+        for (size_t i = 0; i < fc->n_names; i++) {
+                if (fc->names[i].action == BPFD_ACTION_ALLOW)
                         layer.flags |= NET_LAYER_LEARN_ALLOW;
-                else if (s->names[i].port != 0)
+                else if (fc->names[i].port != 0)
                         layer.flags |= NET_LAYER_LEARN_DENY;
         }
 
-        k = filter_attach(m->filter, cgfd, s->dns_direct);
+        k = filter_attach(m->filter, cgfd, fc->dns_direct);
         if (k < 0) {
                 *ret_reason = "cannot attach the BPF programs";
                 return k;
@@ -508,37 +510,38 @@ static int setup_network(Manager *m, Client *c, Sandbox *s, int cgfd, const char
         layer.sid = cgid;
         k = filter_layer_set(m->filter, cgid, &layer);
         if (k < 0) {
-                filter_detach(m->filter, cgfd, s->dns_direct);
+                filter_detach(m->filter, cgfd, fc->dns_direct);
                 *ret_reason = "cannot configure the BPF programs";
                 return k;
         }
-        log_info("restricting %s (uid %u, %zu address rules, %zu name rules, dns %s)", s->path,
-                 (unsigned) s->uid, s->n_addresses, s->n_names,
-                 !s->proxy ? "open" : s->dns_direct ? "filtered, direct to loopback resolvers" : "filtered");
+        log_info("restricting %s (uid %u, %zu address rules, %zu name rules, dns %s)", fc->path,
+                 (unsigned) fc->uid, fc->n_addresses, fc->n_names,
+                 !fc->proxy ? "open" : fc->dns_direct ? "filtered, direct to loopback resolvers" : "filtered");
         return 0;
 }
 
 /* File reports are no restriction: when they cannot be had, the session goes on without them
  * and the client is told why. */
-static const char *setup_files(Manager *m, Sandbox *s) {
+static const char *setup_files(Manager *m, FilteredCgroup *fc) {
         int k;
 
         if (!m->files)
                 return m->files_why;
-        k = file_reporter_watch(m->files, s->sid);
+        k = file_reporter_watch(m->files, fc->sid);
         if (k < 0) {
-                log_warning_errno(k, "cannot watch the file refusals of %s: %m", s->path);
+                log_warning_errno(k, "cannot watch the file refusals of %s: %m", fc->path);
                 return "the helper cannot watch this sandbox's file accesses (see its journal)";
         }
-        s->files = true;
-        log_info("reporting the file refusals of %s", s->path);
+        fc->files = true;
+        log_info("reporting the file refusals of %s", fc->path);
         return NULL;
 }
 
-int sandbox_create(Manager *m, Client *c, Sandbox **ret, const char **ret_reason, const char **ret_notice) {
+int filtered_cgroup_create(Manager *m, Client *c, FilteredCgroup **ret, const char **ret_reason,
+                           const char **ret_notice) {
         _cleanup_close_ int cgfd = -EBADF;
         struct net_layer layer = {};
-        Sandbox *s = NULL;
+        FilteredCgroup *fc = NULL;
         uint64_t cgid;
         int k;
 
@@ -552,66 +555,66 @@ int sandbox_create(Manager *m, Client *c, Sandbox **ret, const char **ret_reason
                 return k;
 
         /* Never a second policy for one cgroup: it could only be a wider one. */
-        if (sandbox_find(m, cgid) || filter_layer_get(m->filter, cgid, &layer) >= 0) {
+        if (filtered_cgroup_find(m, cgid) || filter_layer_get(m->filter, cgid, &layer) >= 0) {
                 *ret_reason = "the cgroup already has a network policy";
                 return -EBUSY;
         }
-        if (count_for_uid(m, c->uid) >= BPFD_MAX_SANDBOXES_PER_UID) {
+        if (count_for_uid(m, c->uid) >= BPFD_MAX_CGROUPS_PER_UID) {
                 *ret_reason = "too many sandboxes for this user";
                 return -EUSERS;
         }
 
-        s = calloc(1, sizeof(Sandbox));
-        if (!s)
+        fc = calloc(1, sizeof(FilteredCgroup));
+        if (!fc)
                 return -ENOMEM;
-        s->manager = m;
-        s->sid = cgid;
-        s->uid = c->uid;
-        s->path = strdup(c->open.path);
-        if (!s->path) {
-                free(s);
+        fc->manager = m;
+        fc->sid = cgid;
+        fc->uid = c->uid;
+        fc->path = strdup(c->open.path);
+        if (!fc->path) {
+                free(fc);
                 return -ENOMEM;
         }
-        s->names = TAKE_PTR(c->rules.names);
-        s->n_names = c->rules.n_names;
+        fc->names = TAKE_PTR(c->rules.names);
+        fc->n_names = c->rules.n_names;
         c->rules.n_names = c->rules.allocated_names = 0;
         /* kept, to tell which were reached (USAGE) */
-        s->addresses = TAKE_PTR(c->rules.addresses);
-        s->n_addresses = c->rules.n_addresses;
+        fc->addresses = TAKE_PTR(c->rules.addresses);
+        fc->n_addresses = c->rules.n_addresses;
         c->rules.n_addresses = c->rules.allocated_addresses = 0;
 
-        /* Listed from here on, so that sandbox_free() undoes whatever follows. */
-        s->next = m->sandboxes;
-        m->sandboxes = s;
-        m->n_sandboxes++;
+        /* Listed from here on, so that filtered_cgroup_free() undoes whatever follows. */
+        fc->next = m->cgroups;
+        m->cgroups = fc;
+        m->n_cgroups++;
 
         if (!(c->open.flags & BPFD_OPEN_NO_NETWORK)) {
-                k = setup_network(m, c, s, cgfd, ret_reason);
+                k = setup_network(m, c, fc, cgfd, ret_reason);
                 if (k < 0)
                         goto fail;
         }
         if (c->open.flags & BPFD_OPEN_FILES)
-                *ret_notice = setup_files(m, s);
+                *ret_notice = setup_files(m, fc);
 
         watch_parent(m, cgfd);
-        s->client = c;
-        *ret = s;
+        fc->client = c;
+        *ret = fc;
         return 0;
 
 fail:
-        sandbox_free(s);
+        filtered_cgroup_free(fc);
         return k;
 }
 
 int manager_sweep(Manager *m) {
         struct timespec ts;
-        Sandbox *next;
+        FilteredCgroup *next;
 
-        for (Sandbox *s = m->sandboxes; s; s = next) {
-                next = s->next;
-                if (cgroup_exists(s->path, s->sid) == 0) {
-                        log_info("%s is gone, forgetting its rules", s->path);
-                        sandbox_free(s);
+        for (FilteredCgroup *fc = m->cgroups; fc; fc = next) {
+                next = fc->next;
+                if (cgroup_exists(fc->path, fc->sid) == 0) {
+                        log_info("%s is gone, forgetting its rules", fc->path);
+                        filtered_cgroup_free(fc);
                 }
         }
         (void) clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -6,7 +6,7 @@
 -- require of arbitrary modules, collectgarbage, print, rawset), read-only views of string
 -- (without dump), table, math and utf8, and the scudo API. setmetatable refuses __gc, so no
 -- finalizer of the user's can run outside its budget. Budgets themselves are C's: see
--- engine.sandbox in src/policy/l-engine.c.
+-- engine.budgeted_call in src/policy/l-engine.c.
 local engine = require("scudo.engine")
 local api = require("scudo")
 
@@ -126,7 +126,7 @@ end
 
 -- Runs f(...) as user code. Returns true, results... or nil, message.
 function M.run(label, context, f, ...)
-    return engine.sandbox(label, context, f, ...)
+    return engine.budgeted_call(label, context, f, ...)
 end
 
 return M

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* User code (`.lua` profile files and hooks) against its sandbox and budgets: loops, memory
- * bombs, pcall trying to swallow the budget error, the missing libraries, metatable and
- * error-object tricks, time spent inside a C function; and the primitives a hook changes the
- * plan with. Each case is a file in config.d; `tool` is the command. */
+/* User code (`.lua` profile files and hooks) against the environment it runs in
+ * (lua/scudo/userenv.lua) and its budgets: loops, memory bombs, pcall trying to swallow the
+ * budget error, the missing libraries, metatable and error-object tricks, time spent inside a
+ * C function; and the primitives a hook changes the plan with. Each case is a file in config.d; `tool` is the command. */
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>

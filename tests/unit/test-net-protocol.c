@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* Unit tests for src/bpfd/request.c: what scudo-bpfd accepts from an unprivileged client. */
+/* Unit tests of scudo-bpfd's protocol: what it accepts from an unprivileged client
+ * (src/bpfd/protocol-parse.c), and the answer to USAGE as scudo checks it. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpfd/request.h"
+#include "bpfd/protocol-parse.h"
 #include "net/net-session.h"
 #include "net/usage.h"
 #include "tap.h"
