@@ -299,8 +299,8 @@ local function text(d)
     for _, p in ipairs(d.unit) do
         add("  %s = %s   <- %s", p.name, p.value, p.origin)
     end
-    -- What the runner (src/unit/unit-build.c) adds to every unit, whatever the profiles say.
-    add("  always: PrivateUsers=yes ProtectControlGroups=yes NoNewPrivileges=yes CapabilityBoundingSet=")
+    -- What scudo sets on every unit, whatever the profiles say (src/plan/unit-properties.c).
+    add("  always: %s", table.concat(require("scudo.unit").fixed(), " "))
     add("  always: the command started through scudo-confine (Landlock scope: no abstract sockets or")
     add("          signals outside the sandbox; seccomp: no resource limits set on other processes, no")
     add("          priorities set by user or group); /run read-only under ProtectSystem=strict;")

@@ -9,6 +9,7 @@
 #include "broker/protocol.h"
 #include "config.h"
 #include "plan/plan.h"
+#include "plan/unit-properties.h"
 #include "util/path-util.h"
 #include "policy/policy.h"
 #include "cli/exit-status.h"
@@ -51,8 +52,10 @@ static void print_plan(const Plan *p) {
         for (size_t i = 0; i < p->n_properties; i++)
                 printf("unit.%s = %s   (%s)\n", p->properties[i].name, p->properties[i].value,
                        p->properties[i].origin);
-        printf("unit.PrivateUsers = yes   (always)\nunit.ProtectControlGroups = yes   (always)\n"
-               "unit.NoNewPrivileges = yes   (always)\nunit.CapabilityBoundingSet =    (always)\n");
+        for (const char *const *f = unit_fixed_properties; *f; f++) {
+                const char *eq = strchr(*f, '=');
+                printf("unit.%.*s = %s   (always)\n", (int) (eq - *f), *f, eq + 1);
+        }
         if (p->network_filtered) {
                 STRV_FOREACH(r, p->net_allow)
                         printf("network.allow: %s\n", *r);

@@ -662,6 +662,29 @@ int unit_property_write(const PropertyWriter *m, const char *name, const char *v
         return p->convert(m, name, value);
 }
 
+/* The sandbox itself, on every unit, after whatever the profiles set. PrivateUsers=yes must
+ * be explicit: without it the user manager silently skips every mount option.
+ * ProtectControlGroups=yes keeps the command from moving itself out of its cgroup (and out of
+ * its network rules). */
+const char *const unit_fixed_properties[] = {
+        "PrivateUsers=yes",
+        "ProtectControlGroups=yes",
+        "NoNewPrivileges=yes",
+        "CapabilityBoundingSet=",
+        NULL,
+};
+
+int unit_fixed_properties_write(const PropertyWriter *w) {
+        int r = append_sv(w, "PrivateUsers", "b", 1);
+        if (r >= 0)
+                r = append_sv(w, "ProtectControlGroups", "b", 1);
+        if (r >= 0)
+                r = append_sv(w, "NoNewPrivileges", "b", 1);
+        if (r >= 0)
+                r = append_sv(w, "CapabilityBoundingSet", "t", (uint64_t) 0);
+        return r;
+}
+
 void unit_property_dump(FILE *f) {
         for (size_t i = 0; i < ELEMENTSOF(properties); i++)
                 fprintf(f, "%-24s %s\n", properties[i].name, properties[i].expects);

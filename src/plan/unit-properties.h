@@ -36,6 +36,11 @@ typedef struct PropertyWriter {
 /* Writes the (sv) entry (or entries) for a checked property into an open a(sv) container. */
 int unit_property_write(const PropertyWriter *w, const char *name, const char *value);
 
+/* What scudo sets on every unit, whatever the profiles say, as NAME=VALUE (NULL-terminated):
+ * for explain and --dry-run to show. unit_fixed_properties_write() writes the same. */
+extern const char *const unit_fixed_properties[];
+int unit_fixed_properties_write(const PropertyWriter *w);
+
 /* Prints every accepted name with its expected value, one per line. */
 void unit_property_dump(FILE *f);
 

@@ -150,8 +150,19 @@ static int l_unit_set(lua_State *L) {
         return 0;
 }
 
+/* unit.fixed(): what scudo sets on every unit, as NAME=VALUE texts, for explain. */
+static int l_unit_fixed(lua_State *L) {
+        lua_newtable(L);
+        for (int i = 0; unit_fixed_properties[i]; i++) {
+                lua_pushstring(L, unit_fixed_properties[i]);
+                lua_rawseti(L, -2, i + 1);
+        }
+        return 1;
+}
+
 static const luaL_Reg unit_functions[] = {
         { "set", l_unit_set },
+        { "fixed", l_unit_fixed },
         { "check", l_unit_check },
         { "text", l_unit_text },
         { NULL, NULL },

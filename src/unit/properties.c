@@ -18,13 +18,22 @@ static int bus_append_strv(void *userdata, char **l) {
         return sd_bus_message_append_strv(userdata, l);
 }
 
-int unit_property_append(sd_bus_message *m, const char *name, const char *value) {
-        const PropertyWriter w = {
+static PropertyWriter bus_writer(sd_bus_message *m) {
+        return (PropertyWriter) {
                 .open = bus_open,
                 .close = bus_close,
                 .appendv = bus_appendv,
                 .append_strv = bus_append_strv,
                 .userdata = m,
         };
+}
+
+int unit_property_append(sd_bus_message *m, const char *name, const char *value) {
+        const PropertyWriter w = bus_writer(m);
         return unit_property_write(&w, name, value);
+}
+
+int unit_fixed_properties_append(sd_bus_message *m) {
+        const PropertyWriter w = bus_writer(m);
+        return unit_fixed_properties_write(&w);
 }

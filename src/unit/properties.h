@@ -9,3 +9,5 @@
 
 /* Appends the (sv) entry (or entries) for a checked property to an open a(sv) container. */
 int unit_property_append(sd_bus_message *m, const char *name, const char *value);
+/* What scudo sets on every unit (plan/unit-properties.h, unit_fixed_properties). */
+int unit_fixed_properties_append(sd_bus_message *m);

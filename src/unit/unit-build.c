@@ -683,15 +683,6 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
         if (r < 0)
                 return r;
 
-        /* The sandbox itself. PrivateUsers=yes must be explicit: without it the user manager
-         * silently skips every mount option. ProtectControlGroups=yes keeps the command from
-         * moving itself out of its cgroup (and out of its network rules). */
-        r = append_bool(m, "PrivateUsers", 1);
-        if (r >= 0)
-                r = append_bool(m, "ProtectControlGroups", 1);
-        if (r >= 0)
-                r = append_bool(m, "NoNewPrivileges", 1);
-        if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)", "CapabilityBoundingSet", "t", (uint64_t) 0);
-        return r;
+        /* The sandbox itself, last: nothing a profile said can replace it. */
+        return unit_fixed_properties_append(m);
 }

@@ -205,7 +205,39 @@ static void test_unset_environment(void) {
         plan_free(p);
 }
 
+/* What scudo sets on every unit is what explain shows, and each of it is a value the table
+ * accepts (a profile repeating it is not refused). The writer writes one (sv) per entry. */
+static int count_open(void *userdata, char type, const char *contents) {
+        if (type == 'r')
+                (*(int *) userdata)++;
+        return 0;
+}
+static int ok_close(void *userdata) {
+        return 0;
+}
+static int ok_appendv(void *userdata, const char *types, va_list ap) {
+        return 0;
+}
+
+static void test_fixed_properties(void) {
+        size_t n = 0;
+        for (const char *const *f = unit_fixed_properties; *f; f++, n++) {
+                char name[64];
+                const char *eq = strchr(*f, '=');
+                TAP_CHECK(eq && (size_t) (eq - *f) < sizeof(name), "fixed property %s is NAME=VALUE", *f);
+                if (!eq)
+                        continue;
+                (void) snprintf(name, sizeof(name), "%.*s", (int) (eq - *f), *f);
+                TAP_CHECK(unit_property_check(name, eq + 1, NULL) == 0, "fixed %s is a value a profile may repeat", *f);
+        }
+        int written = 0;
+        const PropertyWriter w = { .open = count_open, .close = ok_close, .appendv = ok_appendv, .userdata = &written };
+        TAP_CHECK(unit_fixed_properties_write(&w) == 0 && (size_t) written == n,
+                  "the writer writes each fixed property (%d of %zu)", written, n);
+}
+
 int main(void) {
+        test_fixed_properties();
         test_unset_environment();
         test_check();
         test_suggest();
