@@ -16,14 +16,14 @@ local KEY = { write = "filesystem.write", read = "filesystem.read", hide = "file
     deny = "filesystem.deny" }
 
 -- The canonical form C will check: realpath of the longest existing prefix, the rest
--- appended with "." and ".." applied. Same as plan_validate's, so explain shows what runs.
+-- appended with "." and ".." applied. Same as plan_normalize's, so explain shows what runs.
 function M.canonical(p)
     return sys.canonical(p)
 end
 
 -- "//" and "/./" collapsed, a trailing "/" or "/." dropped; ".." is left for C, which applies
 -- it where the kernel would (after a symlink, not lexically). Enough to merge entries for one
--- path during a run; plan_validate() canonicalizes, and merges again, in C. Most paths are
+-- path during a run; plan_normalize() canonicalizes, and merges again, in C. Most paths are
 -- clean already and come back as they are (one C call, where the checks took four).
 M.normalize = text.clean_path
 
@@ -467,7 +467,7 @@ function Builder:apply_edits(edits, base)
 end
 
 -- For explain, which shows canonical paths: an entry that leads out of a directory the command
--- may write (through a symlink it could have planted there) is dropped, as plan_validate()
+-- may write (through a symlink it could have planted there) is dropped, as plan_normalize()
 -- drops it in a run (there, from the paths as written, which it canonicalizes itself), by the
 -- same rule in C: sys.leading_out.
 function Builder:drop_escapes()

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #pragma once
 
-/* The hardening step: what scudo adds to a validated plan, and takes out of it, on its own
+/* The hardening step: what scudo adds to a checked plan, and takes out of it, on its own
  * account, whatever the profiles say. It is the one place that decides it; each entry it adds
  * has origin "scudo" (PLAN_ORIGIN_SCUDO) and a reason, each entry it takes out goes to the
  * plan's `dropped` with a reason, so that `scudo explain` and `--dry-run` show exactly what a
@@ -45,6 +45,6 @@ typedef struct HardenContext {
         const char *bpfd_socket;        /* scudo-bpfd's socket when not SCUDO_BPFD_SOCKET, or NULL */
 } HardenContext;
 
-/* Hardens a validated plan in place and sets p->hardened. Returns 0 or -ENOMEM (then the plan
+/* Hardens a normalized and checked plan in place and sets p->hardened. Returns 0 or -ENOMEM (then the plan
  * is not to be run), or another -errno from looking at the filesystem. */
 int plan_harden(Plan *p, const HardenContext *ctx);

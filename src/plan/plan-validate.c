@@ -29,7 +29,7 @@ static bool has_control_chars(const char *s) {
  *
  * A plan names many paths below a few directories (~/.ssh, ~/.aws, ... ~/.config/gh,
  * ~/.config/git, ...), and canonicalizing each one from scratch resolves the same prefixes
- * again and again. The memo keeps, for one plan_validate() call, what resolving each prefix
+ * again and again. The memo keeps, for one plan_normalize() call, what resolving each prefix
  * it was asked about said (path_realpath_procfd(), path_probe_no_symlinks() or lstat()), and
  * answers from it when the answer is certain:
  *   - a prefix asked before: the same answer (resolved path, or ENOENT/ENOTDIR);
@@ -460,7 +460,9 @@ static int drop_repeated(Plan *p, bool *drop) {
         return 0;
 }
 
-static int validate_paths(Plan *p, char **ret_error) {
+/* Every path canonical, what leads out of a writable directory dropped, then one entry per
+ * path. */
+static int normalize_paths(Plan *p, char **ret_error) {
         if (p->n_paths > PLAN_PATHS_MAX) {
                 const PlanPath *e = &p->paths[PLAN_PATHS_MAX];
                 return fail(ret_error, "%s: filesystem.%s: more than %d filesystem paths in one plan; "
@@ -526,7 +528,45 @@ static int validate_rules(char **rules, const char *key, char **ret_error) {
         return 0;
 }
 
-int plan_validate(Plan *p, char **ret_error) {
+/* The log target's directory canonical, as scudo opens the file refusing any symlink on the
+ * way (net-session.c); the file's own name is kept: a symlink there is refused, not followed.
+ * What is not an absolute path to a file is left for plan_check() to refuse. */
+static int normalize_log_target(Plan *p, char **ret_error) {
+        _cleanup_free_ char *n = NULL, *dir = NULL, *c = NULL;
+
+        if (!p->log_target || streq(p->log_target, "stderr") || streq(p->log_target, "journald") ||
+            !path_is_absolute(p->log_target))
+                return 0;
+        int r = path_normalize(p->log_target, &n);
+        if (r == -ENOMEM)
+                return r;
+        char *slash = r < 0 ? NULL : strrchr(n, '/');
+        if (!slash || !slash[1])
+                return 0;
+        dir = strndup(n, slash == n ? 1 : (size_t) (slash - n));
+        if (!dir)
+                return -ENOMEM;
+        r = plan_path_canonicalize(dir, &c);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return fail(ret_error, "log.target: cannot resolve '%s': %s", dir, strerror(-r));
+        char *t = path_join(c, slash + 1);
+        if (!t)
+                return -ENOMEM;
+        free(p->log_target);
+        p->log_target = t;
+        return 0;
+}
+
+int plan_normalize(Plan *p, char **ret_error) {
+        int r = normalize_paths(p, ret_error);
+        if (r < 0)
+                return r;
+        return normalize_log_target(p, ret_error);
+}
+
+int plan_check(const Plan *p, char **ret_error) {
         int r;
 
         if (!p->exec_path || !path_is_absolute(p->exec_path))
@@ -537,12 +577,8 @@ int plan_validate(Plan *p, char **ret_error) {
         if (p->working_directory && !path_is_absolute(p->working_directory))
                 return fail(ret_error, "the working directory '%s' is not absolute", p->working_directory);
 
-        r = validate_paths(p, ret_error);
-        if (r < 0)
-                return r;
-
         for (size_t i = 0; i < p->n_properties; i++) {
-                PlanProperty *q = &p->properties[i];
+                const PlanProperty *q = &p->properties[i];
                 _cleanup_free_ char *error = NULL;
                 if (!q->name || !q->value)
                         return fail(ret_error, "%s: incomplete unit property", strempty(q->origin));
@@ -588,28 +624,12 @@ int plan_validate(Plan *p, char **ret_error) {
                 if (!path_is_absolute(p->log_target))
                         return fail(ret_error, "log.target: '%s' is not stderr, journald or an absolute path",
                                     p->log_target);
-                /* Its directory canonical, as scudo opens the file refusing any symlink on the
-                 * way (net-session.c); the file's own name is kept: a symlink there is refused,
-                 * not followed. */
-                _cleanup_free_ char *n = NULL, *dir = NULL, *c = NULL;
+                _cleanup_free_ char *n = NULL;
                 r = path_normalize(p->log_target, &n);
                 if (r < 0)
                         return r == -ENOMEM ? r : fail(ret_error, "log.target: bad path '%s'", p->log_target);
-                char *slash = strrchr(n, '/');
-                if (!slash[1])
+                if (!strrchr(n, '/')[1])
                         return fail(ret_error, "log.target: '%s' is a directory, not a file", p->log_target);
-                dir = strndup(n, slash == n ? 1 : (size_t) (slash - n));
-                if (!dir)
-                        return -ENOMEM;
-                r = plan_path_canonicalize(dir, &c);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        return fail(ret_error, "log.target: cannot resolve '%s': %s", dir, strerror(-r));
-                free(p->log_target);
-                p->log_target = path_join(c, slash + 1);
-                if (!p->log_target)
-                        return -ENOMEM;
         }
         STRV_FOREACH(k, p->log_report)
                 if (!streq(*k, "file") && !streq(*k, "net") && !streq(*k, "dns"))

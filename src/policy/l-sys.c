@@ -266,7 +266,7 @@ static int l_sys_realpath(lua_State *L) {
         return 1;
 }
 
-/* sys.canonical(path) -> the canonical form plan_validate() will check | nil, message, errno */
+/* sys.canonical(path) -> the canonical form plan_normalize() makes | nil, message, errno */
 static int l_sys_canonical(lua_State *L) {
         const char *path = check_path(L, 1);
         char *c = NULL;
@@ -286,7 +286,7 @@ static int l_sys_canonical(lua_State *L) {
 
 /* sys.leading_out({ {raw, canonical, access}, ... }) -> { [i] = j, ... }: the entries that
  * lead out of a write entry, each with the first such (plan_paths_leading_out(), the rule
- * plan_validate() drops them by). The arrays are userdata, so a Lua error while they are
+ * plan_normalize() drops them by). The arrays are userdata, so a Lua error while they are
  * filled leaks nothing; the C call between makes no Lua call. */
 static int l_sys_leading_out(lua_State *L) {
         luaL_checktype(L, 1, LUA_TTABLE);

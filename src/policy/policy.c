@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* The policy engine's entry points: a Request goes into a fresh Lua state (lua-engine.c) as
  * the library's request table (request-to-lua.c), lua/scudo/policy.lua resolves it, and the
- * plan table it returns is read back into a Plan (plan-from-lua.c) and checked by
- * plan_validate(). */
+ * plan table it returns is read back into a Plan (plan-from-lua.c), made canonical by
+ * plan_normalize(), checked by plan_check() and hardened by plan_harden(). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,7 +162,10 @@ int policy_resolve(const Request *req, Plan **ret_plan, char **ret_error) {
         r = plan_create_check(p, req->home, req->runtime_dir, ret_error);
         if (r < 0)
                 return r;
-        r = plan_validate(p, ret_error);
+        r = plan_normalize(p, ret_error);
+        if (r < 0)
+                return r;
+        r = plan_check(p, ret_error);
         if (r < 0)
                 return r;
         if (req->delegation) {
@@ -219,7 +222,7 @@ int policy_explain(const Request *req, bool json, char **ret_text, char **ret_er
         bool hardened = false;
         if (r >= 0)
                 r = plan_create_check(p, req->home, req->runtime_dir, &invalid);
-        if (r >= 0 && plan_validate(p, &invalid) >= 0) {
+        if (r >= 0 && plan_normalize(p, &invalid) >= 0 && plan_check(p, &invalid) >= 0) {
                 HardenContext hc = harden_context(req);
                 r = plan_harden(p, &hc);
                 hardened = r >= 0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #pragma once
 
-/* The policy engine's entry points: from a Request to a validated Plan.
+/* The policy engine's entry points: from a Request to a checked and hardened Plan.
  *
  * Each call creates its own Lua state (src/policy/lua-engine.c), runs the embedded library
  * (lua/scudo/NAME.lua) on the built-in policies and the configuration files it discovers, and
@@ -14,7 +14,7 @@
 #include "plan/request.h"
 
 /* Discovers and reads the configuration (trust checked), matches and merges the profiles,
- * expands variables, runs hooks, then plan_validate(). Notices (a project file that is not
+ * expands variables, runs hooks, then plan_normalize() and plan_check(). Notices (a project file that is not
  * trusted, warnings from hooks) are printed on stderr as warnings. When the plan says
  * confirm = true, asks [y/N] on the terminal, and fails (-ECANCELED) without one or on no.
  * Inside a sandbox (req->nested), one-run options that would widen it fail (-EPERM). A request

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* plan_validate() and the canonical paths it insists on, whatever produced the plan. */
+/* plan_normalize() and plan_check(), and the canonical paths they insist on, whatever produced
+ * the plan. */
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -56,9 +57,15 @@ static Plan *base_plan(void) {
         return p;
 }
 
+/* What policy_resolve() does with a plan: normalize it, then check it. */
+static int validate(Plan *p, char **err) {
+        int r = plan_normalize(p, err);
+        return r < 0 ? r : plan_check(p, err);
+}
+
 static void expect_invalid(Plan *p, const char *want, const char *name) {
         char *err = NULL;
-        int r = plan_validate(p, &err);
+        int r = validate(p, &err);
         TAP_CHECK(r == -EINVAL && err && strstr(err, want), "%s", name);
         if (!(r == -EINVAL && err && strstr(err, want)))
                 printf("#   r=%d error: %s\n", r, err ?: "(none)");
@@ -76,7 +83,7 @@ static void test_validate(void) {
         p->network_filtered = true;
         strv_extend(&p->net_allow, "example.com:443");
         strv_extend(&p->environment, "A=b");
-        TAP_CHECK(plan_validate(p, &err) == 0, "a good plan passes");
+        TAP_CHECK(validate(p, &err) == 0, "a good plan passes");
         TAP_CHECK(p->n_paths == 1 && p->paths[0].access == PATH_ACCESS_READ &&
                   strcmp(p->paths[0].path, pt_path("a/b")) == 0,
                   "two entries for one canonical path: the later stays");
@@ -143,7 +150,7 @@ static void test_many_paths(void) {
                         (void) plan_add_path(p, i % 4 == 0 ? PATH_ACCESS_WRITE : PATH_ACCESS_READ, path, origin);
                 }
                 clock_gettime(CLOCK_MONOTONIC, &t0);
-                int r = plan_validate(p, &err);
+                int r = validate(p, &err);
                 clock_gettime(CLOCK_MONOTONIC, &t1);
                 double s = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
                 if (extra == 0)
@@ -162,7 +169,7 @@ static void test_many_paths(void) {
         }
 }
 
-/* The memo plan_validate() canonicalizes through: the same answers as without it, whatever
+/* The memo plan_normalize() canonicalizes through: the same answers as without it, whatever
  * order the paths come in, and when every answer comes from the memo. */
 static void test_canonicalize_memo(void) {
         pt_mkdir("a/b/c/d");
@@ -222,20 +229,20 @@ static void test_canonicalize_memo(void) {
         TAP_CHECK(memo.n > 0, "the memo holds what it learnt");
         path_memo_done(&memo);
 
-        /* Through plan_validate(): each path as it is alone (these have distinct results). */
+        /* Through plan_normalize(): each path as it is alone (these have distinct results). */
         Plan *p = base_plan();
         const char *some[] = { "a/link/c", "a/missing/x/y", "a/file", "a/up/c/d", "a/rel/new/../d/e",
                                "a/b/c/d/e/f", "a/dangling/x", "a/missing/./z" };
         for (size_t i = 0; i < ELEMENTSOF(some); i++)
                 plan_add_path(p, PATH_ACCESS_READ, pt_path(some[i]), "t:1");
         char *err = NULL;
-        bool ok = plan_validate(p, &err) == 0 && p->n_paths == ELEMENTSOF(some);
+        bool ok = validate(p, &err) == 0 && p->n_paths == ELEMENTSOF(some);
         for (size_t i = 0; ok && i < ELEMENTSOF(some); i++) {
                 char *c = NULL;
                 ok = plan_path_canonicalize(pt_path(some[i]), &c) >= 0 && streq(c, p->paths[i].path);
                 free(c);
         }
-        TAP_CHECK(ok, "plan_validate() canonicalizes each path as plan_path_canonicalize() does");
+        TAP_CHECK(ok, "plan_normalize() canonicalizes each path as plan_path_canonicalize() does");
         free(err);
         plan_free(p);
 
@@ -462,7 +469,7 @@ static void test_leads_out(void) {
                           "leads out: %s (%s) from %s: %d", cases[i].raw, cases[i].canonical, cases[i].dir_raw,
                           cases[i].want);
 
-        /* plan_validate drops such an entry, keeps the rest. */
+        /* plan_normalize drops such an entry, keeps the rest. */
         pt_mkdir("lo/proj");
         pt_mkdir("lo/outside");
         (void) symlink(pt_path("lo/outside"), pt_path("lo/proj/git"));
@@ -471,7 +478,7 @@ static void test_leads_out(void) {
         (void) plan_add_path(p, PATH_ACCESS_WRITE, pt_path("lo/proj"), "w");
         (void) plan_add_path(p, PATH_ACCESS_READ, pt_path("lo/proj/git"), "r");
         (void) plan_add_path(p, PATH_ACCESS_READ, pt_path("lo/proj/real"), "r2");
-        TAP_CHECK(plan_validate(p, &err) == 0, "a plan with a planted link validates (%s)", err ?: "");
+        TAP_CHECK(validate(p, &err) == 0, "a plan with a planted link validates (%s)", err ?: "");
         bool outside = false, real = false;
         for (size_t i = 0; i < p->n_paths; i++) {
                 outside = outside || streq(p->paths[i].path, pt_path("lo/outside"));
@@ -492,7 +499,7 @@ static void test_repeated_over_deny(void) {
         (void) plan_add_path(p, PATH_ACCESS_DENY, pt_path("od/secret"), "deny.toml:1");
         (void) plan_add_path(p, PATH_ACCESS_WRITE, pt_path("od/link"), "${arg_dir}");
         p->paths[p->n_paths - 1].derived = true;
-        TAP_CHECK(plan_validate(p, &err) == 0, "a deny and a derived write of one path validate (%s)", err ?: "");
+        TAP_CHECK(validate(p, &err) == 0, "a deny and a derived write of one path validate (%s)", err ?: "");
         const PlanPath *e = p->n_paths > 0 ? &p->paths[p->n_paths - 1] : NULL;
         TAP_CHECK(p->n_paths == 1 && e->access == PATH_ACCESS_WRITE && e->over_deny &&
                   streq(e->over_deny, "deny.toml:1"), "... the write stays, saying where the deny was");
@@ -504,7 +511,7 @@ static void test_repeated_over_deny(void) {
         err = NULL;
         (void) plan_add_path(p, PATH_ACCESS_DENY, pt_path("od/secret"), "deny.toml:1");
         (void) plan_add_path(p, PATH_ACCESS_WRITE, pt_path("od/link"), "--fs-write");
-        TAP_CHECK(plan_validate(p, &err) == 0 && p->n_paths == 1 && !p->paths[0].over_deny,
+        TAP_CHECK(validate(p, &err) == 0 && p->n_paths == 1 && !p->paths[0].over_deny,
                   "a written-out write over a deny is not marked (%s)", err ?: "");
         free(err);
         plan_free(p);
@@ -844,7 +851,7 @@ static void rt_compare(RtKind *k, const RtTree *t, const char *path, int want_r,
 #define RT_PATHS 3000
 #define RT_BATCH 50     /* as in the names of the kinds below */
 
-/* plan_validate() against the rule it implements, written the slow way: entry i (read or
+/* plan_normalize() against the rule it applies, written the slow way: entry i (read or
  * write) is dropped when it leads out of any write entry j != i (plan_path_leads_out), and of
  * the entries left, one per canonical path stays, the last. Random plans of the random paths,
  * many of them writable directories, with repeated paths; the entries left, in order, with
@@ -881,7 +888,7 @@ static void rt_validate_plans(char **in, const int *want_r) {
                                         (access[i] == PATH_ACCESS_READ || access[i] == PATH_ACCESS_WRITE) &&
                                         plan_path_leads_out(raw[i], canon[i], raw[j], canon[j]) == 1;
                 size_t kept = 0;
-                bool ok = plan_validate(p, NULL) == 0;
+                bool ok = validate(p, NULL) == 0;
                 for (size_t i = 0; i < n && ok; i++) {
                         bool later = drop[i];
                         for (size_t j = i + 1; j < n && !later; j++)
