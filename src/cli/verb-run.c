@@ -11,6 +11,7 @@
 #include "plan/plan.h"
 #include "util/path-util.h"
 #include "policy/policy.h"
+#include "run-confirm.h"
 #include "run-options.h"
 #include "unit/properties.h"
 #include "run/run.h"
@@ -212,7 +213,12 @@ int run_request(RunArgs *args) {
                 return r;
         warn_missing_paths(&args->request);
 
-        r = policy_resolve(&args->request, &plan, &error);
+        _cleanup_strv_free_ char **warnings = NULL;
+        r = policy_resolve(&args->request, &plan, &warnings, &error);
+        STRV_FOREACH(w, warnings)
+                log_warning("%s", *w);
+        if (r >= 0 && !args->request.delegation)
+                r = run_confirm(plan, &args->request, &error);
         if (r < 0) {
                 if (error)
                         log_error("%s", error);

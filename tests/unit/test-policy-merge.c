@@ -6,6 +6,7 @@
  * cases use a command called `tool` that nothing built-in matches by name. */
 #include <time.h>
 
+#include "cli/run-confirm.h"
 #include "policy-test.h"
 #include "tap.h"
 
@@ -355,7 +356,7 @@ static void test_overrides(void) {
         strv_extend(&r.net_allow, "example.com:443");
         strv_extend(&r.properties, "CPUQuota=20%");
         strv_extend(&r.profiles, "other");
-        int k = policy_resolve(&r, &p, &err);
+        int k = policy_resolve(&r, &p, NULL, &err);
         TAP_CHECK(k >= 0, "one-run overrides resolve (%s)", err ?: "");
         if (k >= 0) {
                 const PlanPath *e = pt_find_path(p, "w");
@@ -382,7 +383,7 @@ static void test_overrides(void) {
         strv_extend(&r.profiles, "other");
         p = NULL;
         err = NULL;
-        k = policy_resolve(&r, &p, &err);
+        k = policy_resolve(&r, &p, NULL, &err);
         TAP_CHECK(k >= 0 && strv_length(p->profiles) == 1 && strcmp(p->profiles[0], "other") == 0,
                   "--no-match applies only --profile");
         TAP_CHECK(k >= 0 && p->network_filtered && strv_length(p->net_allow) == 0, "--no-network allows nothing");
@@ -396,7 +397,7 @@ static void test_overrides(void) {
         strv_extend(&r.fs_write, "/");
         p = NULL;
         err = NULL;
-        k = policy_resolve(&r, &p, &err);
+        k = policy_resolve(&r, &p, NULL, &err);
         TAP_CHECK(k < 0 && err && strstr(err, "inside a scudo sandbox"), "a nested run may not add --fs-write");
         plan_free(p);
         free(err);
@@ -566,6 +567,38 @@ static void test_explain_escapes(void) {
         request_done(&r);
 }
 
+/* policy_resolve() prints and asks nothing: the notices come back to the caller (a derived
+ * write refused, started in the home directory), and a plan that says confirm = true comes
+ * back for the caller to ask about (run_confirm, which refuses without a terminal). */
+static void test_warnings_and_confirm(void) {
+        Request r;
+        Plan *p = NULL;
+        char *err = NULL, **warnings = NULL;
+
+        pt_mkdir("home");
+        pt_write("etc/config.toml", "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"${PWD}\"]\nconfirm = true\n");
+        pt_request(&r, "home", ARGV("tool"), NULL);
+        int k = policy_resolve(&r, &p, &warnings, &err);
+        bool all = strv_length(warnings) > 0;
+        STRV_FOREACH(w, warnings)
+                all = all && strstr(*w, "not made writable");
+        TAP_CHECK(k >= 0 && all,
+                  "the warning comes back, not printed (%s)", warnings && warnings[0] ? warnings[0] : err ?: "none");
+        TAP_CHECK(k >= 0 && p->confirm, "a plan with confirm = true comes back unasked");
+        free(err);
+        err = NULL;
+        if (k >= 0 && !isatty(STDIN_FILENO)) {
+                k = run_confirm(p, &r, &err);
+                TAP_CHECK(k == -ECANCELED && err && strstr(err, "no terminal to ask on"),
+                          "run_confirm refuses without a terminal (%s)", err ?: "asked");
+        } else
+                TAP_SKIP("standard input is a terminal: run_confirm would ask");
+        plan_free(p);
+        strv_free(warnings);
+        free(err);
+        request_done(&r);
+}
+
 int main(void) {
         pt_setup();
         pt_mkdir("proj/sub");
@@ -581,6 +614,7 @@ int main(void) {
         test_default_policy();
         test_persistence_roots();
         test_explain_escapes();
+        test_warnings_and_confirm();
         pt_cleanup();
         return tap_done();
 }
