@@ -182,6 +182,11 @@ function Builder:add_path(access, raw, origin, base, create)
     else
         e = { access = access, path = c, origin = origin, derived = derived or nil }
     end
+    if self.explain.canonical then
+        -- C's leads-out rule walks the path as given, not the canonical one explain shows
+        -- (plan_normalize: a run gives it that, and C makes it canonical itself).
+        e.given = p
+    end
     local refused = access == "write" and derived and self:derived_write_refused(c)
     if view and not withheld and (not refused or self:roots_withheld()) then
         place(view, c, e)
@@ -466,42 +471,9 @@ function Builder:apply_edits(edits, base)
     end
 end
 
--- For explain, which shows canonical paths: an entry that leads out of a directory the command
--- may write (through a symlink it could have planted there) is dropped, as plan_normalize()
--- drops it in a run (there, from the paths as written, which it canonicalizes itself), by the
--- same rule in C: sys.leading_out.
-function Builder:drop_escapes()
-    local list, keys, order = {}, {}, self.order
-    for i = 1, #order do
-        local e = self.paths[order[i]]
-        if e then
-            list[#list + 1] = { e.expanded, order[i], e.access }
-            keys[#keys + 1] = order[i]
-        end
-    end
-    local out = sys.leading_out(list)
-    for i = 1, #keys do
-        local j = out[i]
-        if j then
-            local e = self.paths[keys[i]]
-            self:drop("filesystem." .. e.access, e.written, e.origin,
-                ("leads out of %s, which the command may write (through a symlink it could have "
-                    .. "planted there)"):format(keys[j]))
-        end
-    end
-    for i = 1, #keys do
-        if out[i] then
-            self.paths[keys[i]] = nil
-        end
-    end
-end
-
 -- The plan as C reads it (src/policy/policy.c); with view = self.hook_view, as hooks see it.
 function Builder:plan(applied, view)
     view = view or self
-    if view == self and self.explain.canonical then
-        self:drop_escapes()
-    end
     local paths, order = {}, view.order
     for i = 1, #order do
         paths[#paths + 1] = view.paths[order[i]]

@@ -9,7 +9,12 @@
  * there: what has to be made for a run (scudo's configuration directory, a .git placeholder)
  * is asked of the runner through the entry's `create`.
  *
- * In this order:
+ * Its first rule is applied earlier, by plan_normalize() (plan-validate.h), before one entry
+ * per path is kept, since which entry wins for a path depends on it (harden-leads-out.h): a
+ * read or write entry that leads out of a directory the command may write, through a symlink
+ * the command could have planted there, is dropped, and a run warns of it (`warn`).
+ *
+ * Then, here, in this order:
  *   0. a read or write entry worked out from the request (`derived`) never overrides a deny:
  *      one in the place of a deny of the same path (`over_deny`) is dropped and the deny put
  *      back; one below a deny, with no entry that is not derived between them, is dropped;

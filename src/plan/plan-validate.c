@@ -10,11 +10,10 @@
 #include <unistd.h>
 
 #include "net/net-rule.h"
-#include "plan/leads-out.h"
+#include "plan/harden-leads-out.h"
 #include "plan/plan-validate.h"
 #include "plan/unit-properties.h"
 #include "util/env-util.h"
-#include "util/log.h"
 #include "util/path-util.h"
 #include "util/strv.h"
 
@@ -396,36 +395,6 @@ _printf_(2, 3) static int fail(char **ret_error, const char *fmt, ...) {
         return -EINVAL;
 }
 
-/* A read or write entry that leads out of a directory the command may write is dropped, with
- * a warning: what the link leads to stays as visible as it is without the entry. (Explain
- * shows the same through sys.leading_out.) raw[i] is entry i's path as the plan gave it,
- * p->paths[i].path its canonical form. */
-static int drop_escapes(Plan *p, char **raw, bool *drop) {
-        _cleanup_free_ char **canonical = calloc(p->n_paths + 1, sizeof(char *));
-        _cleanup_free_ PathAccess *access = calloc(p->n_paths + 1, sizeof(PathAccess));
-        _cleanup_free_ size_t *out = calloc(p->n_paths + 1, sizeof(size_t));
-
-        if (!canonical || !access || !out)
-                return -ENOMEM;
-        for (size_t i = 0; i < p->n_paths; i++) {
-                canonical[i] = p->paths[i].path;
-                access[i] = p->paths[i].access;
-        }
-        int r = plan_paths_leading_out(p->n_paths, raw, canonical, access, out);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < p->n_paths; i++) {
-                if (out[i] == SIZE_MAX)
-                        continue;
-                const PlanPath *e = &p->paths[i];
-                log_warning("%s: filesystem.%s: '%s' leads out of '%s', which the command may write "
-                            "(through a symlink it could have planted there): ignored",
-                            strempty(e->origin), path_access_to_string(e->access), raw[i], p->paths[out[i]].path);
-                drop[i] = true;
-        }
-        return 0;
-}
-
 static int compare_indexed_paths(const void *a, const void *b, void *userdata) {
         const PlanPath *paths = userdata;
         size_t x = *(const size_t *) a, y = *(const size_t *) b;
@@ -460,8 +429,9 @@ static int drop_repeated(Plan *p, bool *drop) {
         return 0;
 }
 
-/* Every path canonical, what leads out of a writable directory dropped, then one entry per
- * path. */
+/* Every path canonical, what the hardening step's leads-out rule takes out of the plan taken
+ * out (harden-leads-out.h: before one entry per path, as which entry wins depends on it), then
+ * one entry per path. */
 static int normalize_paths(Plan *p, char **ret_error) {
         if (p->n_paths > PLAN_PATHS_MAX) {
                 const PlanPath *e = &p->paths[PLAN_PATHS_MAX];
@@ -471,11 +441,6 @@ static int normalize_paths(Plan *p, char **ret_error) {
         }
 
         _cleanup_(path_memo_done) PathMemo memo = {};
-        _cleanup_strv_free_ char **raw = calloc(p->n_paths + 1, sizeof(char *));
-        _cleanup_free_ bool *drop = calloc(p->n_paths + 1, sizeof(bool));
-
-        if (!raw || !drop)
-                return -ENOMEM;
         for (size_t i = 0; i < p->n_paths; i++) {
                 PlanPath *e = &p->paths[i];
                 _cleanup_free_ char *c = NULL;
@@ -492,17 +457,26 @@ static int normalize_paths(Plan *p, char **ret_error) {
                         return fail(ret_error, "%s: filesystem.%s: cannot resolve '%s': %s",
                                     strempty(e->origin), path_access_to_string(e->access), e->path,
                                     strerror(-r));
+                /* Refused as it is seen, as a later entry for "/" would take its place. */
                 if (streq(c, "/") && (e->access == PATH_ACCESS_HIDE || e->access == PATH_ACCESS_DENY))
                         return fail(ret_error, "%s: filesystem.%s: '/' would leave nothing to run",
                                     strempty(e->origin), path_access_to_string(e->access));
-                raw[i] = TAKE_PTR(e->path);
+                /* The path as given is kept for the leads-out rule (and the warning it makes),
+                 * unless the policy engine gave it already (explain, whose paths are canonical). */
+                if (e->given)
+                        free(e->path);
+                else
+                        e->given = e->path;
                 e->path = TAKE_PTR(c);
         }
 
-        int r = drop_escapes(p, raw, drop);
+        int r = plan_harden_leads_out(p);
         if (r < 0)
                 return r;
 
+        _cleanup_free_ bool *drop = calloc(p->n_paths + 1, sizeof(bool));
+        if (!drop)
+                return -ENOMEM;
         r = drop_repeated(p, drop);
         if (r < 0)
                 return r;

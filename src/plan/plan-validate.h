@@ -35,10 +35,11 @@ void path_memo_done(PathMemo *m);
 int plan_path_canonicalize_memo(PathMemo *memo, const char *path, char **ret);
 
 /* Makes the plan's paths what the runner and the hardening step work on, in place:
- *   - at most PLAN_PATHS_MAX paths, every one absolute, made canonical (see above); a hide or
- *     deny of "/" refused as it is seen;
- *   - what leads out of a directory the command may write dropped, with a warning
- *     (leads-out.h: before the next one, as which entry wins for a path depends on it);
+ *   - at most PLAN_PATHS_MAX paths, every one absolute, made canonical (see above), each
+ *     path as given kept in `given`; a hide or deny of "/" refused as it is seen;
+ *   - what leads out of a directory the command may write taken out, into `dropped` with its
+ *     reason (the hardening step's rule, harden-leads-out.h: it comes before the next one,
+ *     as which entry wins for a path depends on it);
  *   - one entry per path (the later wins, as in the profiles);
  *   - the log target's directory canonical.
  * Returns 0, or -EINVAL with *ret_error naming the entry refused and its origin, or -ENOMEM. */

@@ -151,6 +151,7 @@ int plan_add_path(Plan *p, PathAccess access, const char *path, const char *orig
 
 void plan_path_done(PlanPath *e) {
         free(e->path);
+        free(e->given);
         free(e->origin);
         free(e->reason);
         free(e->over_deny);

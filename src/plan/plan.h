@@ -6,8 +6,9 @@
  * This is the contract between the policy engine (policy/, which fills it from Lua) and the
  * runner (unit/, which turns it into a transient unit). Three steps stand between them, in C:
  *   1. plan_normalize() (plan-validate.h) makes every path canonical and keeps one entry per
- *      path (the later one, as in the profiles), dropping those that lead out of a directory
- *      the command may write;
+ *      path (the later one, as in the profiles); before that, the hardening step's first rule
+ *      (harden-leads-out.h) takes out every entry that leads out of a directory the command
+ *      may write, into `dropped` with its reason, as which entry wins for a path depends on it;
  *   2. plan_check() (plan-validate.h) refuses what is invalid;
  *   3. plan_harden() (plan-harden.h) adds what scudo protects whatever the profiles say (its
  *      configuration, the project files, .git, the service manager's, root's and the name
@@ -64,6 +65,9 @@ typedef enum PathSource {
 typedef struct PlanPath {
         PathAccess access;
         char *path;             /* absolute and canonical once normalized */
+        char *given;            /* the path as the policy engine gave it, before plan_normalize()
+                                 * made it canonical (explain gives both); what the leads-out rule
+                                 * walks (harden-leads-out.h). NULL: the same as `path` */
         char *origin;           /* where it was written: "file:line", "--fs-write", "built-in";
                                  * "scudo" for what the hardening step adds */
         char *reason;           /* why the hardening step added it; NULL for a profile's entry */
@@ -84,6 +88,9 @@ typedef struct PlanPath {
 typedef struct PlanDrop {
         PlanPath entry;         /* as it was in the plan */
         char *reason;
+        bool warn;              /* a run says so on stderr (policy_resolve's warnings): the entry
+                                 * was asked for and is left out for what the profile could not
+                                 * know (a symlink planted in a writable directory) */
 } PlanDrop;
 
 typedef struct PlanProperty {
@@ -118,7 +125,7 @@ typedef struct Plan {
          * path once normalized. */
         PlanPath *paths;
         size_t n_paths;
-        PlanDrop *dropped;      /* what plan_harden() took out, in its order */
+        PlanDrop *dropped;      /* what the hardening step took out, in its order */
         size_t n_dropped;
         bool hardened;          /* plan_harden() ran: the runner refuses a plan without it */
 

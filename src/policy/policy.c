@@ -107,6 +107,27 @@ static int resolve_plan(LuaEngine *e, const Request *req, Plan **ret, char ***wa
         return 0;
 }
 
+/* What a run says of the entries the hardening step dropped with `warn` set: the entry as the
+ * profile gave it, and why it is not granted. */
+static int add_drop_warnings(const Plan *p, char ***warnings) {
+        for (size_t i = 0; i < p->n_dropped; i++) {
+                const PlanDrop *d = &p->dropped[i];
+                char *w;
+                if (!d->warn)
+                        continue;
+                if (asprintf(&w, "%s: filesystem.%s: '%s' %s: ignored", strempty(d->entry.origin),
+                             path_access_to_string(d->entry.access), d->entry.given ?: d->entry.path,
+                             d->reason) < 0)
+                        return -ENOMEM;
+                int r = strv_push(warnings, w);
+                if (r < 0) {
+                        free(w);
+                        return r;
+                }
+        }
+        return 0;
+}
+
 static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char **ret_error) {
         _cleanup_(lua_engine_freep) LuaEngine *e = NULL;
         _cleanup_(plan_freep) Plan *p = NULL;
@@ -124,6 +145,9 @@ static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char *
         if (r < 0)
                 return r;
         r = plan_normalize(p, ret_error);
+        if (r < 0)
+                return r;
+        r = add_drop_warnings(p, warnings);
         if (r < 0)
                 return r;
         r = plan_check(p, ret_error);

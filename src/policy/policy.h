@@ -16,7 +16,7 @@
 /* Discovers and reads the configuration (trust checked), matches and merges the profiles,
  * expands variables, runs hooks, then plan_normalize(), plan_check() and plan_harden(). It
  * prints and asks nothing: the notices a run shows (a project file that is not trusted,
- * warnings from hooks) come back in
+ * warnings from hooks, an entry dropped as it leads out of a writable directory) come back in
  * *ret_warnings (NULL: dropped), one line each, control characters shown as '?', whether or
  * not it fails; a plan that says confirm = true is the caller's to ask about. Inside a sandbox
  * (req->nested), one-run options that would widen it fail (-EPERM). A request that came

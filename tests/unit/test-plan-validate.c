@@ -1,16 +1,26 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* plan_normalize() and plan_check(), and the canonical paths they insist on, whatever produced
- * the plan. */
+/* plan_normalize() and plan_check(), the canonical paths they insist on, whatever produced the
+ * plan, and the leads-out rule plan_normalize() applies for the hardening step. */
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <time.h>
 
-#include "plan/leads-out.h"
+#include "plan/harden-leads-out.h"
 #include "plan/plan-validate.h"
 #include "util/log.h"
 #include "policy-test.h"
 #include "tap.h"
+
+/* snprintf(), but a name too long for the buffer is a bug of the test. */
+_printf_(3, 4) static void rt_fmt(char *buf, size_t size, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        int r = vsnprintf(buf, size, fmt, ap);
+        va_end(ap);
+        if (r < 0 || (size_t) r >= size)
+                abort();
+}
 
 static void test_canonicalize(void) {
         char *c = NULL;
@@ -439,6 +449,90 @@ static void test_probe(void) {
                 free(want[i]);
 }
 
+/* plan_normalize() takes what leads out of a writable directory out of the plan, into
+ * `dropped` with the reason and `warn`, before one entry per path is kept. Paths are relative
+ * to lo/: proj is a directory, proj/git a link to outside, proj/toreal a link to real. */
+static void test_leads_out_plans(void) {
+        typedef struct { PathAccess access; const char *path, *given; } E;
+        static const struct {
+                const char *name;
+                E in[4];
+                const char *kept[4];    /* canonical, relative to lo/ */
+                const char *dropped[4]; /* as given, relative to lo/; each leads out of proj */
+        } cases[] = {
+                { "a read through a link planted in a writable directory",
+                  { { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_READ, "proj/git" } },
+                  { "proj" }, { "proj/git" } },
+                { "a write through it",
+                  { { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_WRITE, "proj/git/sub" } },
+                  { "proj" }, { "proj/git/sub" } },
+                { "the writable directory later in the plan",
+                  { { PATH_ACCESS_READ, "proj/git" }, { PATH_ACCESS_WRITE, "proj" } },
+                  { "proj" }, { "proj/git" } },
+                { "a hide or deny through it stays (it takes away)",
+                  { { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_HIDE, "proj/git" }, { PATH_ACCESS_DENY, "proj/toreal" } },
+                  { "proj", "outside", "real" }, { NULL } },
+                { "a directory only read: nothing could have been planted",
+                  { { PATH_ACCESS_READ, "proj" }, { PATH_ACCESS_READ, "proj/git" } },
+                  { "proj", "outside" }, { NULL } },
+                { "the path itself, written out: not through the directory",
+                  { { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_READ, "outside" } },
+                  { "proj", "outside" }, { NULL } },
+                /* dropped before one entry per path is kept: the read of real stays */
+                { "an earlier entry for where the link leads stays",
+                  { { PATH_ACCESS_READ, "real" }, { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_WRITE, "proj/toreal" } },
+                  { "real", "proj" }, { "proj/toreal" } },
+                /* explain gives the path canonical already, and as given beside it */
+                { "explain's canonical path with the path as given",
+                  { { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_READ, "outside", "proj/git" } },
+                  { "proj" }, { "proj/git" } },
+        };
+        char want_root[PATH_MAX];
+
+        pt_mkdir("lo/proj");
+        pt_mkdir("lo/outside");
+        pt_mkdir("lo/real");
+        (void) symlink(pt_path("lo/outside"), pt_path("lo/proj/git"));
+        (void) symlink(pt_path("lo/real"), pt_path("lo/proj/toreal"));
+        rt_fmt(want_root, sizeof(want_root), "%s", pt_path("lo"));
+
+        for (size_t c = 0; c < ELEMENTSOF(cases); c++) {
+                Plan *p = base_plan();
+                char *err = NULL, full[PATH_MAX], origin[16];
+                for (size_t i = 0; i < 4 && cases[c].in[i].path; i++) {
+                        const E *e = &cases[c].in[i];
+                        rt_fmt(full, sizeof(full), "%s/%s", want_root, e->path);
+                        rt_fmt(origin, sizeof(origin), "t:%zu", i + 1);
+                        (void) plan_add_path(p, e->access, full, origin);
+                        if (e->given) {
+                                rt_fmt(full, sizeof(full), "%s/%s", want_root, e->given);
+                                p->paths[p->n_paths - 1].given = strdup(full);
+                        }
+                }
+                bool ok = validate(p, &err) == 0;
+                size_t n = 0;
+                for (; n < 4 && cases[c].kept[n]; n++) {
+                        rt_fmt(full, sizeof(full), "%s/%s", want_root, cases[c].kept[n]);
+                        ok = ok && n < p->n_paths && streq(p->paths[n].path, full);
+                }
+                ok = ok && n == p->n_paths;
+                rt_fmt(full, sizeof(full), "leads out of '%s/proj', which the command may write "
+                                "(through a symlink it could have planted there)", want_root);
+                size_t d = 0;
+                for (; d < 4 && cases[c].dropped[d]; d++) {
+                        char given[PATH_MAX];
+                        rt_fmt(given, sizeof(given), "%s/%s", want_root, cases[c].dropped[d]);
+                        ok = ok && d < p->n_dropped && p->dropped[d].warn &&
+                                streq(p->dropped[d].reason, full) && streq(p->dropped[d].entry.given, given);
+                }
+                ok = ok && d == p->n_dropped;
+                TAP_CHECK(ok, "leads out: %s (%s; %zu kept, %zu dropped)", cases[c].name, err ?: "valid",
+                          p->n_paths, p->n_dropped);
+                free(err);
+                plan_free(p);
+        }
+}
+
 /* Entries that lead out of a writable directory (plan_path_leads_out) are dropped. */
 static void test_leads_out(void) {
         static const struct {
@@ -469,24 +563,7 @@ static void test_leads_out(void) {
                           "leads out: %s (%s) from %s: %d", cases[i].raw, cases[i].canonical, cases[i].dir_raw,
                           cases[i].want);
 
-        /* plan_normalize drops such an entry, keeps the rest. */
-        pt_mkdir("lo/proj");
-        pt_mkdir("lo/outside");
-        (void) symlink(pt_path("lo/outside"), pt_path("lo/proj/git"));
-        Plan *p = base_plan();
-        char *err = NULL;
-        (void) plan_add_path(p, PATH_ACCESS_WRITE, pt_path("lo/proj"), "w");
-        (void) plan_add_path(p, PATH_ACCESS_READ, pt_path("lo/proj/git"), "r");
-        (void) plan_add_path(p, PATH_ACCESS_READ, pt_path("lo/proj/real"), "r2");
-        TAP_CHECK(validate(p, &err) == 0, "a plan with a planted link validates (%s)", err ?: "");
-        bool outside = false, real = false;
-        for (size_t i = 0; i < p->n_paths; i++) {
-                outside = outside || streq(p->paths[i].path, pt_path("lo/outside"));
-                real = real || streq(p->paths[i].path, pt_path("lo/proj/real"));
-        }
-        TAP_CHECK(!outside && real && p->n_paths == 2, "the entry through the link is dropped, the others kept");
-        free(err);
-        plan_free(p);
+        test_leads_out_plans();
 }
 
 /* Two spellings of one path: the later entry wins, and a derived one that wins over a deny
@@ -542,16 +619,6 @@ static size_t rt_below(size_t n) {
 
 static bool rt_chance(unsigned percent) {
         return rt_below(100) < percent;
-}
-
-/* snprintf(), but a name too long for the buffer is a bug of the test. */
-_printf_(3, 4) static void rt_fmt(char *buf, size_t size, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        int r = vsnprintf(buf, size, fmt, ap);
-        va_end(ap);
-        if (r < 0 || (size_t) r >= size)
-                abort();
 }
 
 enum { RT_DIR, RT_FILE, RT_LINK };
@@ -859,9 +926,6 @@ static void rt_compare(RtKind *k, const RtTree *t, const char *path, int want_r,
 static void rt_validate_plans(char **in, const int *want_r) {
         size_t same = 0, plans = 0, dropped = 0, repeated = 0;
 
-        LogLevel level = log_get_max_level();
-
-        log_set_max_level(LOG_LEVEL_ERROR);     /* the warnings for each dropped entry */
         for (size_t round = 0; round < 100; round++) {
                 size_t n = 2 + rt_below(60), pick[64];
                 PathAccess access[64];
@@ -882,11 +946,14 @@ static void rt_validate_plans(char **in, const int *want_r) {
                         rt_fmt(origin[k], sizeof(origin[k]), "t:%zu", k);
                         (void) plan_add_path(p, access[k], raw[k], origin[k]);
                 }
+                size_t first[64] = {};  /* the first write entry each leads out of */
                 for (size_t i = 0; i < n; i++)
-                        for (size_t j = 0; j < n && !drop[i]; j++)
+                        for (size_t j = 0; j < n && !drop[i]; j++) {
                                 drop[i] = j != i && access[j] == PATH_ACCESS_WRITE &&
                                         (access[i] == PATH_ACCESS_READ || access[i] == PATH_ACCESS_WRITE) &&
                                         plan_path_leads_out(raw[i], canon[i], raw[j], canon[j]) == 1;
+                                first[i] = j;
+                        }
                 size_t kept = 0;
                 bool ok = validate(p, NULL) == 0;
                 for (size_t i = 0; i < n && ok; i++) {
@@ -902,6 +969,21 @@ static void rt_validate_plans(char **in, const int *want_r) {
                         kept++;
                 }
                 ok = ok && kept == p->n_paths;
+                /* what leads out is in `dropped`, in order, as given, to be warned of, naming the
+                 * first writable directory it leads out of in the plan's order */
+                size_t d = 0;
+                for (size_t i = 0; i < n && ok; i++)
+                        if (drop[i]) {
+                                char dir[PATH_MAX + 32];
+                                rt_fmt(dir, sizeof(dir), "leads out of '%s',", canon[first[i]]);
+                                ok = d < p->n_dropped && p->dropped[d].warn &&
+                                        startswith(p->dropped[d].reason, dir) &&
+                                        streq(p->dropped[d].entry.given, raw[i]) &&
+                                        streq(p->dropped[d].entry.path, canon[i]) &&
+                                        streq(p->dropped[d].entry.origin, origin[i]);
+                                d++;
+                        }
+                ok = ok && d == p->n_dropped;
                 same += ok;
                 plans++;
                 if (!ok && plans - same <= 3)
@@ -910,7 +992,6 @@ static void rt_validate_plans(char **in, const int *want_r) {
                         free(canon[k]);
                 plan_free(p);
         }
-        log_set_max_level(level);
         TAP_CHECK(same == plans && dropped > 100 && repeated > 50,
                   "random plans: %zu of %zu validate as the pairwise rule says (%zu entries dropped as "
                   "leading out, %zu as repeated)", same, plans, dropped, repeated);

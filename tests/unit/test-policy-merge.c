@@ -11,10 +11,11 @@
 #include "tap.h"
 
 #define ABSENT -1
+#define DROPPED -2      /* not in the plan's paths, in what the hardening step dropped */
 
 typedef struct PathWant {
         const char *path;       /* relative to the scratch root, or absolute */
-        int access;             /* a PathAccess, or ABSENT */
+        int access;             /* a PathAccess, ABSENT or DROPPED */
 } PathWant;
 
 typedef struct PropWant {
@@ -192,8 +193,8 @@ static const Case cases[] = {
                 .config = "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"${PWD}/link/inner\"]\n"
                           "filesystem.read = [\"${PWD}/link/other\", \"${PWD}/link/../marker\"]\n",
                 .argv = ARGV("tool"),
-                .paths = { { "target/inner", ABSENT }, { "proj/link/inner", ABSENT }, { "target/other", ABSENT },
-                           { "proj/link/other", ABSENT }, { "marker", ABSENT }, { "proj", PATH_ACCESS_WRITE } },
+                .paths = { { "target/inner", DROPPED }, { "proj/link/inner", ABSENT }, { "target/other", DROPPED },
+                           { "proj/link/other", ABSENT }, { "marker", DROPPED }, { "proj", PATH_ACCESS_WRITE } },
                 .delegable = -1,
         },
         {
@@ -283,6 +284,18 @@ static bool env_has(char **env, const char *name) {
         return false;
 }
 
+/* Whether `path` is among the entries the hardening step dropped, and not in the plan's. */
+static bool dropped_only(const Plan *p, const char *path) {
+        const char *want = path[0] == '/' ? path : pt_path(path);
+        bool dropped = false;
+        for (size_t i = 0; i < p->n_paths; i++)
+                if (streq(p->paths[i].path, want))
+                        return false;
+        for (size_t i = 0; i < p->n_dropped; i++)
+                dropped = dropped || streq(p->dropped[i].entry.path, want);
+        return dropped;
+}
+
 static void run_case(const Case *c) {
         Plan *p = NULL;
         char *err = NULL;
@@ -310,6 +323,9 @@ static void run_case(const Case *c) {
                         const PlanPath *e = pt_find_path(p, c->paths[i].path);
                         if (c->paths[i].access == ABSENT)
                                 TAP_CHECK(!e, "%s: %s absent", c->name, c->paths[i].path);
+                        else if (c->paths[i].access == DROPPED)
+                                TAP_CHECK(dropped_only(p, c->paths[i].path), "%s: %s dropped", c->name,
+                                          c->paths[i].path);
                         else {
                                 TAP_CHECK(e && (int) e->access == c->paths[i].access, "%s: %s %s", c->name,
                                           path_access_to_string(c->paths[i].access), c->paths[i].path);
@@ -599,6 +615,44 @@ static void test_warnings_and_confirm(void) {
         request_done(&r);
 }
 
+/* An entry that leads out of a writable directory: policy_resolve() prints nothing, and hands
+ * back the one warning a run prints; the plan says what was dropped and why, as --dry-run
+ * shows it; explain shows it as dropped, with the same reason. */
+static void test_escape_warnings(void) {
+        Request r;
+        Plan *p = NULL;
+        char *err = NULL, *text = NULL, **warnings = NULL, want[4096];
+
+        pt_write("etc/config.toml", "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"${PWD}\"]\n"
+                 "filesystem.read = [\"${PWD}/link/other\"]\n");
+        pt_request(&r, "proj", ARGV("tool"), NULL);
+        int k = policy_resolve(&r, &p, &warnings, &err);
+        (void) snprintf(want, sizeof(want), "config.toml:4: filesystem.read: '%s' leads out of '%s', which the "
+                        "command may write (through a symlink it could have planted there): ignored",
+                        pt_path("proj/link/other"), pt_path("proj"));
+        TAP_CHECK(k >= 0 && strv_length(warnings) == 1 && strstr(warnings[0], want),
+                  "the warning of an entry through a planted link comes back (%s)",
+                  warnings && warnings[0] ? warnings[0] : err ?: "none");
+        bool found = false;
+        for (size_t i = 0; k >= 0 && i < p->n_dropped; i++)
+                found = found || (p->dropped[i].warn && streq(p->dropped[i].entry.path, pt_path("target/other")) &&
+                                  strstr(p->dropped[i].reason, "leads out of '"));
+        TAP_CHECK(found, "... and the plan holds it as dropped, with its reason");
+        plan_free(p);
+        strv_free(warnings);
+        free(err);
+        err = NULL;
+
+        k = policy_explain(&r, false, &text, &err);
+        (void) snprintf(want, sizeof(want), "(dropped: leads out of '%s', which the command may write",
+                        pt_path("proj"));
+        TAP_CHECK(k >= 0 && text && strstr(text, want) && strstr(text, "[${PWD}/link/other]"),
+                  "explain shows the same drop with the same reason (%s)", err ?: "");
+        free(text);
+        free(err);
+        request_done(&r);
+}
+
 int main(void) {
         pt_setup();
         pt_mkdir("proj/sub");
@@ -615,6 +669,7 @@ int main(void) {
         test_persistence_roots();
         test_explain_escapes();
         test_warnings_and_confirm();
+        test_escape_warnings();
         pt_cleanup();
         return tap_done();
 }
