@@ -153,7 +153,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 10; i++) {
                 Plan *p = NULL;
                 char *err = NULL;
-                if (policy_resolve(&req, &p, &err) < 0) {
+                if (policy_resolve(&req, &p, NULL, &err) < 0) {
                         fprintf(stderr, "resolve failed: %s\n", err ?: "?");
                         return 1;
                 }
@@ -167,7 +167,7 @@ int main(int argc, char **argv) {
                 for (int i = 0; i < batch; i++) {
                         Plan *p = NULL;
                         char *err = NULL;
-                        (void) policy_resolve(&req, &p, &err);
+                        (void) policy_resolve(&req, &p, NULL, &err);
                         plan_free(p);
                         free(err);
                 }

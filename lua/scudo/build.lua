@@ -16,14 +16,14 @@ local KEY = { write = "filesystem.write", read = "filesystem.read", hide = "file
     deny = "filesystem.deny" }
 
 -- The canonical form C will check: realpath of the longest existing prefix, the rest
--- appended with "." and ".." applied. Same as plan_validate's, so explain shows what runs.
+-- appended with "." and ".." applied. Same as plan_normalize's, so explain shows what runs.
 function M.canonical(p)
     return sys.canonical(p)
 end
 
 -- "//" and "/./" collapsed, a trailing "/" or "/." dropped; ".." is left for C, which applies
 -- it where the kernel would (after a symlink, not lexically). Enough to merge entries for one
--- path during a run; plan_validate() canonicalizes, and merges again, in C. Most paths are
+-- path during a run; plan_normalize() canonicalizes, and merges again, in C. Most paths are
 -- clean already and come back as they are (one C call, where the checks took four).
 M.normalize = text.clean_path
 
@@ -181,6 +181,11 @@ function Builder:add_path(access, raw, origin, base, create)
         e = { access = access, path = c, origin = origin, written = raw, expanded = p, derived = derived or nil }
     else
         e = { access = access, path = c, origin = origin, derived = derived or nil }
+    end
+    if self.explain.canonical then
+        -- C's leads-out rule walks the path as given, not the canonical one explain shows
+        -- (plan_normalize: a run gives it that, and C makes it canonical itself).
+        e.given = p
     end
     local refused = access == "write" and derived and self:derived_write_refused(c)
     if view and not withheld and (not refused or self:roots_withheld()) then
@@ -466,42 +471,9 @@ function Builder:apply_edits(edits, base)
     end
 end
 
--- For explain, which shows canonical paths: an entry that leads out of a directory the command
--- may write (through a symlink it could have planted there) is dropped, as plan_validate()
--- drops it in a run (there, from the paths as written, which it canonicalizes itself), by the
--- same rule in C: sys.leading_out.
-function Builder:drop_escapes()
-    local list, keys, order = {}, {}, self.order
-    for i = 1, #order do
-        local e = self.paths[order[i]]
-        if e then
-            list[#list + 1] = { e.expanded, order[i], e.access }
-            keys[#keys + 1] = order[i]
-        end
-    end
-    local out = sys.leading_out(list)
-    for i = 1, #keys do
-        local j = out[i]
-        if j then
-            local e = self.paths[keys[i]]
-            self:drop("filesystem." .. e.access, e.written, e.origin,
-                ("leads out of %s, which the command may write (through a symlink it could have "
-                    .. "planted there)"):format(keys[j]))
-        end
-    end
-    for i = 1, #keys do
-        if out[i] then
-            self.paths[keys[i]] = nil
-        end
-    end
-end
-
 -- The plan as C reads it (src/policy/policy.c); with view = self.hook_view, as hooks see it.
 function Builder:plan(applied, view)
     view = view or self
-    if view == self and self.explain.canonical then
-        self:drop_escapes()
-    end
     local paths, order = {}, view.order
     for i = 1, #order do
         paths[#paths + 1] = view.paths[order[i]]

@@ -85,7 +85,7 @@ local function applied_profiles(request, index, files)
     return list
 end
 
--- explain: whether the paths are to be shown canonical (a run leaves that to plan_validate
+-- explain: whether the paths are to be shown canonical (a run leaves that to plan_normalize
 -- in C, which does it anyway, rather than resolving every path twice).
 local function evaluate(request, explain)
     local ex = new_explain()

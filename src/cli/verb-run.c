@@ -14,6 +14,7 @@
 #include "policy/policy.h"
 #include "cli/exit-status.h"
 #include "cli/policy-error.h"
+#include "run-confirm.h"
 #include "run-options.h"
 #include "unit/properties.h"
 #include "run/run.h"
@@ -215,7 +216,12 @@ int verb_run(RunCommandLine *args) {
                 return exit_status_of_lookup(r);
         warn_missing_paths(&args->request);
 
-        r = policy_resolve(&args->request, &plan, &error);
+        _cleanup_strv_free_ char **warnings = NULL;
+        r = policy_resolve(&args->request, &plan, &warnings, &error);
+        STRV_FOREACH(w, warnings)
+                log_warning("%s", *w);
+        if (r >= 0 && !args->request.delegation)
+                r = run_confirm(plan, &args->request, &error);
         if (r < 0) {
                 if (args->request.delegation)
                         args->refusal = error ? strdup(error) : strdup(strerror(-r));

@@ -6,7 +6,7 @@
  * A profile may say that a path it grants (write or read) is a directory or a file to make
  * when it is missing: otherwise a tool's cache that does not exist yet is not bound at all,
  * the tool fills a cache in the throw-away home, and every later run starts without one. What
- * may be made is decided here, on the plan as the policy engine gave it (before plan_validate
+ * may be made is decided here, on the plan as the policy engine gave it (before plan_normalize
  * makes its paths canonical, so that the path as written is still there to compare):
  *   - only a write or read entry;
  *   - only strictly below the user's home directory or runtime directory, the two places that

@@ -7,7 +7,7 @@
  * may widen what the delegated sandbox gets. The profiles decide what a run grants, in Lua;
  * here, in C, on the validated plan resolved for the request, is whether the command is
  * delegated at all and every limit a delegated run is held to (docs/delegation.md, "What a
- * request cannot do"). Called right after plan_validate() for a request that came through a
+ * request cannot do"). Called right after plan_check() for a request that came through a
  * broker (Request.delegation); a run from a terminal never gets here. */
 
 #include <stdbool.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #pragma once
 
-/* The hardening step: what scudo adds to a validated plan, and takes out of it, on its own
+/* The hardening step: what scudo adds to a checked plan, and takes out of it, on its own
  * account, whatever the profiles say. It is the one place that decides it; each entry it adds
  * has origin "scudo" (PLAN_ORIGIN_SCUDO) and a reason, each entry it takes out goes to the
  * plan's `dropped` with a reason, so that `scudo explain` and `--dry-run` show exactly what a
@@ -9,7 +9,12 @@
  * there: what has to be made for a run (scudo's configuration directory, a .git placeholder)
  * is asked of the runner through the entry's `create`.
  *
- * In this order:
+ * Its first rule is applied earlier, by plan_normalize() (plan-validate.h), before one entry
+ * per path is kept, since which entry wins for a path depends on it (harden-leads-out.h): a
+ * read or write entry that leads out of a directory the command may write, through a symlink
+ * the command could have planted there, is dropped, and a run warns of it (`warn`).
+ *
+ * Then, here, in this order:
  *   0. a read or write entry worked out from the request (`derived`) never overrides a deny:
  *      one in the place of a deny of the same path (`over_deny`) is dropped and the deny put
  *      back; one below a deny, with no entry that is not derived between them, is dropped;
@@ -45,6 +50,6 @@ typedef struct HardenContext {
         const char *bpfd_socket;        /* scudo-bpfd's socket when not SCUDO_BPFD_SOCKET, or NULL */
 } HardenContext;
 
-/* Hardens a validated plan in place and sets p->hardened. Returns 0 or -ENOMEM (then the plan
+/* Hardens a normalized and checked plan in place and sets p->hardened. Returns 0 or -ENOMEM (then the plan
  * is not to be run), or another -errno from looking at the filesystem. */
 int plan_harden(Plan *p, const HardenContext *ctx);

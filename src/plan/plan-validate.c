@@ -10,11 +10,10 @@
 #include <unistd.h>
 
 #include "net/net-rule.h"
-#include "plan/leads-out.h"
+#include "plan/harden-leads-out.h"
 #include "plan/plan-validate.h"
 #include "plan/unit-properties.h"
 #include "util/env-util.h"
-#include "util/log.h"
 #include "util/path-util.h"
 #include "util/strv.h"
 
@@ -29,7 +28,7 @@ static bool has_control_chars(const char *s) {
  *
  * A plan names many paths below a few directories (~/.ssh, ~/.aws, ... ~/.config/gh,
  * ~/.config/git, ...), and canonicalizing each one from scratch resolves the same prefixes
- * again and again. The memo keeps, for one plan_validate() call, what resolving each prefix
+ * again and again. The memo keeps, for one plan_normalize() call, what resolving each prefix
  * it was asked about said (path_realpath_procfd(), path_probe_no_symlinks() or lstat()), and
  * answers from it when the answer is certain:
  *   - a prefix asked before: the same answer (resolved path, or ENOENT/ENOTDIR);
@@ -396,36 +395,6 @@ _printf_(2, 3) static int fail(char **ret_error, const char *fmt, ...) {
         return -EINVAL;
 }
 
-/* A read or write entry that leads out of a directory the command may write is dropped, with
- * a warning: what the link leads to stays as visible as it is without the entry. (Explain
- * shows the same through sys.leading_out.) raw[i] is entry i's path as the plan gave it,
- * p->paths[i].path its canonical form. */
-static int drop_escapes(Plan *p, char **raw, bool *drop) {
-        _cleanup_free_ char **canonical = calloc(p->n_paths + 1, sizeof(char *));
-        _cleanup_free_ PathAccess *access = calloc(p->n_paths + 1, sizeof(PathAccess));
-        _cleanup_free_ size_t *out = calloc(p->n_paths + 1, sizeof(size_t));
-
-        if (!canonical || !access || !out)
-                return -ENOMEM;
-        for (size_t i = 0; i < p->n_paths; i++) {
-                canonical[i] = p->paths[i].path;
-                access[i] = p->paths[i].access;
-        }
-        int r = plan_paths_leading_out(p->n_paths, raw, canonical, access, out);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < p->n_paths; i++) {
-                if (out[i] == SIZE_MAX)
-                        continue;
-                const PlanPath *e = &p->paths[i];
-                log_warning("%s: filesystem.%s: '%s' leads out of '%s', which the command may write "
-                            "(through a symlink it could have planted there): ignored",
-                            strempty(e->origin), path_access_to_string(e->access), raw[i], p->paths[out[i]].path);
-                drop[i] = true;
-        }
-        return 0;
-}
-
 static int compare_indexed_paths(const void *a, const void *b, void *userdata) {
         const PlanPath *paths = userdata;
         size_t x = *(const size_t *) a, y = *(const size_t *) b;
@@ -460,7 +429,10 @@ static int drop_repeated(Plan *p, bool *drop) {
         return 0;
 }
 
-static int validate_paths(Plan *p, char **ret_error) {
+/* Every path canonical, what the hardening step's leads-out rule takes out of the plan taken
+ * out (harden-leads-out.h: before one entry per path, as which entry wins depends on it), then
+ * one entry per path. */
+static int normalize_paths(Plan *p, char **ret_error) {
         if (p->n_paths > PLAN_PATHS_MAX) {
                 const PlanPath *e = &p->paths[PLAN_PATHS_MAX];
                 return fail(ret_error, "%s: filesystem.%s: more than %d filesystem paths in one plan; "
@@ -469,11 +441,6 @@ static int validate_paths(Plan *p, char **ret_error) {
         }
 
         _cleanup_(path_memo_done) PathMemo memo = {};
-        _cleanup_strv_free_ char **raw = calloc(p->n_paths + 1, sizeof(char *));
-        _cleanup_free_ bool *drop = calloc(p->n_paths + 1, sizeof(bool));
-
-        if (!raw || !drop)
-                return -ENOMEM;
         for (size_t i = 0; i < p->n_paths; i++) {
                 PlanPath *e = &p->paths[i];
                 _cleanup_free_ char *c = NULL;
@@ -490,17 +457,26 @@ static int validate_paths(Plan *p, char **ret_error) {
                         return fail(ret_error, "%s: filesystem.%s: cannot resolve '%s': %s",
                                     strempty(e->origin), path_access_to_string(e->access), e->path,
                                     strerror(-r));
+                /* Refused as it is seen, as a later entry for "/" would take its place. */
                 if (streq(c, "/") && (e->access == PATH_ACCESS_HIDE || e->access == PATH_ACCESS_DENY))
                         return fail(ret_error, "%s: filesystem.%s: '/' would leave nothing to run",
                                     strempty(e->origin), path_access_to_string(e->access));
-                raw[i] = TAKE_PTR(e->path);
+                /* The path as given is kept for the leads-out rule (and the warning it makes),
+                 * unless the policy engine gave it already (explain, whose paths are canonical). */
+                if (e->given)
+                        free(e->path);
+                else
+                        e->given = e->path;
                 e->path = TAKE_PTR(c);
         }
 
-        int r = drop_escapes(p, raw, drop);
+        int r = plan_harden_leads_out(p);
         if (r < 0)
                 return r;
 
+        _cleanup_free_ bool *drop = calloc(p->n_paths + 1, sizeof(bool));
+        if (!drop)
+                return -ENOMEM;
         r = drop_repeated(p, drop);
         if (r < 0)
                 return r;
@@ -526,7 +502,45 @@ static int validate_rules(char **rules, const char *key, char **ret_error) {
         return 0;
 }
 
-int plan_validate(Plan *p, char **ret_error) {
+/* The log target's directory canonical, as scudo opens the file refusing any symlink on the
+ * way (net-session.c); the file's own name is kept: a symlink there is refused, not followed.
+ * What is not an absolute path to a file is left for plan_check() to refuse. */
+static int normalize_log_target(Plan *p, char **ret_error) {
+        _cleanup_free_ char *n = NULL, *dir = NULL, *c = NULL;
+
+        if (!p->log_target || streq(p->log_target, "stderr") || streq(p->log_target, "journald") ||
+            !path_is_absolute(p->log_target))
+                return 0;
+        int r = path_normalize(p->log_target, &n);
+        if (r == -ENOMEM)
+                return r;
+        char *slash = r < 0 ? NULL : strrchr(n, '/');
+        if (!slash || !slash[1])
+                return 0;
+        dir = strndup(n, slash == n ? 1 : (size_t) (slash - n));
+        if (!dir)
+                return -ENOMEM;
+        r = plan_path_canonicalize(dir, &c);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return fail(ret_error, "log.target: cannot resolve '%s': %s", dir, strerror(-r));
+        char *t = path_join(c, slash + 1);
+        if (!t)
+                return -ENOMEM;
+        free(p->log_target);
+        p->log_target = t;
+        return 0;
+}
+
+int plan_normalize(Plan *p, char **ret_error) {
+        int r = normalize_paths(p, ret_error);
+        if (r < 0)
+                return r;
+        return normalize_log_target(p, ret_error);
+}
+
+int plan_check(const Plan *p, char **ret_error) {
         int r;
 
         if (!p->exec_path || !path_is_absolute(p->exec_path))
@@ -537,12 +551,8 @@ int plan_validate(Plan *p, char **ret_error) {
         if (p->working_directory && !path_is_absolute(p->working_directory))
                 return fail(ret_error, "the working directory '%s' is not absolute", p->working_directory);
 
-        r = validate_paths(p, ret_error);
-        if (r < 0)
-                return r;
-
         for (size_t i = 0; i < p->n_properties; i++) {
-                PlanProperty *q = &p->properties[i];
+                const PlanProperty *q = &p->properties[i];
                 _cleanup_free_ char *error = NULL;
                 if (!q->name || !q->value)
                         return fail(ret_error, "%s: incomplete unit property", strempty(q->origin));
@@ -588,28 +598,12 @@ int plan_validate(Plan *p, char **ret_error) {
                 if (!path_is_absolute(p->log_target))
                         return fail(ret_error, "log.target: '%s' is not stderr, journald or an absolute path",
                                     p->log_target);
-                /* Its directory canonical, as scudo opens the file refusing any symlink on the
-                 * way (net-session.c); the file's own name is kept: a symlink there is refused,
-                 * not followed. */
-                _cleanup_free_ char *n = NULL, *dir = NULL, *c = NULL;
+                _cleanup_free_ char *n = NULL;
                 r = path_normalize(p->log_target, &n);
                 if (r < 0)
                         return r == -ENOMEM ? r : fail(ret_error, "log.target: bad path '%s'", p->log_target);
-                char *slash = strrchr(n, '/');
-                if (!slash[1])
+                if (!strrchr(n, '/')[1])
                         return fail(ret_error, "log.target: '%s' is a directory, not a file", p->log_target);
-                dir = strndup(n, slash == n ? 1 : (size_t) (slash - n));
-                if (!dir)
-                        return -ENOMEM;
-                r = plan_path_canonicalize(dir, &c);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        return fail(ret_error, "log.target: cannot resolve '%s': %s", dir, strerror(-r));
-                free(p->log_target);
-                p->log_target = path_join(c, slash + 1);
-                if (!p->log_target)
-                        return -ENOMEM;
         }
         STRV_FOREACH(k, p->log_report)
                 if (!streq(*k, "file") && !streq(*k, "net") && !streq(*k, "dns"))

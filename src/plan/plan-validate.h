@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #pragma once
 
-/* The C check of a plan, whatever produced it: nothing runs unless this passes. */
+/* The C checks of a plan, whatever produced it, and the canonical form they and the hardening
+ * step (plan-harden.h) work on: plan_normalize(), then plan_check(); nothing runs unless both
+ * pass. */
 
 #include "plan/plan.h"
 
@@ -32,14 +34,23 @@ void path_memo_done(PathMemo *m);
  * calls for paths that share prefixes. */
 int plan_path_canonicalize_memo(PathMemo *memo, const char *path, char **ret);
 
-/* Checks and normalizes the plan in place:
- *   - at most PLAN_PATHS_MAX paths; exec_path, working directory and every path absolute;
- *     paths canonical (see above), and one entry per path (the later wins, as in the
- *     profiles);
- *   - no hide or deny of "/";
- *   - unit properties known, with values of the right form (unit/properties.c);
+/* Makes the plan's paths what the runner and the hardening step work on, in place:
+ *   - at most PLAN_PATHS_MAX paths, every one absolute, made canonical (see above), each
+ *     path as given kept in `given`; a hide or deny of "/" refused as it is seen;
+ *   - what leads out of a directory the command may write taken out, into `dropped` with its
+ *     reason (the hardening step's rule, harden-leads-out.h: it comes before the next one,
+ *     as which entry wins for a path depends on it);
+ *   - one entry per path (the later wins, as in the profiles);
+ *   - the log target's directory canonical.
+ * Returns 0, or -EINVAL with *ret_error naming the entry refused and its origin, or -ENOMEM. */
+int plan_normalize(Plan *p, char **ret_error);
+
+/* Refuses what is invalid in a normalized plan, changing nothing:
+ *   - exec_path and working directory absolute, a command line;
+ *   - unit properties known, with values of the right form (unit-properties.h);
  *   - network rules that parse (net/net-rule.c); dns and dbus modes in range;
  *   - delegation only from a sealed sandbox (not with dbus.session = "allow");
  *   - environment entries NAME=VALUE; log target and report kinds known.
- * Returns 0, or -EINVAL with *ret_error naming the entry and its origin. */
-int plan_validate(Plan *p, char **ret_error);
+ * Nothing runs unless it passes. Returns 0, or -EINVAL with *ret_error naming the entry and its
+ * origin, or -ENOMEM. */
+int plan_check(const Plan *p, char **ret_error);

@@ -132,7 +132,7 @@ int plan_add_path(Plan *p, PathAccess access, const char *path, const char *orig
                 return -ENOMEM;
         /* Room for 8, then doubled at each power of two: one entry more at a time copied the
          * whole array each time where realloc() could not grow it in place (always under
-         * AddressSanitizer), quadratic in the paths. Dropping entries (plan_validate) leaves
+         * AddressSanitizer), quadratic in the paths. Dropping entries (plan_normalize) leaves
          * the block larger than that, never smaller. */
         size_t k = p->n_paths;
         if (k == 0 || (k >= 8 && (k & (k - 1)) == 0)) {
@@ -151,6 +151,7 @@ int plan_add_path(Plan *p, PathAccess access, const char *path, const char *orig
 
 void plan_path_done(PlanPath *e) {
         free(e->path);
+        free(e->given);
         free(e->origin);
         free(e->reason);
         free(e->over_deny);

@@ -4,11 +4,13 @@
 /* The plan: everything a run will be given, resolved from the profiles and the command line.
  *
  * This is the contract between the policy engine (policy/, which fills it from Lua) and the
- * runner (unit/, which turns it into a transient unit). Two steps stand between them, in C:
- *   1. plan_validate() (plan-validate.h) checks what the profiles said, makes every path
- *      canonical and keeps one entry per path (the later one, as in the profiles), dropping
- *      those that lead out of a directory the command may write;
- *   2. plan_harden() (plan-harden.h) adds what scudo protects whatever the profiles say (its
+ * runner (unit/, which turns it into a transient unit). Three steps stand between them, in C:
+ *   1. plan_normalize() (plan-validate.h) makes every path canonical and keeps one entry per
+ *      path (the later one, as in the profiles); before that, the hardening step's first rule
+ *      (harden-leads-out.h) takes out every entry that leads out of a directory the command
+ *      may write, into `dropped` with its reason, as which entry wins for a path depends on it;
+ *   2. plan_check() (plan-validate.h) refuses what is invalid;
+ *   3. plan_harden() (plan-harden.h) adds what scudo protects whatever the profiles say (its
  *      configuration, the project files, .git, the service manager's, root's and the name
  *      services' sockets), each entry with origin "scudo" and its reason, then drops the
  *      entries whose mount would change nothing; what it drops goes to `dropped`, each with
@@ -62,7 +64,10 @@ typedef enum PathSource {
 
 typedef struct PlanPath {
         PathAccess access;
-        char *path;             /* absolute and canonical once validated */
+        char *path;             /* absolute and canonical once normalized */
+        char *given;            /* the path as the policy engine gave it, before plan_normalize()
+                                 * made it canonical (explain gives both); what the leads-out rule
+                                 * walks (harden-leads-out.h). NULL: the same as `path` */
         char *origin;           /* where it was written: "file:line", "--fs-write", "built-in";
                                  * "scudo" for what the hardening step adds */
         char *reason;           /* why the hardening step added it; NULL for a profile's entry */
@@ -70,7 +75,7 @@ typedef struct PlanPath {
                                  * a relative path): a delegated run may only be granted it inside
                                  * what the caller can write */
         char *over_deny;        /* a derived entry that took the place of a deny of the same path
-                                 * (build.lua, plan_validate): where that deny was written. The
+                                 * (build.lua, plan_normalize): where that deny was written. The
                                  * hardening step puts the deny back (plan-harden.h) */
         PathCreate create;      /* made when missing, before the unit starts (write and read only;
                                  * checked by plan_create_check) */
@@ -83,6 +88,9 @@ typedef struct PlanPath {
 typedef struct PlanDrop {
         PlanPath entry;         /* as it was in the plan */
         char *reason;
+        bool warn;              /* a run says so on stderr (policy_resolve's warnings): the entry
+                                 * was asked for and is left out for what the profile could not
+                                 * know (a symlink planted in a writable directory) */
 } PlanDrop;
 
 typedef struct PlanProperty {
@@ -114,10 +122,10 @@ typedef struct Plan {
         char **unset_environment;
 
         /* Filesystem view: in the profiles' order, then what plan_harden() adds; one entry per
-         * path once validated. */
+         * path once normalized. */
         PlanPath *paths;
         size_t n_paths;
-        PlanDrop *dropped;      /* what plan_harden() took out, in its order */
+        PlanDrop *dropped;      /* what the hardening step took out, in its order */
         size_t n_dropped;
         bool hardened;          /* plan_harden() ran: the runner refuses a plan without it */
 

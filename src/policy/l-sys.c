@@ -5,14 +5,12 @@
 #include <fcntl.h>
 #include <lauxlib.h>
 #include <limits.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plan/leads-out.h"
 #include "plan/plan-validate.h"
 #include "policy/lua-engine.h"
 #include "util/file-util.h"
@@ -266,7 +264,7 @@ static int l_sys_realpath(lua_State *L) {
         return 1;
 }
 
-/* sys.canonical(path) -> the canonical form plan_validate() will check | nil, message, errno */
+/* sys.canonical(path) -> the canonical form plan_normalize() makes | nil, message, errno */
 static int l_sys_canonical(lua_State *L) {
         const char *path = check_path(L, 1);
         char *c = NULL;
@@ -284,44 +282,6 @@ static int l_sys_canonical(lua_State *L) {
         return 1;
 }
 
-/* sys.leading_out({ {raw, canonical, access}, ... }) -> { [i] = j, ... }: the entries that
- * lead out of a write entry, each with the first such (plan_paths_leading_out(), the rule
- * plan_validate() drops them by). The arrays are userdata, so a Lua error while they are
- * filled leaks nothing; the C call between makes no Lua call. */
-static int l_sys_leading_out(lua_State *L) {
-        luaL_checktype(L, 1, LUA_TTABLE);
-        size_t n = (size_t) lua_rawlen(L, 1);
-        char **raw = lua_newuserdatauv(L, (n + 1) * sizeof(char *), 0);
-        char **canonical = lua_newuserdatauv(L, (n + 1) * sizeof(char *), 0);
-        PathAccess *access = lua_newuserdatauv(L, (n + 1) * sizeof(PathAccess), 0);
-        size_t *out = lua_newuserdatauv(L, (n + 1) * sizeof(size_t), 0);
-
-        for (size_t i = 0; i < n; i++) {
-                lua_rawgeti(L, 1, (lua_Integer) i + 1);                         /* stack: .. e */
-                luaL_checktype(L, -1, LUA_TTABLE);
-                lua_rawgeti(L, -1, 1);
-                lua_rawgeti(L, -2, 2);
-                lua_rawgeti(L, -3, 3);                                          /* stack: .. e raw c access */
-                /* the strings stay referenced by the argument's tables */
-                raw[i] = (char *) luaL_checkstring(L, -3);
-                canonical[i] = (char *) luaL_checkstring(L, -2);
-                access[i] = path_access_from_string(luaL_checkstring(L, -1));
-                if (access[i] < 0 || !path_is_absolute(raw[i]) || !path_is_absolute(canonical[i]))
-                        return luaL_error(L, "sys.leading_out: entry %d is not {absolute path, absolute "
-                                          "path, access}", (int) i + 1);
-                lua_pop(L, 4);
-        }
-        if (plan_paths_leading_out(n, raw, canonical, access, out) < 0)
-                return luaL_error(L, "not enough memory");
-        lua_createtable(L, 0, 0);
-        for (size_t i = 0; i < n; i++)
-                if (out[i] != SIZE_MAX) {
-                        lua_pushinteger(L, (lua_Integer) out[i] + 1);
-                        lua_rawseti(L, -2, (lua_Integer) i + 1);
-                }
-        return 1;
-}
-
 /* sys.uid() -> the real uid */
 static int l_sys_uid(lua_State *L) {
         lua_pushinteger(L, (lua_Integer) getuid());
@@ -335,7 +295,6 @@ static const luaL_Reg sys_functions[] = {
         { "lstat", l_sys_lstat },
         { "realpath", l_sys_realpath },
         { "canonical", l_sys_canonical },
-        { "leading_out", l_sys_leading_out },
         { "uid", l_sys_uid },
         { NULL, NULL },
 };

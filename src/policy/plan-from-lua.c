@@ -137,6 +137,11 @@ static int read_plan(lua_State *L) {
                                 const char *od = get_string(L, "over_deny", NULL);
                                 if (od && !(p->paths[p->n_paths - 1].over_deny = strdup(od)))
                                         r = -ENOMEM;
+                                /* explain's path as given, before it was made canonical: what
+                                 * the leads-out rule walks (plan_normalize) */
+                                const char *given = get_string(L, "given", NULL);
+                                if (given && !(p->paths[p->n_paths - 1].given = strdup(given)))
+                                        r = -ENOMEM;
                                 p->paths[p->n_paths - 1].create = c;
                         }
                         lua_pop(L, 1);                                          /* stack: .. paths */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* The policy engine's entry points: a Request goes into a fresh Lua state (lua-engine.c) as
  * the library's request table (request-to-lua.c), lua/scudo/policy.lua resolves it, and the
- * plan table it returns is read back into a Plan (plan-from-lua.c) and checked by
- * plan_validate(). */
+ * plan table it returns is read back into a Plan (plan-from-lua.c), made canonical by
+ * plan_normalize(), checked by plan_check() and hardened by plan_harden(). Nothing here prints:
+ * warnings go back to the caller. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +16,6 @@
 #include "policy/lua-engine.h"
 #include "policy/policy-internal.h"
 #include "policy/policy.h"
-#include "util/ask.h"
-#include "util/log.h"
 #include "util/strv.h"
 
 static bool watchdog = true;
@@ -84,19 +83,16 @@ static int take_string(LuaEngine *e, char **ret) {
 }
 
 /* Warnings may carry text from configuration files and hooks: control characters are shown
- * as '?', so that none reaches the terminal. */
-static void print_warnings(char **warnings) {
-        STRV_FOREACH(w, warnings) {
+ * as '?', so that none reaches the terminal of whoever prints them. */
+static void sanitize_warnings(char **warnings) {
+        STRV_FOREACH(w, warnings)
                 for (char *c = *w; *c; c++)
                         if ((unsigned char) *c < 0x20 || *c == 0x7f)
                                 *c = '?';
-                log_warning("%s", *w);
-        }
 }
 
-static int resolve_plan(LuaEngine *e, const Request *req, Plan **ret, char **ret_error) {
+static int resolve_plan(LuaEngine *e, const Request *req, Plan **ret, char ***warnings, char **ret_error) {
         _cleanup_(plan_freep) Plan *p = NULL;
-        _cleanup_strv_free_ char **warnings = NULL;
 
         int r = request_to_lua(e, req, NULL, false, ret_error);                 /* stack: req */
         if (r < 0)
@@ -104,49 +100,35 @@ static int resolve_plan(LuaEngine *e, const Request *req, Plan **ret, char **ret
         r = lua_engine_call(e, "scudo.policy", "resolve", 1, 1, ret_error);     /* stack: plan */
         if (r < 0)
                 return r;
-        r = plan_from_lua(e, req, &p, &warnings, ret_error);                    /* stack: */
+        r = plan_from_lua(e, req, &p, warnings, ret_error);                     /* stack: */
         if (r < 0)
                 return r;
-        print_warnings(warnings);
         *ret = TAKE_PTR(p);
         return 0;
 }
 
-/* confirm = true: ask on the terminal, and refuse where nothing can be asked. */
-static int confirm_run(const Plan *p, const Request *req, char **ret_error) {
-        _cleanup_free_ char *question = NULL;
-        size_t size = 0;
-
-        if (!p->confirm)
-                return 0;
-        if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO)) {
-                if (ret_error && asprintf(ret_error, "a profile for '%s' asks for confirmation (confirm = true), "
-                                          "but there is no terminal to ask on; not running it",
-                                          strempty(req->argv ? req->argv[0] : NULL)) < 0)
-                        *ret_error = NULL;
-                return -ECANCELED;
+/* What a run says of the entries the hardening step dropped with `warn` set: the entry as the
+ * profile gave it, and why it is not granted. */
+static int add_drop_warnings(const Plan *p, char ***warnings) {
+        for (size_t i = 0; i < p->n_dropped; i++) {
+                const PlanDrop *d = &p->dropped[i];
+                char *w;
+                if (!d->warn)
+                        continue;
+                if (asprintf(&w, "%s: filesystem.%s: '%s' %s: ignored", strempty(d->entry.origin),
+                             path_access_to_string(d->entry.access), d->entry.given ?: d->entry.path,
+                             d->reason) < 0)
+                        return -ENOMEM;
+                int r = strv_push(warnings, w);
+                if (r < 0) {
+                        free(w);
+                        return r;
+                }
         }
-        FILE *q = open_memstream(&question, &size);
-        if (!q)
-                return -ENOMEM;
-        fprintf(q, "scudo: run");
-        STRV_FOREACH(a, req->argv)
-                fprintf(q, " %s", *a);
-        fprintf(q, " under");
-        STRV_FOREACH(a, p->profiles)
-                fprintf(q, " %s", *a);
-        fputc('?', q);
-        if (fclose(q) != 0)
-                return -ENOMEM;
-        int r = ask_yes_no(STDIN_FILENO, stderr, question);
-        if (r > 0)
-                return 0;
-        if (ret_error)
-                *ret_error = strdup("not confirmed; not running it");
-        return -ECANCELED;
+        return 0;
 }
 
-int policy_resolve(const Request *req, Plan **ret_plan, char **ret_error) {
+static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char **ret_error) {
         _cleanup_(lua_engine_freep) LuaEngine *e = NULL;
         _cleanup_(plan_freep) Plan *p = NULL;
 
@@ -156,13 +138,19 @@ int policy_resolve(const Request *req, Plan **ret_plan, char **ret_error) {
         r = engine_new(&e);
         if (r < 0)
                 return r;
-        r = resolve_plan(e, req, &p, ret_error);
+        r = resolve_plan(e, req, &p, warnings, ret_error);
         if (r < 0)
                 return r;
         r = plan_create_check(p, req->home, req->runtime_dir, ret_error);
         if (r < 0)
                 return r;
-        r = plan_validate(p, ret_error);
+        r = plan_normalize(p, ret_error);
+        if (r < 0)
+                return r;
+        r = add_drop_warnings(p, warnings);
+        if (r < 0)
+                return r;
+        r = plan_check(p, ret_error);
         if (r < 0)
                 return r;
         if (req->delegation) {
@@ -182,13 +170,18 @@ int policy_resolve(const Request *req, Plan **ret_plan, char **ret_error) {
         r = plan_harden(p, &hc);
         if (r < 0)
                 return r;
-        if (!req->delegation) {
-                r = confirm_run(p, req, ret_error);
-                if (r < 0)
-                        return r;
-        }
         *ret_plan = TAKE_PTR(p);
         return 0;
+}
+
+int policy_resolve(const Request *req, Plan **ret_plan, char ***ret_warnings, char **ret_error) {
+        _cleanup_strv_free_ char **warnings = NULL;
+
+        int r = resolve(req, ret_plan, &warnings, ret_error);
+        sanitize_warnings(warnings);
+        if (ret_warnings)
+                *ret_warnings = TAKE_PTR(warnings);
+        return r;
 }
 
 int policy_explain(const Request *req, bool json, char **ret_text, char **ret_error) {
@@ -219,7 +212,7 @@ int policy_explain(const Request *req, bool json, char **ret_text, char **ret_er
         bool hardened = false;
         if (r >= 0)
                 r = plan_create_check(p, req->home, req->runtime_dir, &invalid);
-        if (r >= 0 && plan_validate(p, &invalid) >= 0) {
+        if (r >= 0 && plan_normalize(p, &invalid) >= 0 && plan_check(p, &invalid) >= 0) {
                 HardenContext hc = harden_context(req);
                 r = plan_harden(p, &hc);
                 hardened = r >= 0;

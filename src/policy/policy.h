@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #pragma once
 
-/* The policy engine's entry points: from a Request to a validated Plan.
+/* The policy engine's entry points: from a Request to a checked and hardened Plan.
  *
  * Each call creates its own Lua state (src/policy/lua-engine.c), runs the embedded library
  * (lua/scudo/NAME.lua) on the built-in policies and the configuration files it discovers, and
@@ -14,14 +14,16 @@
 #include "plan/request.h"
 
 /* Discovers and reads the configuration (trust checked), matches and merges the profiles,
- * expands variables, runs hooks, then plan_validate(). Notices (a project file that is not
- * trusted, warnings from hooks) are printed on stderr as warnings. When the plan says
- * confirm = true, asks [y/N] on the terminal, and fails (-ECANCELED) without one or on no.
- * Inside a sandbox (req->nested), one-run options that would widen it fail (-EPERM). A request
- * that came through a broker (req->delegation) goes through the delegation step right after
- * validation instead of asking (plan/plan-delegate.h): refused with -EPERM, or a plan whose
- * delegation_in_place says the caller runs it itself. */
-int policy_resolve(const Request *req, Plan **ret_plan, char **ret_error);
+ * expands variables, runs hooks, then plan_normalize(), plan_check() and plan_harden(). It
+ * prints and asks nothing: the notices a run shows (a project file that is not trusted,
+ * warnings from hooks, an entry dropped as it leads out of a writable directory) come back in
+ * *ret_warnings (NULL: dropped), one line each, control characters shown as '?', whether or
+ * not it fails; a plan that says confirm = true is the caller's to ask about. Inside a sandbox
+ * (req->nested), one-run options that would widen it fail (-EPERM). A request that came
+ * through a broker (req->delegation) goes through the delegation step right after the checks
+ * (plan/plan-delegate.h): refused with -EPERM, or a plan whose delegation_in_place says the
+ * caller runs it itself. */
+int policy_resolve(const Request *req, Plan **ret_plan, char ***ret_warnings, char **ret_error);
 
 /* The human-readable (or JSON) account of how the plan came about: files and their trust,
  * profiles and why they matched, extend chains, every entry with its origin, what was dropped

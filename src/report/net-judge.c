@@ -40,7 +40,7 @@ int net_judge_new(const Plan *plan, NetJudge **ret) {
                 DenyRule *d = &j->deny[j->n_deny];
 
                 if (net_rule_parse(plan->net_deny[i], &d->rule) < 0)
-                        continue;       /* plan_validate() refused those already */
+                        continue;       /* plan_check() refused those already */
                 d->text = plan->net_deny[i];
                 d->origin = i < n_origin ? plan->net_deny_origin[i] : NULL;
                 j->n_deny++;

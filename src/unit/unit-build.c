@@ -298,7 +298,7 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                 struct stat st;
 
                 if ((i > 0 && streq(sorted[i - 1]->path, p->path)) || !path_is_absolute(p->path))
-                        return -EINVAL;         /* one entry per path, canonical: plan_validate() */
+                        return -EINVAL;         /* one entry per path, canonical: plan_normalize() */
                 if (ctx->broker_root && path_startswith(p->path, ctx->broker_root) &&
                     (p->access == PATH_ACCESS_WRITE || p->access == PATH_ACCESS_READ))
                         return mount_error(l, -EPERM, "%s: %s is where the delegation brokers' sockets "

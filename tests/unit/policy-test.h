@@ -133,7 +133,7 @@ static inline int pt_resolve(const char *dir, const char *const *argv, const cha
         Request r;
         pt_request(&r, dir, argv, env);
         *err = NULL;
-        int k = policy_resolve(&r, ret, err);
+        int k = policy_resolve(&r, ret, NULL, err);
         request_done(&r);
         return k;
 }

@@ -147,20 +147,6 @@ static const Case cases[] = {
           "text.first_related('/' .. X .. Y, { { '/' .. X, true } }))",
           "2|1|nil" },
 
-        /* leads-out: entries as written, canonical, access */
-        { "sys.leading_out: through a writable directory to elsewhere",
-          "return show(sys.leading_out({ { '/' .. X, '/' .. X, 'write' }, { '/' .. X .. '/' .. Y, '/' .. Y, 'read' },"
-          " { '/' .. X .. '/' .. Y .. '/z', '/' .. X .. '/' .. Y .. '/z', 'write' } }))",
-          "{2=1}" },
-        { "sys.leading_out: through the canonical name of a writable directory",
-          "return show(sys.leading_out({ { '/link', '/' .. X, 'write' }, { '/' .. X .. '/' .. Y, '/' .. Y, 'write' } }))",
-          "{2=1}" },
-        { "sys.leading_out: the first writable directory in the plan's order",
-          "return show(sys.leading_out({ { '/' .. Y, '/' .. Y, 'write' }, { '/' .. X, '/' .. X, 'write' },"
-          " { '/' .. X .. '/a/' .. Y, '/' .. Y .. '/b', 'read' }, { '/' .. X .. '/' .. X, '/' .. X, 'write' },"
-          " { '/' .. X .. '/' .. X .. '/c', '/c', 'read' } }))",
-          "{3=2,5=2}" },
-
         /* command lines */
         { "command_matches: a pattern with words",
           "return show(text.command_matches('tool ' .. X .. ' ' .. Y, 'tool', { 'tool', '-v', X, '--long', Y }))",
@@ -311,13 +297,6 @@ static const Case failures[] = {
           "nil|$T/none: No such file or directory|2" },
         { "sys.canonical: relative", "return show(sys.canonical('rel'))",
           "nil|'rel' is not an absolute path (or holds control characters)|22" },
-        { "sys.leading_out: an entry that is not a table", "return try(sys.leading_out, { 1 })", "~bad argument" },
-        { "sys.leading_out: a relative path",
-          "return try(sys.leading_out, { { '/a', '/a', 'write' }, { 'a', '/a', 'read' } })",
-          "error: sys.leading_out: entry 2 is not {absolute path, absolute path, access}" },
-        { "sys.leading_out: an access that is none", "return try(sys.leading_out, { { '/a', '/a', 'all' } })",
-          "error: sys.leading_out: entry 1 is not {absolute path, absolute path, access}" },
-        { "sys.leading_out: none", "return show(sys.leading_out({}))", "{}" },
         { "sys.canonical: too long", "return show(select(3, sys.canonical(('/' .. ('x'):rep(200)):rep(30))))", "36" },
 
         /* scudo.trust */

@@ -41,7 +41,7 @@ static int resolve(const char *dir, const char *const *argv, Plan **ret, char **
         r.delegation = &ctx;
         *err = NULL;
         *ret = NULL;
-        int k = policy_resolve(&r, ret, err);
+        int k = policy_resolve(&r, ret, NULL, err);
         request_done(&r);
         return k;
 }
@@ -164,7 +164,7 @@ static void test_routing(void) {
         strv_free(r.environ);
         r.environ = NULL;
         strv_extend(&r.environ, path);
-        int k = policy_resolve(&r, &p, &err);
+        int k = policy_resolve(&r, &p, NULL, &err);
         TAP_CHECK(k == 0 && p && strv_contains(p->delegate_commands, "tool") &&
                   strv_contains(p->delegate_commands, "other") && strv_contains(p->delegate_commands, "oth12") &&
                   !strv_contains(p->delegate_commands, "oth") && strv_length(p->delegate_commands) == 3,

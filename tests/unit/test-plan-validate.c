@@ -1,15 +1,26 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* plan_validate() and the canonical paths it insists on, whatever produced the plan. */
+/* plan_normalize() and plan_check(), the canonical paths they insist on, whatever produced the
+ * plan, and the leads-out rule plan_normalize() applies for the hardening step. */
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <time.h>
 
-#include "plan/leads-out.h"
+#include "plan/harden-leads-out.h"
 #include "plan/plan-validate.h"
 #include "util/log.h"
 #include "policy-test.h"
 #include "tap.h"
+
+/* snprintf(), but a name too long for the buffer is a bug of the test. */
+_printf_(3, 4) static void rt_fmt(char *buf, size_t size, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        int r = vsnprintf(buf, size, fmt, ap);
+        va_end(ap);
+        if (r < 0 || (size_t) r >= size)
+                abort();
+}
 
 static void test_canonicalize(void) {
         char *c = NULL;
@@ -56,9 +67,15 @@ static Plan *base_plan(void) {
         return p;
 }
 
+/* What policy_resolve() does with a plan: normalize it, then check it. */
+static int validate(Plan *p, char **err) {
+        int r = plan_normalize(p, err);
+        return r < 0 ? r : plan_check(p, err);
+}
+
 static void expect_invalid(Plan *p, const char *want, const char *name) {
         char *err = NULL;
-        int r = plan_validate(p, &err);
+        int r = validate(p, &err);
         TAP_CHECK(r == -EINVAL && err && strstr(err, want), "%s", name);
         if (!(r == -EINVAL && err && strstr(err, want)))
                 printf("#   r=%d error: %s\n", r, err ?: "(none)");
@@ -76,7 +93,7 @@ static void test_validate(void) {
         p->network_filtered = true;
         strv_extend(&p->net_allow, "example.com:443");
         strv_extend(&p->environment, "A=b");
-        TAP_CHECK(plan_validate(p, &err) == 0, "a good plan passes");
+        TAP_CHECK(validate(p, &err) == 0, "a good plan passes");
         TAP_CHECK(p->n_paths == 1 && p->paths[0].access == PATH_ACCESS_READ &&
                   strcmp(p->paths[0].path, pt_path("a/b")) == 0,
                   "two entries for one canonical path: the later stays");
@@ -143,7 +160,7 @@ static void test_many_paths(void) {
                         (void) plan_add_path(p, i % 4 == 0 ? PATH_ACCESS_WRITE : PATH_ACCESS_READ, path, origin);
                 }
                 clock_gettime(CLOCK_MONOTONIC, &t0);
-                int r = plan_validate(p, &err);
+                int r = validate(p, &err);
                 clock_gettime(CLOCK_MONOTONIC, &t1);
                 double s = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
                 if (extra == 0)
@@ -162,7 +179,7 @@ static void test_many_paths(void) {
         }
 }
 
-/* The memo plan_validate() canonicalizes through: the same answers as without it, whatever
+/* The memo plan_normalize() canonicalizes through: the same answers as without it, whatever
  * order the paths come in, and when every answer comes from the memo. */
 static void test_canonicalize_memo(void) {
         pt_mkdir("a/b/c/d");
@@ -222,20 +239,20 @@ static void test_canonicalize_memo(void) {
         TAP_CHECK(memo.n > 0, "the memo holds what it learnt");
         path_memo_done(&memo);
 
-        /* Through plan_validate(): each path as it is alone (these have distinct results). */
+        /* Through plan_normalize(): each path as it is alone (these have distinct results). */
         Plan *p = base_plan();
         const char *some[] = { "a/link/c", "a/missing/x/y", "a/file", "a/up/c/d", "a/rel/new/../d/e",
                                "a/b/c/d/e/f", "a/dangling/x", "a/missing/./z" };
         for (size_t i = 0; i < ELEMENTSOF(some); i++)
                 plan_add_path(p, PATH_ACCESS_READ, pt_path(some[i]), "t:1");
         char *err = NULL;
-        bool ok = plan_validate(p, &err) == 0 && p->n_paths == ELEMENTSOF(some);
+        bool ok = validate(p, &err) == 0 && p->n_paths == ELEMENTSOF(some);
         for (size_t i = 0; ok && i < ELEMENTSOF(some); i++) {
                 char *c = NULL;
                 ok = plan_path_canonicalize(pt_path(some[i]), &c) >= 0 && streq(c, p->paths[i].path);
                 free(c);
         }
-        TAP_CHECK(ok, "plan_validate() canonicalizes each path as plan_path_canonicalize() does");
+        TAP_CHECK(ok, "plan_normalize() canonicalizes each path as plan_path_canonicalize() does");
         free(err);
         plan_free(p);
 
@@ -432,6 +449,90 @@ static void test_probe(void) {
                 free(want[i]);
 }
 
+/* plan_normalize() takes what leads out of a writable directory out of the plan, into
+ * `dropped` with the reason and `warn`, before one entry per path is kept. Paths are relative
+ * to lo/: proj is a directory, proj/git a link to outside, proj/toreal a link to real. */
+static void test_leads_out_plans(void) {
+        typedef struct { PathAccess access; const char *path, *given; } E;
+        static const struct {
+                const char *name;
+                E in[4];
+                const char *kept[4];    /* canonical, relative to lo/ */
+                const char *dropped[4]; /* as given, relative to lo/; each leads out of proj */
+        } cases[] = {
+                { "a read through a link planted in a writable directory",
+                  { { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_READ, "proj/git" } },
+                  { "proj" }, { "proj/git" } },
+                { "a write through it",
+                  { { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_WRITE, "proj/git/sub" } },
+                  { "proj" }, { "proj/git/sub" } },
+                { "the writable directory later in the plan",
+                  { { PATH_ACCESS_READ, "proj/git" }, { PATH_ACCESS_WRITE, "proj" } },
+                  { "proj" }, { "proj/git" } },
+                { "a hide or deny through it stays (it takes away)",
+                  { { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_HIDE, "proj/git" }, { PATH_ACCESS_DENY, "proj/toreal" } },
+                  { "proj", "outside", "real" }, { NULL } },
+                { "a directory only read: nothing could have been planted",
+                  { { PATH_ACCESS_READ, "proj" }, { PATH_ACCESS_READ, "proj/git" } },
+                  { "proj", "outside" }, { NULL } },
+                { "the path itself, written out: not through the directory",
+                  { { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_READ, "outside" } },
+                  { "proj", "outside" }, { NULL } },
+                /* dropped before one entry per path is kept: the read of real stays */
+                { "an earlier entry for where the link leads stays",
+                  { { PATH_ACCESS_READ, "real" }, { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_WRITE, "proj/toreal" } },
+                  { "real", "proj" }, { "proj/toreal" } },
+                /* explain gives the path canonical already, and as given beside it */
+                { "explain's canonical path with the path as given",
+                  { { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_READ, "outside", "proj/git" } },
+                  { "proj" }, { "proj/git" } },
+        };
+        char want_root[PATH_MAX];
+
+        pt_mkdir("lo/proj");
+        pt_mkdir("lo/outside");
+        pt_mkdir("lo/real");
+        (void) symlink(pt_path("lo/outside"), pt_path("lo/proj/git"));
+        (void) symlink(pt_path("lo/real"), pt_path("lo/proj/toreal"));
+        rt_fmt(want_root, sizeof(want_root), "%s", pt_path("lo"));
+
+        for (size_t c = 0; c < ELEMENTSOF(cases); c++) {
+                Plan *p = base_plan();
+                char *err = NULL, full[PATH_MAX], origin[16];
+                for (size_t i = 0; i < 4 && cases[c].in[i].path; i++) {
+                        const E *e = &cases[c].in[i];
+                        rt_fmt(full, sizeof(full), "%s/%s", want_root, e->path);
+                        rt_fmt(origin, sizeof(origin), "t:%zu", i + 1);
+                        (void) plan_add_path(p, e->access, full, origin);
+                        if (e->given) {
+                                rt_fmt(full, sizeof(full), "%s/%s", want_root, e->given);
+                                p->paths[p->n_paths - 1].given = strdup(full);
+                        }
+                }
+                bool ok = validate(p, &err) == 0;
+                size_t n = 0;
+                for (; n < 4 && cases[c].kept[n]; n++) {
+                        rt_fmt(full, sizeof(full), "%s/%s", want_root, cases[c].kept[n]);
+                        ok = ok && n < p->n_paths && streq(p->paths[n].path, full);
+                }
+                ok = ok && n == p->n_paths;
+                rt_fmt(full, sizeof(full), "leads out of '%s/proj', which the command may write "
+                                "(through a symlink it could have planted there)", want_root);
+                size_t d = 0;
+                for (; d < 4 && cases[c].dropped[d]; d++) {
+                        char given[PATH_MAX];
+                        rt_fmt(given, sizeof(given), "%s/%s", want_root, cases[c].dropped[d]);
+                        ok = ok && d < p->n_dropped && p->dropped[d].warn &&
+                                streq(p->dropped[d].reason, full) && streq(p->dropped[d].entry.given, given);
+                }
+                ok = ok && d == p->n_dropped;
+                TAP_CHECK(ok, "leads out: %s (%s; %zu kept, %zu dropped)", cases[c].name, err ?: "valid",
+                          p->n_paths, p->n_dropped);
+                free(err);
+                plan_free(p);
+        }
+}
+
 /* Entries that lead out of a writable directory (plan_path_leads_out) are dropped. */
 static void test_leads_out(void) {
         static const struct {
@@ -462,24 +563,7 @@ static void test_leads_out(void) {
                           "leads out: %s (%s) from %s: %d", cases[i].raw, cases[i].canonical, cases[i].dir_raw,
                           cases[i].want);
 
-        /* plan_validate drops such an entry, keeps the rest. */
-        pt_mkdir("lo/proj");
-        pt_mkdir("lo/outside");
-        (void) symlink(pt_path("lo/outside"), pt_path("lo/proj/git"));
-        Plan *p = base_plan();
-        char *err = NULL;
-        (void) plan_add_path(p, PATH_ACCESS_WRITE, pt_path("lo/proj"), "w");
-        (void) plan_add_path(p, PATH_ACCESS_READ, pt_path("lo/proj/git"), "r");
-        (void) plan_add_path(p, PATH_ACCESS_READ, pt_path("lo/proj/real"), "r2");
-        TAP_CHECK(plan_validate(p, &err) == 0, "a plan with a planted link validates (%s)", err ?: "");
-        bool outside = false, real = false;
-        for (size_t i = 0; i < p->n_paths; i++) {
-                outside = outside || streq(p->paths[i].path, pt_path("lo/outside"));
-                real = real || streq(p->paths[i].path, pt_path("lo/proj/real"));
-        }
-        TAP_CHECK(!outside && real && p->n_paths == 2, "the entry through the link is dropped, the others kept");
-        free(err);
-        plan_free(p);
+        test_leads_out_plans();
 }
 
 /* Two spellings of one path: the later entry wins, and a derived one that wins over a deny
@@ -492,7 +576,7 @@ static void test_repeated_over_deny(void) {
         (void) plan_add_path(p, PATH_ACCESS_DENY, pt_path("od/secret"), "deny.toml:1");
         (void) plan_add_path(p, PATH_ACCESS_WRITE, pt_path("od/link"), "${arg_dir}");
         p->paths[p->n_paths - 1].derived = true;
-        TAP_CHECK(plan_validate(p, &err) == 0, "a deny and a derived write of one path validate (%s)", err ?: "");
+        TAP_CHECK(validate(p, &err) == 0, "a deny and a derived write of one path validate (%s)", err ?: "");
         const PlanPath *e = p->n_paths > 0 ? &p->paths[p->n_paths - 1] : NULL;
         TAP_CHECK(p->n_paths == 1 && e->access == PATH_ACCESS_WRITE && e->over_deny &&
                   streq(e->over_deny, "deny.toml:1"), "... the write stays, saying where the deny was");
@@ -504,7 +588,7 @@ static void test_repeated_over_deny(void) {
         err = NULL;
         (void) plan_add_path(p, PATH_ACCESS_DENY, pt_path("od/secret"), "deny.toml:1");
         (void) plan_add_path(p, PATH_ACCESS_WRITE, pt_path("od/link"), "--fs-write");
-        TAP_CHECK(plan_validate(p, &err) == 0 && p->n_paths == 1 && !p->paths[0].over_deny,
+        TAP_CHECK(validate(p, &err) == 0 && p->n_paths == 1 && !p->paths[0].over_deny,
                   "a written-out write over a deny is not marked (%s)", err ?: "");
         free(err);
         plan_free(p);
@@ -535,16 +619,6 @@ static size_t rt_below(size_t n) {
 
 static bool rt_chance(unsigned percent) {
         return rt_below(100) < percent;
-}
-
-/* snprintf(), but a name too long for the buffer is a bug of the test. */
-_printf_(3, 4) static void rt_fmt(char *buf, size_t size, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        int r = vsnprintf(buf, size, fmt, ap);
-        va_end(ap);
-        if (r < 0 || (size_t) r >= size)
-                abort();
 }
 
 enum { RT_DIR, RT_FILE, RT_LINK };
@@ -844,7 +918,7 @@ static void rt_compare(RtKind *k, const RtTree *t, const char *path, int want_r,
 #define RT_PATHS 3000
 #define RT_BATCH 50     /* as in the names of the kinds below */
 
-/* plan_validate() against the rule it implements, written the slow way: entry i (read or
+/* plan_normalize() against the rule it applies, written the slow way: entry i (read or
  * write) is dropped when it leads out of any write entry j != i (plan_path_leads_out), and of
  * the entries left, one per canonical path stays, the last. Random plans of the random paths,
  * many of them writable directories, with repeated paths; the entries left, in order, with
@@ -852,9 +926,6 @@ static void rt_compare(RtKind *k, const RtTree *t, const char *path, int want_r,
 static void rt_validate_plans(char **in, const int *want_r) {
         size_t same = 0, plans = 0, dropped = 0, repeated = 0;
 
-        LogLevel level = log_get_max_level();
-
-        log_set_max_level(LOG_LEVEL_ERROR);     /* the warnings for each dropped entry */
         for (size_t round = 0; round < 100; round++) {
                 size_t n = 2 + rt_below(60), pick[64];
                 PathAccess access[64];
@@ -875,13 +946,16 @@ static void rt_validate_plans(char **in, const int *want_r) {
                         rt_fmt(origin[k], sizeof(origin[k]), "t:%zu", k);
                         (void) plan_add_path(p, access[k], raw[k], origin[k]);
                 }
+                size_t first[64] = {};  /* the first write entry each leads out of */
                 for (size_t i = 0; i < n; i++)
-                        for (size_t j = 0; j < n && !drop[i]; j++)
+                        for (size_t j = 0; j < n && !drop[i]; j++) {
                                 drop[i] = j != i && access[j] == PATH_ACCESS_WRITE &&
                                         (access[i] == PATH_ACCESS_READ || access[i] == PATH_ACCESS_WRITE) &&
                                         plan_path_leads_out(raw[i], canon[i], raw[j], canon[j]) == 1;
+                                first[i] = j;
+                        }
                 size_t kept = 0;
-                bool ok = plan_validate(p, NULL) == 0;
+                bool ok = validate(p, NULL) == 0;
                 for (size_t i = 0; i < n && ok; i++) {
                         bool later = drop[i];
                         for (size_t j = i + 1; j < n && !later; j++)
@@ -895,6 +969,21 @@ static void rt_validate_plans(char **in, const int *want_r) {
                         kept++;
                 }
                 ok = ok && kept == p->n_paths;
+                /* what leads out is in `dropped`, in order, as given, to be warned of, naming the
+                 * first writable directory it leads out of in the plan's order */
+                size_t d = 0;
+                for (size_t i = 0; i < n && ok; i++)
+                        if (drop[i]) {
+                                char dir[PATH_MAX + 32];
+                                rt_fmt(dir, sizeof(dir), "leads out of '%s',", canon[first[i]]);
+                                ok = d < p->n_dropped && p->dropped[d].warn &&
+                                        startswith(p->dropped[d].reason, dir) &&
+                                        streq(p->dropped[d].entry.given, raw[i]) &&
+                                        streq(p->dropped[d].entry.path, canon[i]) &&
+                                        streq(p->dropped[d].entry.origin, origin[i]);
+                                d++;
+                        }
+                ok = ok && d == p->n_dropped;
                 same += ok;
                 plans++;
                 if (!ok && plans - same <= 3)
@@ -903,7 +992,6 @@ static void rt_validate_plans(char **in, const int *want_r) {
                         free(canon[k]);
                 plan_free(p);
         }
-        log_set_max_level(level);
         TAP_CHECK(same == plans && dropped > 100 && repeated > 50,
                   "random plans: %zu of %zu validate as the pairwise rule says (%zu entries dropped as "
                   "leading out, %zu as repeated)", same, plans, dropped, repeated);

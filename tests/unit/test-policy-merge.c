@@ -6,14 +6,16 @@
  * cases use a command called `tool` that nothing built-in matches by name. */
 #include <time.h>
 
+#include "cli/run-confirm.h"
 #include "policy-test.h"
 #include "tap.h"
 
 #define ABSENT -1
+#define DROPPED -2      /* not in the plan's paths, in what the hardening step dropped */
 
 typedef struct PathWant {
         const char *path;       /* relative to the scratch root, or absolute */
-        int access;             /* a PathAccess, or ABSENT */
+        int access;             /* a PathAccess, ABSENT or DROPPED */
 } PathWant;
 
 typedef struct PropWant {
@@ -191,8 +193,8 @@ static const Case cases[] = {
                 .config = "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"${PWD}/link/inner\"]\n"
                           "filesystem.read = [\"${PWD}/link/other\", \"${PWD}/link/../marker\"]\n",
                 .argv = ARGV("tool"),
-                .paths = { { "target/inner", ABSENT }, { "proj/link/inner", ABSENT }, { "target/other", ABSENT },
-                           { "proj/link/other", ABSENT }, { "marker", ABSENT }, { "proj", PATH_ACCESS_WRITE } },
+                .paths = { { "target/inner", DROPPED }, { "proj/link/inner", ABSENT }, { "target/other", DROPPED },
+                           { "proj/link/other", ABSENT }, { "marker", DROPPED }, { "proj", PATH_ACCESS_WRITE } },
                 .delegable = -1,
         },
         {
@@ -282,6 +284,18 @@ static bool env_has(char **env, const char *name) {
         return false;
 }
 
+/* Whether `path` is among the entries the hardening step dropped, and not in the plan's. */
+static bool dropped_only(const Plan *p, const char *path) {
+        const char *want = path[0] == '/' ? path : pt_path(path);
+        bool dropped = false;
+        for (size_t i = 0; i < p->n_paths; i++)
+                if (streq(p->paths[i].path, want))
+                        return false;
+        for (size_t i = 0; i < p->n_dropped; i++)
+                dropped = dropped || streq(p->dropped[i].entry.path, want);
+        return dropped;
+}
+
 static void run_case(const Case *c) {
         Plan *p = NULL;
         char *err = NULL;
@@ -309,6 +323,9 @@ static void run_case(const Case *c) {
                         const PlanPath *e = pt_find_path(p, c->paths[i].path);
                         if (c->paths[i].access == ABSENT)
                                 TAP_CHECK(!e, "%s: %s absent", c->name, c->paths[i].path);
+                        else if (c->paths[i].access == DROPPED)
+                                TAP_CHECK(dropped_only(p, c->paths[i].path), "%s: %s dropped", c->name,
+                                          c->paths[i].path);
                         else {
                                 TAP_CHECK(e && (int) e->access == c->paths[i].access, "%s: %s %s", c->name,
                                           path_access_to_string(c->paths[i].access), c->paths[i].path);
@@ -355,7 +372,7 @@ static void test_overrides(void) {
         strv_extend(&r.net_allow, "example.com:443");
         strv_extend(&r.properties, "CPUQuota=20%");
         strv_extend(&r.profiles, "other");
-        int k = policy_resolve(&r, &p, &err);
+        int k = policy_resolve(&r, &p, NULL, &err);
         TAP_CHECK(k >= 0, "one-run overrides resolve (%s)", err ?: "");
         if (k >= 0) {
                 const PlanPath *e = pt_find_path(p, "w");
@@ -382,7 +399,7 @@ static void test_overrides(void) {
         strv_extend(&r.profiles, "other");
         p = NULL;
         err = NULL;
-        k = policy_resolve(&r, &p, &err);
+        k = policy_resolve(&r, &p, NULL, &err);
         TAP_CHECK(k >= 0 && strv_length(p->profiles) == 1 && strcmp(p->profiles[0], "other") == 0,
                   "--no-match applies only --profile");
         TAP_CHECK(k >= 0 && p->network_filtered && strv_length(p->net_allow) == 0, "--no-network allows nothing");
@@ -396,7 +413,7 @@ static void test_overrides(void) {
         strv_extend(&r.fs_write, "/");
         p = NULL;
         err = NULL;
-        k = policy_resolve(&r, &p, &err);
+        k = policy_resolve(&r, &p, NULL, &err);
         TAP_CHECK(k < 0 && err && strstr(err, "inside a scudo sandbox"), "a nested run may not add --fs-write");
         plan_free(p);
         free(err);
@@ -566,6 +583,76 @@ static void test_explain_escapes(void) {
         request_done(&r);
 }
 
+/* policy_resolve() prints and asks nothing: the notices come back to the caller (a derived
+ * write refused, started in the home directory), and a plan that says confirm = true comes
+ * back for the caller to ask about (run_confirm, which refuses without a terminal). */
+static void test_warnings_and_confirm(void) {
+        Request r;
+        Plan *p = NULL;
+        char *err = NULL, **warnings = NULL;
+
+        pt_mkdir("home");
+        pt_write("etc/config.toml", "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"${PWD}\"]\nconfirm = true\n");
+        pt_request(&r, "home", ARGV("tool"), NULL);
+        int k = policy_resolve(&r, &p, &warnings, &err);
+        bool all = strv_length(warnings) > 0;
+        STRV_FOREACH(w, warnings)
+                all = all && strstr(*w, "not made writable");
+        TAP_CHECK(k >= 0 && all,
+                  "the warning comes back, not printed (%s)", warnings && warnings[0] ? warnings[0] : err ?: "none");
+        TAP_CHECK(k >= 0 && p->confirm, "a plan with confirm = true comes back unasked");
+        free(err);
+        err = NULL;
+        if (k >= 0 && !isatty(STDIN_FILENO)) {
+                k = run_confirm(p, &r, &err);
+                TAP_CHECK(k == -ECANCELED && err && strstr(err, "no terminal to ask on"),
+                          "run_confirm refuses without a terminal (%s)", err ?: "asked");
+        } else
+                TAP_SKIP("standard input is a terminal: run_confirm would ask");
+        plan_free(p);
+        strv_free(warnings);
+        free(err);
+        request_done(&r);
+}
+
+/* An entry that leads out of a writable directory: policy_resolve() prints nothing, and hands
+ * back the one warning a run prints; the plan says what was dropped and why, as --dry-run
+ * shows it; explain shows it as dropped, with the same reason. */
+static void test_escape_warnings(void) {
+        Request r;
+        Plan *p = NULL;
+        char *err = NULL, *text = NULL, **warnings = NULL, want[4096];
+
+        pt_write("etc/config.toml", "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"${PWD}\"]\n"
+                 "filesystem.read = [\"${PWD}/link/other\"]\n");
+        pt_request(&r, "proj", ARGV("tool"), NULL);
+        int k = policy_resolve(&r, &p, &warnings, &err);
+        (void) snprintf(want, sizeof(want), "config.toml:4: filesystem.read: '%s' leads out of '%s', which the "
+                        "command may write (through a symlink it could have planted there): ignored",
+                        pt_path("proj/link/other"), pt_path("proj"));
+        TAP_CHECK(k >= 0 && strv_length(warnings) == 1 && strstr(warnings[0], want),
+                  "the warning of an entry through a planted link comes back (%s)",
+                  warnings && warnings[0] ? warnings[0] : err ?: "none");
+        bool found = false;
+        for (size_t i = 0; k >= 0 && i < p->n_dropped; i++)
+                found = found || (p->dropped[i].warn && streq(p->dropped[i].entry.path, pt_path("target/other")) &&
+                                  strstr(p->dropped[i].reason, "leads out of '"));
+        TAP_CHECK(found, "... and the plan holds it as dropped, with its reason");
+        plan_free(p);
+        strv_free(warnings);
+        free(err);
+        err = NULL;
+
+        k = policy_explain(&r, false, &text, &err);
+        (void) snprintf(want, sizeof(want), "(dropped: leads out of '%s', which the command may write",
+                        pt_path("proj"));
+        TAP_CHECK(k >= 0 && text && strstr(text, want) && strstr(text, "[${PWD}/link/other]"),
+                  "explain shows the same drop with the same reason (%s)", err ?: "");
+        free(text);
+        free(err);
+        request_done(&r);
+}
+
 int main(void) {
         pt_setup();
         pt_mkdir("proj/sub");
@@ -581,6 +668,8 @@ int main(void) {
         test_default_policy();
         test_persistence_roots();
         test_explain_escapes();
+        test_warnings_and_confirm();
+        test_escape_warnings();
         pt_cleanup();
         return tap_done();
 }

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* Entries that lead out of a directory the command may write (leads-out.h), found in
- * O(n log n) rather than by comparing every pair of entries. */
+/* The hardening step's leads-out rule (harden-leads-out.h): the entries that lead out of a
+ * directory the command may write, found in O(n log n) rather than by comparing every pair of
+ * entries, and taken out of the plan with their reason. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/leads-out.h"
+#include <stdio.h>
+
+#include "plan/harden-leads-out.h"
 #include "util/path-util.h"
 #include "util/strv.h"
 
@@ -68,7 +71,7 @@ static int compare_write_dirs(const void *a, const void *b) {
         return c;
 }
 
-/* By key, then by the lowest entry index: what plan_paths_leading_out() walks through. */
+/* By key, then by the lowest entry index: what paths_leading_out() walks through. */
 static int compare_write_dirs_by_first(const void *a, const void *b) {
         const WriteDir *x = a, *y = b;
         int c = strcmp(x->key, y->key);
@@ -101,13 +104,17 @@ static size_t first_left(const WriteDir *dirs, size_t n, const char *key, const 
         return best;
 }
 
-/* Entry i leads out of write entry j when leads_out(walked[i], canonical[i], walked[j],
+/* For each of n entries (the path as written, its canonical form, its access), the index of
+ * the first write entry it leads out of (plan_path_leads_out), or SIZE_MAX for none and for
+ * hide and deny entries.
+ *
+ * Entry i leads out of write entry j when leads_out(walked[i], canonical[i], walked[j],
  * canonical[j]): walked[i] is strictly below walked[j] or canonical[j], which are therefore
  * among the prefixes of walked[i] (at a '/', or "/"). So the writable directories are sorted
  * by those two names, and each prefix of walked[i] is looked up among them; the answer is the
  * first directory in the plan's order, as comparing every pair would find it. */
-int plan_paths_leading_out(size_t n_paths, char *const *raw, char *const *canonical, const PathAccess *access,
-                           size_t *ret) {
+static int paths_leading_out(size_t n_paths, char *const *raw, char *const *canonical, const PathAccess *access,
+                             size_t *ret) {
         _cleanup_strv_free_ char **walked = calloc(n_paths + 1, sizeof(char *));
         _cleanup_free_ WriteDir *dirs = calloc(2 * n_paths + 1, sizeof(WriteDir));
         size_t n = 0;
@@ -158,5 +165,51 @@ int plan_paths_leading_out(size_t n_paths, char *const *raw, char *const *canoni
                 }
                 ret[i] = best;
         }
+        return 0;
+}
+
+/* The reason, as explain and --dry-run show it, and as a run warns (policy_resolve). */
+#define WHY_LEADS_OUT "leads out of '%s', which the command may write (through a symlink it could have " \
+        "planted there)"
+
+int plan_harden_leads_out(Plan *p) {
+        size_t n = p->n_paths;
+        _cleanup_free_ char **raw = calloc(n + 1, sizeof(char *));
+        _cleanup_free_ char **canonical = calloc(n + 1, sizeof(char *));
+        _cleanup_free_ PathAccess *access = calloc(n + 1, sizeof(PathAccess));
+        _cleanup_free_ size_t *out = calloc(n + 1, sizeof(size_t));
+        _cleanup_free_ char **reasons = calloc(n + 1, sizeof(char *));
+
+        if (!raw || !canonical || !access || !out || !reasons)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                raw[i] = p->paths[i].given ?: p->paths[i].path;
+                canonical[i] = p->paths[i].path;
+                access[i] = p->paths[i].access;
+        }
+        int r = paths_leading_out(n, raw, canonical, access, out);
+        if (r < 0)
+                return r;
+        /* reasons[] has holes: what plan_drop_marked() did not take is freed here, up to n. */
+        bool any = false;
+        for (size_t i = 0; i < n; i++) {
+                if (out[i] == SIZE_MAX)
+                        continue;
+                if (asprintf(&reasons[i], WHY_LEADS_OUT, p->paths[out[i]].path) < 0) {
+                        reasons[i] = NULL;
+                        r = -ENOMEM;
+                        break;
+                }
+                any = true;
+        }
+        size_t before = p->n_dropped;
+        if (r >= 0 && any)
+                r = plan_drop_marked(p, reasons);
+        for (size_t i = 0; i < n; i++)
+                free(reasons[i]);
+        if (r < 0)
+                return r;
+        for (size_t i = before; i < p->n_dropped; i++)
+                p->dropped[i].warn = true;
         return 0;
 }
