@@ -151,8 +151,8 @@ static void memo_add(PathMemo *m, const char *path, const char *resolved, int er
 }
 
 /* The memo's answer for `path`: 1 with resolved filled in, 0 with errno set (ENOENT or
- * ENOTDIR) and *ret_as_written telling whether it is canonical as written all the same, or -1
- * when it cannot tell. */
+ * ENOTDIR) and *ret_as_written telling whether it is canonical as written all the same, or
+ * -ENODATA when it does not know the path. */
 static int memo_lookup(const PathMemo *m, const char *path, char resolved[static PATH_MAX],
                        bool *ret_as_written) {
         size_t l = strlen(path);
@@ -190,15 +190,15 @@ static int memo_lookup(const PathMemo *m, const char *path, char resolved[static
                 memcpy(resolved, path, l + 1);
                 return 1;
         }
-        return -1;
+        return -ENODATA;
 }
 
 /* A path whose parent the memo knows to be canonical, and whose last component is a plain
  * name: one lstat() tells whether it is canonical too (anything but a symlink is), or does not
  * exist (and is then canonical as written: the parent's canonical form and the name).
- * 1: canonical; 0: does not exist (errno set); -ELOOP: a symlink, to be resolved the long way;
- * -1: cannot tell (not such a path, another error). It costs one path walk, where opening it
- * and reading /proc/self/fd back costs several. */
+ * 1: canonical; -ENOENT or -ENOTDIR: does not exist; -ELOOP: a symlink, to be resolved the
+ * long way; -EINVAL: not such a path; another negative errno: lstat() could not tell. It
+ * costs one path walk, where opening it and reading /proc/self/fd back costs several. */
 static int resolve_below_canonical(PathMemo *m, const char *path) {
         char parent[PATH_MAX];
         const char *slash = strrchr(path, '/');
@@ -208,17 +208,17 @@ static int resolve_below_canonical(PathMemo *m, const char *path) {
         bool as_written;
 
         if (!slash || slash == path || !*name || streq(name, ".") || streq(name, ".."))
-                return -1;
+                return -EINVAL;
         pl = (size_t) (slash - path);
         if (pl >= sizeof(parent) || path[pl - 1] == '/')
-                return -1;
+                return -EINVAL;
         memcpy(parent, path, pl);
         parent[pl] = 0;
         char presolved[PATH_MAX];
         if (memo_lookup(m, parent, presolved, &as_written) != 1 || !streq(presolved, parent))
-                return -1;
+                return -EINVAL;
         if (lstat(path, &st) < 0)
-                return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+                return negative_errno();
         return S_ISLNK(st.st_mode) ? -ELOOP : 1;
 }
 
@@ -248,7 +248,7 @@ static bool memo_below_link(const PathMemo *m, const char *path) {
 static int resolve_prefix(PathMemo *m, const char *path, char resolved[static PATH_MAX], bool *ret_as_written,
                           bool *symlink_seen) {
         size_t l = strlen(path);
-        int r = -1;
+        int r = -ENODATA;       /* nothing asked yet */
 
         *ret_as_written = false;
         if (l >= PATH_MAX)
@@ -263,15 +263,15 @@ static int resolve_prefix(PathMemo *m, const char *path, char resolved[static PA
                         memo_add(m, path, resolved, 0, false);
                         return 1;
                 }
-                if (r == 0) {
-                        memo_add(m, path, NULL, errno, true);
+                if (r == -ENOENT || r == -ENOTDIR) {
+                        memo_add(m, path, NULL, -r, true);
                         *ret_as_written = true;
                         return 0;
                 }
         }
         if (r != -ELOOP && !*symlink_seen && !(m && memo_below_link(m, path))) {
                 r = path_probe_no_symlinks(path);
-                if (r < 0 && errno == ELOOP)
+                if (r == -ELOOP)
                         *symlink_seen = true;
                 if (r > 0) {
                         memcpy(resolved, path, l + 1);
@@ -279,9 +279,9 @@ static int resolve_prefix(PathMemo *m, const char *path, char resolved[static PA
                                 memo_add(m, path, resolved, 0, false);
                         return 1;
                 }
-                if (r == 0) {
+                if (r == -ENOENT || r == -ENOTDIR) {
                         if (m)
-                                memo_add(m, path, NULL, errno, true);
+                                memo_add(m, path, NULL, -r, true);
                         *ret_as_written = true;
                         return 0;
                 }

@@ -139,19 +139,13 @@ static int openat2_no_symlinks(const char *path, int flags, mode_t mode) {
 }
 
 int path_probe_no_symlinks(const char *path) {
-        if (!path_is_lexically_clean(path)) {
-                errno = EINVAL;
-                return -1;
-        }
+        if (!path_is_lexically_clean(path))
+                return -EINVAL;
         int fd = openat2_no_symlinks(path, O_PATH, 0);
-        if (fd >= 0) {
-                (void) close(fd);
-                return 1;
-        }
-        if (fd == -ENOENT || fd == -ENOTDIR)
-                return 0;
-        errno = -fd;
-        return -1;
+        if (fd < 0)
+                return fd;
+        (void) close(fd);
+        return 1;
 }
 
 int path_open_no_symlinks(const char *path, int flags, mode_t mode) {
@@ -218,8 +212,10 @@ char *path_realpath_fast(const char *path, char resolved[static PATH_MAX]) {
                 memcpy(resolved, path, l + 1);
                 return resolved;
         }
-        if (r == 0)
-                return NULL;    /* ENOENT or ENOTDIR, as open() would have said */
+        if (r == -ENOENT || r == -ENOTDIR) {
+                errno = -r;     /* as open() would have said */
+                return NULL;
+        }
         return path_realpath_procfd(path, resolved);
 }
 

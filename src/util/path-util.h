@@ -32,12 +32,12 @@ bool path_is_lexically_clean(const char *path);
  * three, and finding the longest existing prefix of a missing path costs that again per
  * prefix. Returns
  *    1: it exists, and is its own canonical form (what realpath() gives);
- *    0: it does not exist (errno ENOENT or ENOTDIR), and the walk met no symlink before the
- *       component that is missing (or not a directory): realpath() fails just so, and the
- *       path as written is the longest existing prefix's canonical form plus the rest;
- *   -1: cannot tell, errno saying why: EINVAL for a path that is not lexically clean, ELOOP
- *       for a symlink in it, ENOSYS without openat2() (old kernel, seccomp: not tried again),
- *       or what else openat2() said. */
+ *    -ENOENT, -ENOTDIR: it does not exist, and the walk met no symlink before the component
+ *       that is missing (or not a directory): realpath() fails just so, and the path as
+ *       written is the longest existing prefix's canonical form plus the rest;
+ *    any other negative errno: cannot tell why: -EINVAL for a path that is not lexically
+ *       clean, -ELOOP for a symlink in it, -ENOSYS without openat2() (old kernel, seccomp: not
+ *       tried again), or what else openat2() said. */
 int path_probe_no_symlinks(const char *path);
 
 /* open() of a lexically clean path, refusing a symlink anywhere in it (openat2() with
