@@ -4,6 +4,7 @@
 
 #include "plan.h"
 #include "plan/unit-properties.h"
+#include "util/env-util.h"
 #include "util/strv.h"
 
 static const char * const path_access_table[_PATH_ACCESS_MAX] = {
@@ -212,12 +213,12 @@ int plan_setenv(Plan *p, const char *name, const char *value) {
         kv[l] = '=';
         strcpy(kv + l + 1, value);
 
-        for (char **e = p->environment; e && *e; e++)
-                if (strncmp(*e, name, l) == 0 && (*e)[l] == '=') {
-                        free(*e);
-                        *e = TAKE_PTR(kv);
-                        return 0;
-                }
+        char **e = env_find(p->environment, name, l);
+        if (e) {
+                free(*e);
+                *e = TAKE_PTR(kv);
+                return 0;
+        }
         int r = strv_push(&p->environment, kv);
         if (r < 0)
                 return r;

@@ -16,6 +16,7 @@
 #include "policy/lua-engine.h"
 #include "policy/policy-internal.h"
 #include "policy/policy.h"
+#include "util/env-util.h"
 #include "util/strv.h"
 
 static bool watchdog = true;
@@ -31,14 +32,6 @@ static int engine_new(LuaEngine **ret) {
 }
 
 /* ---- hardening ------------------------------------------------------------------------- */
-
-static const char *env_get(char * const *env, const char *name) {
-        size_t l = strlen(name);
-        STRV_FOREACH(e, env)
-                if (strncmp(*e, name, l) == 0 && (*e)[l] == '=')
-                        return *e + l + 1;
-        return NULL;
-}
 
 /* What the hardening step needs to know of the caller. */
 static HardenContext harden_context(const Request *req) {

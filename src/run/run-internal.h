@@ -32,6 +32,7 @@
 #include "unit/tui.h"
 #include "unit/unit-build.h"
 #include "unit/watcher.h"
+#include "util/env-util.h"
 #include "util/log.h"
 #include "util/macro.h"
 #include "util/path-create.h"

@@ -253,10 +253,7 @@ static int start_bus_proxy(RunContext *c, BusProxy *proxy, BusKind kind, const P
 
         /* RuntimeDirectory= is below the manager's own $XDG_RUNTIME_DIR, which is the
          * caller's unless the caller set another. */
-        const char *manager_rt = NULL;
-        STRV_FOREACH(e, manager_env)
-                if (startswith(*e, "XDG_RUNTIME_DIR="))
-                        manager_rt = *e + strlen("XDG_RUNTIME_DIR=");
+        const char *manager_rt = env_get(manager_env, "XDG_RUNTIME_DIR");
         if (!manager_rt || !path_is_absolute(manager_rt))
                 manager_rt = opts->runtime_dir;
         (void) snprintf(id, sizeof(id), "%.*s", (int) (strlen(c->unit_name) - strlen(".service")), c->unit_name);

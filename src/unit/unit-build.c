@@ -10,6 +10,7 @@
 #include "properties.h"
 #include "unit-build.h"
 #include "git-config-copies.h"
+#include "util/env-util.h"
 #include "util/path-util.h"
 #include "util/strv.h"
 
@@ -477,20 +478,13 @@ int unit_append_paths(sd_bus_message *m, const Plan *plan, const UnitContext *ct
         return append_mounts(m, plan, ctx, &l);
 }
 
-static bool env_has_name(char **env, const char *name, size_t len) {
-        STRV_FOREACH(e, env)
-                if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
-                        return true;
-        return false;
-}
-
 int unit_unset_environment(const Plan *plan, char **manager_environment, char **own, char ***ret) {
         _cleanup_strv_free_ char **l = NULL;
         int r;
 
         /* (UnsetEnvironment= applies to Environment= too: what scudo sets itself stays.) */
         STRV_FOREACH(n, plan->unset_environment) {
-                if (env_has_name(own, *n, strlen(*n)))
+                if (env_find(own, *n, strlen(*n)))
                         continue;
                 r = strv_extend(&l, *n);
                 if (r < 0)
@@ -502,8 +496,8 @@ int unit_unset_environment(const Plan *plan, char **manager_environment, char **
          * deny, so every variable of the manager's that the plan does not set goes. */
         STRV_FOREACH(e, manager_environment) {
                 size_t len = strcspn(*e, "=");
-                if (len == 0 || (*e)[len] != '=' || env_has_name(plan->environment, *e, len) ||
-                    env_has_name(own, *e, len))
+                if (len == 0 || (*e)[len] != '=' || env_find(plan->environment, *e, len) ||
+                    env_find(own, *e, len))
                         continue;
                 _cleanup_free_ char *name = strndup(*e, len);
                 if (!name)

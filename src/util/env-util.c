@@ -55,3 +55,16 @@ bool env_assignment_is_valid(const char *e) {
                         return false;
         return utf8_is_valid(eq + 1);
 }
+
+char **env_find(char * const *env, const char *name, size_t len) {
+        for (char * const *e = env; e && *e; e++)
+                if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+                        return (char **) e;
+        return NULL;
+}
+
+const char *env_get(char * const *env, const char *name) {
+        size_t len = strlen(name);
+        char **e = env_find(env, name, len);
+        return e ? *e + len + 1 : NULL;
+}

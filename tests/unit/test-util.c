@@ -194,6 +194,21 @@ static void test_env(void) {
         TAP_CHECK(!env_assignment_is_valid("A=\xed\xa0\x80"), "UTF-16 surrogate refused");
         TAP_CHECK(env_assignment_is_valid("A=caf\xc3\xa9"), "UTF-8 accepted");
         TAP_CHECK(!env_assignment_is_valid("NOEQUALS"), "no '=' refused");
+
+        /* env_find/env_get: the name whole, never a prefix of another; the first of two. */
+        char *block[] = { (char *) "PATHX=no", (char *) "PATH=/bin", (char *) "EMPTY=", (char *) "PATH=/second",
+                          (char *) "NOEQ", NULL };
+        static const struct { const char *name; const char *value; } cases[] = {
+                { "PATH", "/bin" }, { "PATHX", "no" }, { "PAT", NULL }, { "EMPTY", "" }, { "NOEQ", NULL },
+                { "MISSING", NULL }, { "", NULL },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const char *v = env_get(block, cases[i].name);
+                TAP_CHECK(cases[i].value ? v && streq(v, cases[i].value) : !v, "env_get(%s): %s", cases[i].name,
+                          v ?: "(none)");
+        }
+        TAP_CHECK(env_find(block, "PATH=/bin", 4) == &block[1], "env_find takes the first len bytes as the name");
+        TAP_CHECK(!env_get(NULL, "PATH"), "env_get of no block");
 }
 
 static void test_strv(void) {
