@@ -16,27 +16,14 @@ typedef struct Key {
         size_t len;
 } Key;
 
-/* The order of Lua's < on strings: strcoll() on the parts between NUL bytes, a string that
- * ends first being the smaller. */
+int lua_string_order(const char *l, size_t ll, const char *r, size_t lr) {
+        int c = memcmp(l, r, MIN(ll, lr));
+        return c != 0 ? c : (ll > lr) - (ll < lr);
+}
+
 static int key_cmp(const void *a, const void *b) {
         const Key *x = a, *y = b;
-        const char *l = x->s, *r = y->s;
-        size_t ll = x->len, lr = y->len;
-
-        for (;;) {
-                int c = strcoll(l, r);
-                if (c != 0)
-                        return c;
-                size_t pl = strlen(l), pr = strlen(r);
-                if (pr == lr)
-                        return pl == ll ? 0 : 1;
-                if (pl == ll)
-                        return -1;
-                l += pl + 1;
-                ll -= pl + 1;
-                r += pr + 1;
-                lr -= pr + 1;
-        }
+        return lua_string_order(x->s, x->len, y->s, y->len);
 }
 
 static bool has_metatable(lua_State *L, int idx, const char *name) {

@@ -109,3 +109,10 @@ int luaopen_scudo_fs(lua_State *L);
 int luaopen_scudo_net(lua_State *L);
 int luaopen_scudo_unit(lua_State *L);
 int luaopen_scudo_path(lua_State *L);
+
+/* The order of Lua's < on two strings of the given lengths, which need no NUL after them
+ * (l-tables.c). Lua's is strcoll() on the parts between NUL bytes, a string that ends first
+ * being the smaller; in the "C" locale, which scudo never leaves (it calls no setlocale(), and
+ * the engine loads no os library), that is byte by byte, a prefix first. Negative, 0 or
+ * positive, as strcmp(). */
+int lua_string_order(const char *l, size_t ll, const char *r, size_t lr);

@@ -45,13 +45,10 @@ typedef struct EnvVar {
         size_t position;        /* in the environment: of two with one name, the later counts */
 } EnvVar;
 
-/* By NAME as Lua's < orders the names (byte by byte, a prefix first: strcoll() in the "C"
- * locale, which scudo never leaves: it calls no setlocale()), then by position. */
+/* By NAME as Lua's < orders the names, then by position. */
 static int env_var_cmp(const void *a, const void *b) {
         const EnvVar *x = a, *y = b;
-        int c = memcmp(x->s, y->s, MIN(x->name_len, y->name_len));
-        if (c == 0)
-                c = (x->name_len > y->name_len) - (x->name_len < y->name_len);
+        int c = lua_string_order(x->s, x->name_len, y->s, y->name_len);
         return c != 0 ? c : (x->position > y->position) - (x->position < y->position);
 }
 

@@ -259,6 +259,14 @@ static const Case failures[] = {
 
         /* scudo.tables */
         { "tables.sorted_keys: a key that is not a string", "return show(tables.sorted_keys({ 1, x = 2 }))", "nil" },
+        /* the order of Lua's own <, NUL bytes, prefixes and bytes over 127 included */
+        { "tables.sorted_keys: as table.sort with <",
+          "local t = { ['a\\0b'] = 1, a = 1, ['a\\1'] = 1, A1 = 1, A = 1, ['A='] = 1, ['\\255'] = 1, [''] = 1, b = 1 }\n"
+          "local mine, lua = tables.sorted_keys(t), {}\n"
+          "for k in pairs(t) do lua[#lua + 1] = k end\n"
+          "table.sort(lua)\n"
+          "for i = 1, #lua do if mine[i] ~= lua[i] then return 'differs at ' .. i end end\n"
+          "return #mine == #lua and 'same' or 'not as many'", "same" },
         { "tables.merge: a key the schema lacks", "return try(tables.merge, {}, { zz = 1 }, KEYS)",
           "error: tables.merge: no such key 'zz'" },
         { "tables.merge: onto a list that is not one", "return try(tables.merge, { l = 1 }, { l = { 1 } }, KEYS)",
