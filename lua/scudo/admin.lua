@@ -13,6 +13,7 @@ local text = require("scudo.text")
 local toml = require("scudo.toml")
 local schema = require("scudo.schema")
 local policy = require("scudo.policy")
+local tables = require("scudo.tables")
 
 local read_files, new_explain = policy.read_files, policy.new_explain
 
@@ -75,11 +76,11 @@ function M.check(request, paths)
         -- it is trusted).
         local xdg = request.env.XDG_CONFIG_HOME
         if not xdg or xdg:sub(1, 1) ~= "/" then
-            xdg = util.join(request.home, ".config")
+            xdg = text.join(request.home, ".config")
         end
-        local config_dirs = { request.sysconfdir, util.join(xdg, "scudo") }
+        local config_dirs = { request.sysconfdir, text.join(xdg, "scudo") }
         for _, p in ipairs(paths) do
-            local path = util.join(request.start_dir, p)
+            local path = text.join(request.start_dir, p)
             local layer = "check"
             for _, d in ipairs(config_dirs) do
                 if path:sub(1, #d + 1) == d .. "/" then
@@ -208,7 +209,7 @@ local function show_value(v)
         return shown(v)
     end
     local parts = {}
-    if util.is_list(v) then
+    if tables.is_list(v) then
         for i = 1, #v do
             parts[i] = show_value(v[i])
         end
@@ -276,7 +277,7 @@ function M.trust_targets(request, paths)
         local with = {}
         for _, name in ipairs(f.order) do
             for _, h in ipairs(f.defs[name].values.hook or {}) do
-                local p = h.value:sub(1, 1) == "/" and h.value or util.join(h.base or f.dir, h.value)
+                local p = h.value:sub(1, 1) == "/" and h.value or text.join(h.base or f.dir, h.value)
                 local real, err = sys.realpath(p)
                 if not real then
                     util.fail("%s: hook file %s", h.origin, err)
@@ -346,7 +347,7 @@ function M.trust_targets(request, paths)
     local function add_dir(dir)
         local n0 = #targets
         for _, n in ipairs(discover.PROJECT_NAMES) do
-            local p = util.join(dir, n)
+            local p = text.join(dir, n)
             if sys.stat(p) then
                 add(p)
             end
@@ -355,7 +356,7 @@ function M.trust_targets(request, paths)
     end
     if #paths > 0 then
         for _, p in ipairs(paths) do
-            p = util.join(request.start_dir, p)
+            p = text.join(request.start_dir, p)
             local st = sys.stat(p)
             if st and st.type == "directory" then
                 if not add_dir(p) then
@@ -367,10 +368,10 @@ function M.trust_targets(request, paths)
         end
     elseif not add_dir(request.start_dir) then
         local above = {}
-        local ancestors = util.ancestors(request.start_dir)
+        local ancestors = text.ancestors(request.start_dir)
         for i = 1, #ancestors - 1 do
             for _, n in ipairs(discover.PROJECT_NAMES) do
-                local p = util.join(ancestors[i], n)
+                local p = text.join(ancestors[i], n)
                 if sys.stat(p) then
                     above[#above + 1] = p
                 end

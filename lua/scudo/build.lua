@@ -25,7 +25,6 @@ end
 -- it where the kernel would (after a symlink, not lexically). Enough to merge entries for one
 -- path during a run; plan_normalize() canonicalizes, and merges again, in C. Most paths are
 -- clean already and come back as they are (one C call, where the checks took four).
-M.normalize = text.clean_path
 
 local Builder = {}
 Builder.__index = Builder
@@ -85,13 +84,13 @@ function Builder:persistence_roots()
     if self.roots then
         return self.roots
     end
-    local home, written_home = self.vars:real_home(), M.normalize(self.request.home)
+    local home, written_home = self.vars:real_home(), text.clean_path(self.request.home)
     local below_home = written_home .. "/"
     local f = self.vars.fixed
     local roots = require("scudo.path").persistence_roots(f.HOME, f.XDG_CONFIG_HOME, f.XDG_DATA_HOME,
         f.XDG_STATE_HOME, self.request.env.PATH)
     for _, r in ipairs(roots) do
-        local p = M.normalize(r[1])
+        local p = text.clean_path(r[1])
         if home ~= written_home and (p == written_home or p:find(below_home, 1, true) == 1) then
             p = home .. p:sub(#written_home + 1)
         end
@@ -170,7 +169,7 @@ function Builder:add_path(access, raw, origin, base, create)
     if self.explain.canonical then
         c, err = M.canonical(p)
     else
-        c = M.normalize(p)
+        c = text.clean_path(p)
     end
     if not c then
         self:drop(key, raw, origin, err)
@@ -633,7 +632,7 @@ function Builder:hooks(applied, context, trust_store)
         local f, base = h.value, h.base
         local label = "hook " .. h.origin
         if type(f) == "string" then
-            local p = f:sub(1, 1) == "/" and f or util.join(base or "/", f)
+            local p = f:sub(1, 1) == "/" and f or text.join(base or "/", f)
             local hf = load.new(p, h.project and "project" or "hook", "lua")
             if not load.read(hf) then
                 util.fail("%s: hook file: %s", h.origin, hf.errors[1])

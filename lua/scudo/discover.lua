@@ -8,6 +8,7 @@ local util = require("scudo.util")
 local sys = require("scudo.sys")
 local engine = require("scudo.engine")
 local load = require("scudo.load")
+local text = require("scudo.text")
 
 local M = {}
 
@@ -34,7 +35,7 @@ local function add_dir(list, dir, layer)
     end
     for _, n in ipairs(names) do
         if (n:match("%.toml$") or n:match("%.lua$")) and n:sub(1, 1) ~= "." then
-            add_if_present(list, util.join(dir, n), layer)
+            add_if_present(list, text.join(dir, n), layer)
         end
     end
 end
@@ -64,21 +65,21 @@ function M.files(request)
     end
 
     local etc = request.sysconfdir
-    add_if_present(list, util.join(etc, "config.toml"), "system")
-    add_dir(list, util.join(etc, "config.d"), "system")
+    add_if_present(list, text.join(etc, "config.toml"), "system")
+    add_dir(list, text.join(etc, "config.d"), "system")
 
     local xdg = request.env.XDG_CONFIG_HOME
     if not xdg or xdg:sub(1, 1) ~= "/" then
-        xdg = util.join(request.home, ".config")
+        xdg = text.join(request.home, ".config")
     end
-    local user = util.join(xdg, "scudo")
-    add_if_present(list, util.join(user, "config.toml"), "user")
-    add_dir(list, util.join(user, "config.d"), "user")
+    local user = text.join(xdg, "scudo")
+    add_if_present(list, text.join(user, "config.toml"), "user")
+    add_dir(list, text.join(user, "config.d"), "user")
 
     local found = {}
-    for _, dir in ipairs(util.ancestors(request.start_dir)) do
+    for _, dir in ipairs(text.ancestors(request.start_dir)) do
         for _, n in ipairs(M.PROJECT_NAMES) do
-            local f = add_if_present(list, util.join(dir, n), "project")
+            local f = add_if_present(list, text.join(dir, n), "project")
             if f then
                 found[#found + 1] = f.path
             end

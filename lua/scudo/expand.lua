@@ -66,7 +66,7 @@ function M.new(request, values)
     end
     for name, default in next, XDG do
         local v = env[name]
-        fixed[name] = (v and v:sub(1, 1) == "/") and v or util.join(request.home, default)
+        fixed[name] = (v and v:sub(1, 1) == "/") and v or text.join(request.home, default)
     end
     self.fixed = fixed
     return setmetatable(self, { __index = M })
@@ -118,7 +118,7 @@ local function arg_value(request, spec)
             end
             if v and v ~= "" then
                 -- Repeated options apply one after the other (make -C a -C b: a/b).
-                value = util.join(value or request.start_dir, v)
+                value = text.join(value or request.start_dir, v)
             end
             j = j + 1
         end
@@ -126,7 +126,7 @@ local function arg_value(request, spec)
     if not value and spec.index then
         local v = argv[spec.index + 1]
         if v and v ~= "" then
-            value = util.join(request.start_dir, v)
+            value = text.join(request.start_dir, v)
         end
     end
     return value
@@ -189,7 +189,7 @@ end
 
 -- Expands a path written in a file whose directory is `base` (nil: built-in or command line,
 -- where a relative path is relative to the start directory, and derived): as M:expand, and
--- then an empty path is refused and a relative one joined to that directory (util.join), in
+-- then an empty path is refused and a relative one joined to that directory (text.join), in
 -- the same C call.
 function M:path(s, base)
     return text.expand_path(s, self.fixed.HOME, M.get, self, base or self.request.start_dir)

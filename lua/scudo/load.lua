@@ -87,7 +87,7 @@ function M.trust_key(path)
     if not dir then
         return nil, err
     end
-    return util.join(dir, util.basename(path))
+    return text.join(dir, util.basename(path))
 end
 
 -- Project files (and hook files they name) apply only when trusted with this very content.

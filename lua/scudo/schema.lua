@@ -13,6 +13,7 @@ local text = require("scudo.text")
 local unit = require("scudo.unit")
 local net = require("scudo.net")
 local engine = require("scudo.engine")
+local tables = require("scudo.tables")
 
 local M = {}
 
@@ -312,7 +313,7 @@ local function read_list(r, def, key, t, k, base)
     local v = t[k]
     local origin = r:origin(t, k, def.origin)
     local items = {}
-    if not util.is_list(v) then
+    if not tables.is_list(v) then
         if spec.single and type(v) == "string" or key == "hook" and (type(v) == "string" or type(v) == "function") then
             v = { v }
         else
@@ -325,10 +326,10 @@ local function read_list(r, def, key, t, k, base)
     for i = 1, rawlen(v) do
         local x = v[i]
         local o = r:origin(v, i, origin)
-        if util.is_table(x) and not spec.grant and check == "path" then
+        if tables.is_table(x) and not spec.grant and check == "path" then
             r:error(o, "%s: only filesystem.write and filesystem.read entries may be written as "
                 .. "{ path = ..., create = ... }", key)
-        elseif spec.grant and util.is_table(x) then
+        elseif spec.grant and tables.is_table(x) then
             local path, create = grant_item(r, x, o, key)
             if path then
                 items[#items + 1] = { value = path, create = create, origin = o, base = base, project = r.project }
@@ -355,7 +356,7 @@ end
 
 local function section(r, def, p, name, origin)
     local t = p[name]
-    if not util.is_table(t) then
+    if not tables.is_table(t) then
         r:error(origin, "%s must be a table, not %s", name, util.describe(t))
         return nil
     end
@@ -372,7 +373,7 @@ local function read_replace(r, def, p, line_origin)
         if type(v) == "string" then
             v = { v }
         end
-        if not util.is_list(v) then
+        if not tables.is_list(v) then
             r:error(origin, "replace must be a list of key paths, not %s", util.describe(p.replace))
         else
             for i = 1, rawlen(v) do
@@ -397,7 +398,7 @@ end
 local function read_map(r, p, key, line_origin, shape, entry)
     local origin = r:origin(p, key, line_origin)
     local v = p[key]
-    if not util.is_table(v) then
+    if not tables.is_table(v) then
         r:error(origin, "%s must be %s, not %s", key, shape, util.describe(v))
         return nil
     end
@@ -423,7 +424,7 @@ local function env_entry(r, k, v, o)
 end
 
 local function unit_entry(r, k, v, o)
-    if util.is_list(v) then
+    if tables.is_list(v) then
         v = { table.unpack(v, 1, rawlen(v)) }
     end
     local txt, err
@@ -445,7 +446,7 @@ local function lookup_entry(r, k, m, o)
     if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") or k:match("^arg_") then
         r:error(o, "lookup: '%s' is not a usable variable name", tostring(k))
         return nil
-    elseif not util.is_list(m) or rawlen(m) == 0 then
+    elseif not tables.is_list(m) or rawlen(m) == 0 then
         r:error(o, "lookup.%s must be a list of marker file names", k)
         return nil
     end
@@ -466,7 +467,7 @@ local function args_entry(r, k, a, o)
     if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") then
         r:error(o, "args: '%s' is not a usable variable name", tostring(k))
         return nil
-    elseif not util.is_table(a) then
+    elseif not tables.is_table(a) then
         r:error(o, "args.%s must be a table such as { options = [\"-C\"] }", k)
         return nil
     end
@@ -474,7 +475,7 @@ local function args_entry(r, k, a, o)
     local spec, ok = {}, true
     if a.options ~= nil then
         local opts = type(a.options) == "string" and { a.options } or a.options
-        if not util.is_list(opts) then
+        if not tables.is_list(opts) then
             r:error(o, "args.%s.options must be a list of options", k)
             ok = false
         else
@@ -570,7 +571,7 @@ function M.profile(r, name, p, line_origin, light, done)
         local v = p.delegate
         if type(v) == "boolean" then
             def.values["delegate.all"] = { value = v, origin = origin }
-        elseif type(v) == "string" or util.is_list(v) then
+        elseif type(v) == "string" or tables.is_list(v) then
             read_list(r, def, "delegate.names", p, "delegate", base)
         else
             r:error(origin, "delegate must be true, false, a profile name or a list of names, not %s",
@@ -604,7 +605,7 @@ function M.profile(r, name, p, line_origin, light, done)
     end
 
     if p.env ~= nil then
-        if util.is_list(p.env) then
+        if tables.is_list(p.env) then
             read_list(r, def, "env.copy", p, "env", base)
         else
             def.values["env.set"] = read_map(r, p, "env", line_origin, "a list of names or a table of values", env_entry)
@@ -636,7 +637,7 @@ function M.file(r, doc)
         local origin = r:origin(doc, name, r.file.path)
         if type(name) ~= "string" or not name:match("^[%w_][%w_%.%-]*$") then
             r:error(origin, "'%s' is not a usable profile name (letters, digits, '_', '-', '.')", tostring(name))
-        elseif not util.is_table(p) then
+        elseif not tables.is_table(p) then
             r:error(origin, "top-level key '%s' must be a profile table, not %s", name, util.describe(p))
         else
             known_keys(r, p, TOP, "", origin)

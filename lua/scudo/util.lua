@@ -12,17 +12,11 @@ function M.fail(fmt, ...)
     engine.raise(select("#", ...) > 0 and fmt:format(...) or fmt)
 end
 
--- A TOML array or a Lua sequence (a table whose keys are exactly 1..n): in C, see there.
-M.is_list = tables.is_list
-
--- A table that is not a TOML array or date-time, and empty or not a list.
-M.is_table = tables.is_table
-
 -- Describes a value's type the way the documentation does.
 function M.describe(v)
     if toml.is_datetime(v) then
         return "a date-time"
-    elseif M.is_list(v) then
+    elseif tables.is_list(v) then
         return "a list"
     elseif type(v) == "table" then
         return "a table"
@@ -93,12 +87,6 @@ function M.basename(p)
     local slash = p:match("^.*()/")
     return slash and p:sub(slash + 1) or p
 end
-
--- Joins b to a unless b is absolute (one "/" between them). In C, one call.
-M.join = text.join
-
--- The directories from / down to dir (absolute, normalized), outermost first. In C, one call.
-M.ancestors = text.ancestors
 
 -- A copy of user data that holds only plain values: no metatables, no cycles, bounded depth
 -- and size. Whatever user code returns is read through this, with raw access only, so no
