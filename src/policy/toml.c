@@ -260,24 +260,38 @@ static int lookup_part(TomlParser *p, size_t i) {
         return lua_rawget(L, -3);
 }
 
-/* ---- table headers ---- */
+/* Decides whether a walk may go on into the value v already at a key of its path; f is
+ * table_flags() of v. Returns 0, with v replaced by the table to go into where that is another,
+ * or the error. stack: t k v -> t k child */
+typedef int (*DescendAccept)(TomlParser *p, size_t pos, int f, unsigned line);
 
-/* An intermediate part of [a.b.c] or [[a.b.c]]. stack: t -> child */
-static int header_descend(TomlParser *p, size_t i, unsigned line) {
+/* Walks one part of a key path, the single walk of headers and of dotted keys: a missing key
+ * gets a new table with flags; an existing value is for accept to allow. stack: t -> child */
+static int descend(TomlParser *p, size_t i, unsigned line, int flags, DescendAccept accept) {
         lua_State *L = p->L;
-        size_t pos = p->parts[i].pos;
         int r = lookup_part(p, i);                      /* stack: t k v */
 
         if (r < 0)
                 return r;
         if (r == LUA_TNIL) {
                 lua_pop(L, 1);
-                create_child(L, TABLE_IMPLICIT, line);
-                replace_parent(L);
-                return 0;
+                create_child(L, flags, line);
+        } else {
+                r = accept(p, p->parts[i].pos, table_flags(L, -1), line);
+                if (r < 0)
+                        return r;
         }
+        replace_parent(L);                              /* stack: child */
+        return 0;
+}
 
-        int f = table_flags(L, -1);
+/* ---- table headers ---- */
+
+/* An intermediate part of [a.b.c] or [[a.b.c]]. */
+static int accept_header_part(TomlParser *p, size_t pos, int f, unsigned line) {
+        lua_State *L = p->L;
+
+        (void) line;
         if (f < 0)
                 return toml_error(p, pos, "key '%s' is not a table (first defined at line %u)", path_str(p),
                                   defined_line(L, -3, -2));
@@ -290,35 +304,19 @@ static int header_descend(TomlParser *p, size_t i, unsigned line) {
         if (f & TABLE_ARRAY_OF_TABLES) {
                 /* Headers below an array of tables go into its last element. */
                 lua_rawgeti(L, -1, (lua_Integer) lua_rawlen(L, -1));    /* stack: t k array element */
-                lua_replace(L, -4);
-                lua_pop(L, 2);                          /* stack: element */
-                return 0;
+                lua_replace(L, -2);                     /* stack: t k element */
         }
-        replace_parent(L);                              /* stack: child */
         return 0;
 }
 
-/* The last part of [a.b.c]. stack: t -> table */
-static int header_define_table(TomlParser *p, size_t i, unsigned line) {
+/* The last part of [a.b.c]. */
+static int accept_header_table(TomlParser *p, size_t pos, int f, unsigned line) {
         lua_State *L = p->L;
-        size_t pos = p->parts[i].pos;
-        int r = lookup_part(p, i);                      /* stack: t k v */
 
-        if (r < 0)
-                return r;
-        if (r == LUA_TNIL) {
-                lua_pop(L, 1);
-                create_child(L, TABLE_HEADER, line);
-                replace_parent(L);
-                return 0;
-        }
-
-        int f = table_flags(L, -1);
         if (f == TABLE_IMPLICIT) {
                 /* Only created on the way to some [a.b.c] so far: this defines it. */
                 set_table_flags(L, -1, TABLE_HEADER);
                 record_line(L, -3, -2, line);
-                replace_parent(L);
                 return 0;
         }
         unsigned first = defined_line(L, -3, -2);
@@ -331,28 +329,28 @@ static int header_define_table(TomlParser *p, size_t i, unsigned line) {
         return toml_error(p, pos, "table '%s' is already defined (first defined at line %u)", path_str(p), first);
 }
 
+/* The last part of [[a.b.c]]: only an array of tables may be appended to. */
+static int accept_array_of_tables(TomlParser *p, size_t pos, int f, unsigned line) {
+        (void) line;
+        if (f < 0 || !(f & TABLE_ARRAY_OF_TABLES))
+                return toml_error(p, pos, "cannot define array of tables '%s': the key is already defined "
+                                  "(first defined at line %u)", path_str(p), defined_line(p->L, -3, -2));
+        return 0;
+}
+
 /* The last part of [[a.b.c]]: appends a table. stack: t -> new element */
 static int header_append_table(TomlParser *p, size_t i, unsigned line) {
         lua_State *L = p->L;
-        size_t pos = p->parts[i].pos;
-        int r = lookup_part(p, i);                      /* stack: t k v */
+        int r = descend(p, i, line, TABLE_ARRAY | TABLE_ARRAY_OF_TABLES, accept_array_of_tables);
 
         if (r < 0)
                 return r;
-        if (r == LUA_TNIL) {
-                lua_pop(L, 1);
-                create_child(L, TABLE_ARRAY | TABLE_ARRAY_OF_TABLES, line);
-        } else if (table_flags(L, -1) < 0 || !(table_flags(L, -1) & TABLE_ARRAY_OF_TABLES))
-                return toml_error(p, pos, "cannot define array of tables '%s': the key is already defined "
-                                  "(first defined at line %u)", path_str(p), defined_line(L, -3, -2));
-
-        lua_Integer n = (lua_Integer) lua_rawlen(L, -1) + 1;
-        push_new_table(L, TABLE_HEADER);                /* stack: t k array element */
+        lua_Integer n = (lua_Integer) lua_rawlen(L, -1) + 1;   /* stack: array */
+        push_new_table(L, TABLE_HEADER);                /* stack: array element */
         lua_pushvalue(L, -1);
         lua_rawseti(L, -3, n);
         record_index_line(L, -2, n, line);
-        lua_replace(L, -4);
-        lua_pop(L, 2);                                  /* stack: element */
+        lua_replace(L, -2);                             /* stack: element */
         return 0;
 }
 
@@ -376,14 +374,14 @@ static int parse_header(TomlParser *p) {
         path_truncate(p, 0);
         lua_pushvalue(L, IDX_ROOT);                     /* stack: root */
         for (size_t i = 0; i + 1 < p->n_parts; i++) {
-                r = header_descend(p, i, line);
+                r = descend(p, i, line, TABLE_IMPLICIT, accept_header_part);
                 if (r < 0)
                         return r;
         }
         if (array)
                 r = header_append_table(p, p->n_parts - 1, line);
         else
-                r = header_define_table(p, p->n_parts - 1, line);
+                r = descend(p, p->n_parts - 1, line, TABLE_HEADER, accept_header_table);
         if (r < 0)
                 return r;
         lua_replace(L, IDX_CURRENT);                    /* stack: */
@@ -392,28 +390,16 @@ static int parse_header(TomlParser *p) {
 
 /* ---- key/value pairs ---- */
 
-/* An intermediate part of a.b.c = v. stack: t -> child */
-static int dotted_descend(TomlParser *p, size_t i, unsigned line) {
+/* An intermediate part of a.b.c = v. */
+static int accept_dotted_part(TomlParser *p, size_t pos, int f, unsigned line) {
         lua_State *L = p->L;
-        size_t pos = p->parts[i].pos;
-        int r = lookup_part(p, i);                      /* stack: t k v */
 
-        if (r < 0)
-                return r;
-        if (r == LUA_TNIL) {
-                lua_pop(L, 1);
-                create_child(L, TABLE_DOTTED, line);
-                replace_parent(L);
-                return 0;
-        }
-
-        int f = table_flags(L, -1);
+        (void) line;
         if (f == TABLE_IMPLICIT || f == TABLE_DOTTED) {
                 /* A table only created on the way to a [header] is now defined by dotted keys:
                  * later headers cannot define it any more, but may still go through it. */
                 if (f == TABLE_IMPLICIT)
                         set_table_flags(L, -1, TABLE_DOTTED);
-                replace_parent(L);
                 return 0;
         }
         unsigned first = defined_line(L, -3, -2);
@@ -449,7 +435,7 @@ static int parse_keyval(TomlParser *p, int tidx, unsigned depth) {
 
         lua_pushvalue(L, tidx);                         /* stack: t */
         for (size_t i = 0; i < last; i++) {
-                r = dotted_descend(p, i, line);
+                r = descend(p, i, line, TABLE_DOTTED, accept_dotted_part);
                 if (r < 0)
                         return r;
         }

@@ -47,6 +47,28 @@ static void test_errors(lua_State *L) {
         CHECK_ERROR("[t]\nx = 1\n[t]\n", "test.toml:3:2: table 't' is already defined (first defined at line 1)");
         CHECK_ERROR("[a.b]\n[a]\n[a.b]\n", "test.toml:3:4: table 'a.b' is already defined (first defined at line 1)");
         CHECK_ERROR("a = {}\n[a.b]\n", "test.toml:2:2: cannot extend inline table 'a' (first defined at line 1)");
+        /* Each way a header or dotted key walk refuses an existing key, with its own message. */
+        CHECK_ERROR("a = 1\n[a.b]\n", "test.toml:2:2: key 'a' is not a table (first defined at line 1)");
+        CHECK_ERROR("a = [1]\n[a.b]\n",
+                    "test.toml:2:2: cannot extend array 'a' with a table header (first defined at line 1)");
+        CHECK_ERROR("[[a]]\n[[a]]\n[a.b]\n[a.b]\n", "test.toml:4:4: table 'a.b' is already defined (first defined at line 3)");
+        CHECK_ERROR("a = 1\n[a]\n",
+                    "test.toml:2:2: cannot define table 'a': the key already holds a value (first defined at line 1)");
+        CHECK_ERROR("[[a]]\n[a]\n",
+                    "test.toml:2:2: cannot define table 'a': the key already holds an array (first defined at line 1)");
+        CHECK_ERROR("[a.b]\n\n[a]\n[a]\n", "test.toml:4:2: table 'a' is already defined (first defined at line 3)");
+        CHECK_ERROR("a.b = 1\n[a]\n", "test.toml:2:2: table 'a' is already defined (first defined at line 1)");
+        CHECK_ERROR("[a.b.c]\n[a]\nb.d = 1\n[a.b]\n", "test.toml:4:4: table 'a.b' is already defined (first defined at line 1)");
+        CHECK_ERROR("a = 1\n[[a]]\n",
+                    "test.toml:2:3: cannot define array of tables 'a': the key is already defined (first defined at line 1)");
+        CHECK_ERROR("[a]\n[[a]]\n",
+                    "test.toml:2:3: cannot define array of tables 'a': the key is already defined (first defined at line 1)");
+        CHECK_ERROR("a = 1\na.b = 2\n", "test.toml:2:1: key 'a' is not a table (first defined at line 1)");
+        CHECK_ERROR("a = [1]\na.b = 2\n",
+                    "test.toml:2:1: cannot add keys to array 'a' with dotted keys (first defined at line 1)");
+        CHECK_ERROR("a = {}\na.b = 1\n", "test.toml:2:1: cannot extend inline table 'a' (first defined at line 1)");
+        CHECK_ERROR("[x.a]\n[x]\na.b = 1\n",
+                    "test.toml:3:1: cannot add keys to table 'x.a' with dotted keys: it is defined by a table header (line 1)");
         CHECK_ERROR("a = \"x\\qy\"\n", "test.toml:1:7: invalid escape sequence '\\q'");
         CHECK_ERROR("a = \"\\uD800\"\n", "test.toml:1:6: escape sequence '\\uD800' is not a Unicode scalar value");
         CHECK_ERROR("# h\xc3\xa9\n# \xc3\xa9\xff\n", "test.toml:2:4: invalid UTF-8 (byte 0xFF)");
