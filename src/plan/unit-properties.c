@@ -16,6 +16,7 @@
 #include "plan/unit-properties.h"
 #include "util/edit-distance.h"
 #include "util/macro.h"
+#include "util/parse-util.h"
 #include "util/strv.h"
 
 /* A converter checks `value` and, when m is not NULL, appends the property as one (sv)
@@ -40,109 +41,13 @@ int parse_boolean(const char *s) {
         return -EINVAL;
 }
 
-static int parse_u64(const char *s, uint64_t *ret) {
-        char *end;
-        if (!isdigit((unsigned char) s[0]))
-                return -EINVAL;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno != 0 || *end)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
-static int parse_i64(const char *s, int64_t *ret) {
-        char *end;
-        if (!*s)
-                return -EINVAL;
-        errno = 0;
-        long long v = strtoll(s, &end, 10);
-        if (errno != 0 || *end)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
 /* "50%" → parts per UINT32_MAX, as systemd's *Scale properties want them. */
 static int parse_percent_scale(const char *s, uint32_t *ret) {
-        size_t l = strlen(s);
-        if (l < 2 || s[l - 1] != '%')
-                return -EINVAL;
-        char buf[32];
-        if (l - 1 >= sizeof(buf))
-                return -EINVAL;
-        memcpy(buf, s, l - 1);
-        buf[l - 1] = 0;
         uint64_t p;
-        if (parse_u64(buf, &p) < 0 || p > 100)
+        if (parse_percent(s, &p) < 0 || p > 100)
                 return -EINVAL;
         *ret = (uint32_t) (((uint64_t) UINT32_MAX * p + 50) / 100);
         return 0;
-}
-
-/* "4G", "512M", "1024", "infinity"; binary multiples as systemd uses them. */
-static int parse_size(const char *s, uint64_t *ret) {
-        if (streq(s, "infinity")) {
-                *ret = UINT64_MAX;
-                return 0;
-        }
-        char *end;
-        if (!isdigit((unsigned char) s[0]))
-                return -EINVAL;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno != 0)
-                return -EINVAL;
-        uint64_t mul = 1;
-        if (*end) {
-                switch (toupper((unsigned char) *end)) {
-                case 'K': mul = UINT64_C(1) << 10; break;
-                case 'M': mul = UINT64_C(1) << 20; break;
-                case 'G': mul = UINT64_C(1) << 30; break;
-                case 'T': mul = UINT64_C(1) << 40; break;
-                default: return -EINVAL;
-                }
-                end++;
-                if (*end == 'i' || *end == 'I')
-                        end++;
-                if (*end == 'B' || *end == 'b')
-                        end++;
-                if (*end)
-                        return -EINVAL;
-        }
-        if (v > UINT64_MAX / mul)
-                return -EINVAL;
-        *ret = v * mul;
-        return 0;
-}
-
-/* "30s", "5min", "100ms", "2h", "infinity", or plain seconds → microseconds. */
-static int parse_usec(const char *s, uint64_t *ret) {
-        static const struct { const char *suffix; uint64_t usec; } units[] = {
-                { "us", 1 }, { "ms", 1000 }, { "s", 1000000 }, { "sec", 1000000 },
-                { "m", 60000000 }, { "min", 60000000 }, { "h", UINT64_C(3600000000) },
-                { "", 1000000 },
-        };
-        if (streq(s, "infinity")) {
-                *ret = UINT64_MAX;
-                return 0;
-        }
-        char *end;
-        if (!isdigit((unsigned char) s[0]))
-                return -EINVAL;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno != 0)
-                return -EINVAL;
-        for (size_t i = 0; i < ELEMENTSOF(units); i++)
-                if (streq(end, units[i].suffix)) {
-                        if (v > UINT64_MAX / units[i].usec)
-                                return -EINVAL;
-                        *ret = v * units[i].usec;
-                        return 0;
-                }
-        return -EINVAL;
 }
 
 /* The writer's operations, for the converters below. */
@@ -259,14 +164,8 @@ static int conv_usec(const PropertyWriter *m, const char *name, const char *valu
 }
 
 static int conv_cpu_quota(const PropertyWriter *m, const char *name, const char *value) {
-        size_t l = strlen(value);
         uint64_t p;
-        char buf[32];
-        if (l < 2 || l - 1 >= sizeof(buf) || value[l - 1] != '%')
-                return -EINVAL;
-        memcpy(buf, value, l - 1);
-        buf[l - 1] = 0;
-        if (parse_u64(buf, &p) < 0 || p == 0 || p > 100000)
+        if (parse_percent(value, &p) < 0 || p == 0 || p > 100000)
                 return -EINVAL;
         return m ? append_sv(m, "CPUQuotaPerSecUSec", "t", p * 10000) : 0;
 }
