@@ -27,6 +27,7 @@ typedef struct UnitProperty {
         const char *name;
         convert_fn convert;
         const char *expects;    /* shown in errors and in the dump */
+        const char *controller; /* the cgroup controller without which it does nothing, or NULL */
 } UnitProperty;
 
 int parse_boolean(const char *s) {
@@ -456,14 +457,14 @@ static int conv_caps(const PropertyWriter *m, const char *name, const char *valu
 
 static const UnitProperty properties[] = {
         /* resources */
-        { "MemoryMax",               conv_size,             "a size (4G, 512M), a percentage or infinity" },
-        { "MemoryHigh",              conv_size,             "a size (4G, 512M), a percentage or infinity" },
-        { "MemoryLow",               conv_size,             "a size (4G, 512M), a percentage or infinity" },
-        { "MemorySwapMax",           conv_size,             "a size (4G, 512M), a percentage or infinity" },
-        { "TasksMax",                conv_tasks,            "a number, a percentage or infinity" },
-        { "CPUQuota",                conv_cpu_quota,        "a percentage such as 200%" },
-        { "CPUWeight",               conv_weight,           "a number from 1 to 10000" },
-        { "IOWeight",                conv_weight,           "a number from 1 to 10000" },
+        { "MemoryMax",               conv_size,             "a size (4G, 512M), a percentage or infinity", "memory" },
+        { "MemoryHigh",              conv_size,             "a size (4G, 512M), a percentage or infinity", "memory" },
+        { "MemoryLow",               conv_size,             "a size (4G, 512M), a percentage or infinity", "memory" },
+        { "MemorySwapMax",           conv_size,             "a size (4G, 512M), a percentage or infinity", "memory" },
+        { "TasksMax",                conv_tasks,            "a number, a percentage or infinity", "pids" },
+        { "CPUQuota",                conv_cpu_quota,        "a percentage such as 200%", "cpu" },
+        { "CPUWeight",               conv_weight,           "a number from 1 to 10000", "cpu" },
+        { "IOWeight",                conv_weight,           "a number from 1 to 10000", "io" },
         { "LimitNOFILE",             conv_u64,              "a number or infinity" },
         { "LimitNPROC",              conv_u64,              "a number or infinity" },
         { "LimitCORE",               conv_u64,              "a number or infinity" },
@@ -552,6 +553,11 @@ int unit_property_check(const char *name, const char *value, char **ret_error) {
                         *ret_error = NULL;
         }
         return r;
+}
+
+const char *unit_property_controller(const char *name) {
+        const UnitProperty *p = find(name);
+        return p ? p->controller : NULL;
 }
 
 int unit_property_write(const PropertyWriter *m, const char *name, const char *value) {

@@ -22,6 +22,11 @@ int unit_property_check(const char *name, const char *value, char **ret_error);
 /* The closest known name, or NULL when nothing is close. */
 const char *unit_property_suggest(const char *name);
 
+/* The cgroup controller property `name` needs ("memory" for MemoryMax), or NULL for one that
+ * needs none and for an unknown name. Without its controller in the user manager's cgroup,
+ * systemd accepts the property and enforces nothing: the runner checks (run/run-status.c). */
+const char *unit_property_controller(const char *name);
+
 /* Where a converted property goes: sd-bus's message calls, as unit/properties.c gives them (the
  * table knows nothing of D-Bus itself, so that validation does not either). Each returns 0 or
  * a negative errno. */

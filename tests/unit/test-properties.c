@@ -175,6 +175,22 @@ static void test_parse_usec(void) {
         CHECK_U64_CASES(parse_usec, cases);
 }
 
+/* The controller each resource property needs (run/run-status.c refuses a run without it). */
+static void test_controller(void) {
+        static const struct { const char *name, *controller; } cases[] = {
+                { "MemoryMax", "memory" }, { "MemoryHigh", "memory" }, { "MemoryLow", "memory" },
+                { "MemorySwapMax", "memory" }, { "TasksMax", "pids" }, { "CPUQuota", "cpu" },
+                { "CPUWeight", "cpu" }, { "IOWeight", "io" },
+                { "LimitNOFILE", NULL }, { "Nice", NULL }, { "PrivateTmp", NULL }, { "RuntimeMaxSec", NULL },
+                { "MemoryMaxx", NULL }, { "memorymax", NULL }, { "", NULL },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const char *c = unit_property_controller(cases[i].name);
+                TAP_CHECK(streq_ptr(c, cases[i].controller), "%s needs the controller %s (got %s)",
+                          cases[i].name, cases[i].controller ?: "(none)", c ?: "(none)");
+        }
+}
+
 static void test_suggest(void) {
         char *err = NULL;
         TAP_CHECK(unit_property_check("MemroyMax", "1G", &err) == -ENOENT, "typo refused");
@@ -348,6 +364,7 @@ int main(void) {
         test_parse_size();
         test_parse_usec();
         test_check();
+        test_controller();
         test_suggest();
         test_unit_paths();
         return tap_done();
