@@ -72,26 +72,29 @@ static int write_append(const PropertyWriter *m, const char *types, ...) {
         return r;
 }
 
+int unit_property_write_open(const PropertyWriter *m, const char *name, const char *sig) {
+        int r = write_open(m, 'r', "sv");
+        if (r >= 0)
+                r = write_append(m, "s", name);
+        if (r >= 0)
+                r = write_open(m, 'v', sig);
+        return r;
+}
+
+int unit_property_write_close(const PropertyWriter *m) {
+        int r = write_close(m);         /* the variant */
+        return r < 0 ? r : write_close(m);
+}
+
 static int append_sv(const PropertyWriter *m, const char *name, const char *sig, ...) {
         va_list ap;
-        int r = write_open(m, 'r', "sv");
-        if (r < 0)
-                return r;
-        r = write_append(m, "s", name);
-        if (r < 0)
-                return r;
-        r = write_open(m, 'v', sig);
+        int r = unit_property_write_open(m, name, sig);
         if (r < 0)
                 return r;
         va_start(ap, sig);
         r = m->appendv(m->userdata, sig, ap);
         va_end(ap);
-        if (r < 0)
-                return r;
-        r = write_close(m);
-        if (r < 0)
-                return r;
-        return write_close(m);
+        return r < 0 ? r : unit_property_write_close(m);
 }
 
 static int conv_bool(const PropertyWriter *m, const char *name, const char *value) {
@@ -284,20 +287,16 @@ static int conv_bool_strv(const PropertyWriter *m, const char *name, const char 
                         return -EINVAL;
         if (!m)
                 return 0;
-        r = write_open(m, 'r', "sv");
-        if (r >= 0)
-                r = write_append(m, "s", name);
-        if (r >= 0)
-                r = write_open(m, 'v', "(bas)");
+        r = unit_property_write_open(m, name, "(bas)");
         if (r >= 0)
                 r = write_open(m, 'r', "bas");
         if (r >= 0)
                 r = write_append(m, "b", !inverted);
         if (r >= 0)
                 r = write_strv(m, l);
-        for (int i = 0; r >= 0 && i < 3; i++)
+        if (r >= 0)
                 r = write_close(m);
-        return r;
+        return r < 0 ? r : unit_property_write_close(m);
 }
 
 static int errno_from_name(const char *s);
@@ -393,16 +392,10 @@ static int conv_strv(const PropertyWriter *m, const char *name, const char *valu
                         return -EINVAL;
         if (!m)
                 return 0;
-        r = write_open(m, 'r', "sv");
-        if (r >= 0)
-                r = write_append(m, "s", name);
-        if (r >= 0)
-                r = write_open(m, 'v', "as");
+        r = unit_property_write_open(m, name, "as");
         if (r >= 0)
                 r = write_strv(m, l);
-        for (int i = 0; r >= 0 && i < 2; i++)
-                r = write_close(m);
-        return r;
+        return r < 0 ? r : unit_property_write_close(m);
 }
 
 static int errno_from_name(const char *s) {

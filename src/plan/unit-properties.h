@@ -38,6 +38,12 @@ typedef struct PropertyWriter {
         void *userdata;
 } PropertyWriter;
 
+/* The frame of one (sv) entry whose value takes more than one append: opens the entry, writes
+ * `name` and opens the variant of signature `sig`; closing closes both. Every (sv) entry scudo
+ * writes, the table's and the unit builder's (through unit/properties.h), has this frame. */
+int unit_property_write_open(const PropertyWriter *w, const char *name, const char *sig);
+int unit_property_write_close(const PropertyWriter *w);
+
 /* Writes the (sv) entry (or entries) for a checked property into an open a(sv) container. */
 int unit_property_write(const PropertyWriter *w, const char *name, const char *value);
 

@@ -12,6 +12,7 @@
 #include "plan/plan.h"
 #include "tap.h"
 #include "plan/unit-properties.h"
+#include "unit/properties.h"
 #include "unit/unit-build.h"
 #include "util/macro.h"
 #include "util/parse-util.h"
@@ -253,6 +254,96 @@ static char *read_names(sd_bus_message *m, char **ret_binds) {
         return names;
 }
 
+/* Reads the next (sv) entry of variant "as" or "(bas)" as NAME=WORD WORD..., "~" first for a
+ * (bas) whose flag is false (a deny-list): the text a profile wrote. */
+static int read_words_entry(sd_bus_message *m, const char *sig, char *buf, size_t size) {
+        const char *name = NULL;
+        int allow = 1, r, n;
+        char **l = NULL;
+        bool pair = streq(sig, "(bas)");
+
+        r = sd_bus_message_enter_container(m, 'r', "sv");
+        if (r > 0)
+                r = sd_bus_message_read(m, "s", &name);
+        if (r > 0)
+                r = sd_bus_message_enter_container(m, 'v', sig);
+        if (r > 0 && pair)
+                r = sd_bus_message_enter_container(m, 'r', "bas");
+        if (r > 0 && pair)
+                r = sd_bus_message_read(m, "b", &allow);
+        if (r > 0)
+                r = sd_bus_message_read_strv(m, &l);
+        for (int i = 0; r > 0 && i < (pair ? 3 : 2); i++)
+                r = sd_bus_message_exit_container(m);
+        if (r <= 0) {
+                strv_free(l);
+                return r < 0 ? r : -EBADMSG;
+        }
+        n = snprintf(buf, size, "%s=%s", name, allow ? "" : "~");
+        STRV_FOREACH(w, l)
+                if (n >= 0 && (size_t) n < size)
+                        n += snprintf(buf + n, size - (size_t) n, "%s%s", w == l ? "" : " ", *w);
+        strv_free(l);
+        return 0;
+}
+
+/* What the table writes (one append, or several inside the (sv) frame) and what the unit
+ * builder writes in the same frame (unit/properties.h) reads back as what was written. */
+static void test_append_read_back(void) {
+        sd_bus *bus = NULL;
+        sd_bus_message *m = NULL;
+        int fds[2];
+        TAP_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0, "socketpair");
+        TAP_CHECK(sd_bus_new(&bus) >= 0 && sd_bus_set_fd(bus, fds[0], fds[0]) >= 0 && sd_bus_start(bus) >= 0,
+                  "bus object for messages");
+        TAP_CHECK(sd_bus_message_new_method_call(bus, &m, "a.b", "/", "a.b", "M") >= 0, "message");
+
+        int r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r >= 0)
+                r = unit_property_append(m, "MemoryMax", "4G");
+        if (r >= 0)
+                r = unit_property_append(m, "SystemCallFilter", "~@mount @swap");
+        if (r >= 0)
+                r = unit_property_append(m, "SystemCallArchitectures", "native x86");
+        if (r >= 0)
+                r = unit_property_open(m, "Environment", "as");
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, (char *[]) { (char *) "A=1", (char *) "B=2", NULL });
+        if (r >= 0)
+                r = unit_property_close(m);
+        if (r >= 0)
+                r = unit_property_append(m, "TimeoutStopSec", "5s");
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_seal(m, 1, 0);
+        if (r >= 0)
+                r = sd_bus_message_rewind(m, true);
+        TAP_CHECK(r >= 0, "entries written and sealed (%d)", r);
+
+        const char *name = "";
+        uint64_t t = 0;
+        char buf[128] = "";
+        TAP_CHECK(sd_bus_message_enter_container(m, 'a', "(sv)") > 0, "the array reads back");
+        r = sd_bus_message_read(m, "(sv)", &name, "t", &t);
+        TAP_CHECK(r > 0 && streq(name, "MemoryMax") && t == UINT64_C(4) << 30,
+                  "MemoryMax=4G reads back as MemoryMax, t %" PRIu64, t);
+        r = read_words_entry(m, "(bas)", buf, sizeof(buf));
+        TAP_CHECK(r == 0 && streq(buf, "SystemCallFilter=~@mount @swap"), "a (bas) entry reads back (%s)", buf);
+        r = read_words_entry(m, "as", buf, sizeof(buf));
+        TAP_CHECK(r == 0 && streq(buf, "SystemCallArchitectures=native x86"), "an as entry reads back (%s)", buf);
+        r = read_words_entry(m, "as", buf, sizeof(buf));
+        TAP_CHECK(r == 0 && streq(buf, "Environment=A=1 B=2"), "the builder's frame reads back (%s)", buf);
+        r = sd_bus_message_read(m, "(sv)", &name, "t", &t);
+        TAP_CHECK(r > 0 && streq(name, "TimeoutStopUSec") && t == 5000000,
+                  "TimeoutStopSec=5s reads back as TimeoutStopUSec, t %" PRIu64, t);
+        TAP_CHECK(sd_bus_message_exit_container(m) > 0, "nothing else in the array");
+
+        sd_bus_message_unref(m);
+        sd_bus_close_unref(bus);
+        close(fds[1]);
+}
+
 static void test_unit_paths(void) {
         sd_bus *bus = NULL;
         sd_bus_message *m = NULL;
@@ -367,5 +458,6 @@ int main(void) {
         test_controller();
         test_suggest();
         test_unit_paths();
+        test_append_read_back();
         return tap_done();
 }
