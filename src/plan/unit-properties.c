@@ -16,6 +16,7 @@
 #include "plan/unit-properties.h"
 #include "util/edit-distance.h"
 #include "util/macro.h"
+#include "util/parse-util.h"
 #include "util/strv.h"
 
 /* A converter checks `value` and, when m is not NULL, appends the property as one (sv)
@@ -26,6 +27,7 @@ typedef struct UnitProperty {
         const char *name;
         convert_fn convert;
         const char *expects;    /* shown in errors and in the dump */
+        const char *controller; /* the cgroup controller without which it does nothing, or NULL */
 } UnitProperty;
 
 int parse_boolean(const char *s) {
@@ -40,109 +42,13 @@ int parse_boolean(const char *s) {
         return -EINVAL;
 }
 
-static int parse_u64(const char *s, uint64_t *ret) {
-        char *end;
-        if (!isdigit((unsigned char) s[0]))
-                return -EINVAL;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno != 0 || *end)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
-static int parse_i64(const char *s, int64_t *ret) {
-        char *end;
-        if (!*s)
-                return -EINVAL;
-        errno = 0;
-        long long v = strtoll(s, &end, 10);
-        if (errno != 0 || *end)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
 /* "50%" → parts per UINT32_MAX, as systemd's *Scale properties want them. */
 static int parse_percent_scale(const char *s, uint32_t *ret) {
-        size_t l = strlen(s);
-        if (l < 2 || s[l - 1] != '%')
-                return -EINVAL;
-        char buf[32];
-        if (l - 1 >= sizeof(buf))
-                return -EINVAL;
-        memcpy(buf, s, l - 1);
-        buf[l - 1] = 0;
         uint64_t p;
-        if (parse_u64(buf, &p) < 0 || p > 100)
+        if (parse_percent(s, &p) < 0 || p > 100)
                 return -EINVAL;
         *ret = (uint32_t) (((uint64_t) UINT32_MAX * p + 50) / 100);
         return 0;
-}
-
-/* "4G", "512M", "1024", "infinity"; binary multiples as systemd uses them. */
-static int parse_size(const char *s, uint64_t *ret) {
-        if (streq(s, "infinity")) {
-                *ret = UINT64_MAX;
-                return 0;
-        }
-        char *end;
-        if (!isdigit((unsigned char) s[0]))
-                return -EINVAL;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno != 0)
-                return -EINVAL;
-        uint64_t mul = 1;
-        if (*end) {
-                switch (toupper((unsigned char) *end)) {
-                case 'K': mul = UINT64_C(1) << 10; break;
-                case 'M': mul = UINT64_C(1) << 20; break;
-                case 'G': mul = UINT64_C(1) << 30; break;
-                case 'T': mul = UINT64_C(1) << 40; break;
-                default: return -EINVAL;
-                }
-                end++;
-                if (*end == 'i' || *end == 'I')
-                        end++;
-                if (*end == 'B' || *end == 'b')
-                        end++;
-                if (*end)
-                        return -EINVAL;
-        }
-        if (v > UINT64_MAX / mul)
-                return -EINVAL;
-        *ret = v * mul;
-        return 0;
-}
-
-/* "30s", "5min", "100ms", "2h", "infinity", or plain seconds → microseconds. */
-static int parse_usec(const char *s, uint64_t *ret) {
-        static const struct { const char *suffix; uint64_t usec; } units[] = {
-                { "us", 1 }, { "ms", 1000 }, { "s", 1000000 }, { "sec", 1000000 },
-                { "m", 60000000 }, { "min", 60000000 }, { "h", UINT64_C(3600000000) },
-                { "", 1000000 },
-        };
-        if (streq(s, "infinity")) {
-                *ret = UINT64_MAX;
-                return 0;
-        }
-        char *end;
-        if (!isdigit((unsigned char) s[0]))
-                return -EINVAL;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno != 0)
-                return -EINVAL;
-        for (size_t i = 0; i < ELEMENTSOF(units); i++)
-                if (streq(end, units[i].suffix)) {
-                        if (v > UINT64_MAX / units[i].usec)
-                                return -EINVAL;
-                        *ret = v * units[i].usec;
-                        return 0;
-                }
-        return -EINVAL;
 }
 
 /* The writer's operations, for the converters below. */
@@ -166,26 +72,29 @@ static int write_append(const PropertyWriter *m, const char *types, ...) {
         return r;
 }
 
+int unit_property_write_open(const PropertyWriter *m, const char *name, const char *sig) {
+        int r = write_open(m, 'r', "sv");
+        if (r >= 0)
+                r = write_append(m, "s", name);
+        if (r >= 0)
+                r = write_open(m, 'v', sig);
+        return r;
+}
+
+int unit_property_write_close(const PropertyWriter *m) {
+        int r = write_close(m);         /* the variant */
+        return r < 0 ? r : write_close(m);
+}
+
 static int append_sv(const PropertyWriter *m, const char *name, const char *sig, ...) {
         va_list ap;
-        int r = write_open(m, 'r', "sv");
-        if (r < 0)
-                return r;
-        r = write_append(m, "s", name);
-        if (r < 0)
-                return r;
-        r = write_open(m, 'v', sig);
+        int r = unit_property_write_open(m, name, sig);
         if (r < 0)
                 return r;
         va_start(ap, sig);
         r = m->appendv(m->userdata, sig, ap);
         va_end(ap);
-        if (r < 0)
-                return r;
-        r = write_close(m);
-        if (r < 0)
-                return r;
-        return write_close(m);
+        return r < 0 ? r : unit_property_write_close(m);
 }
 
 static int conv_bool(const PropertyWriter *m, const char *name, const char *value) {
@@ -259,14 +168,8 @@ static int conv_usec(const PropertyWriter *m, const char *name, const char *valu
 }
 
 static int conv_cpu_quota(const PropertyWriter *m, const char *name, const char *value) {
-        size_t l = strlen(value);
         uint64_t p;
-        char buf[32];
-        if (l < 2 || l - 1 >= sizeof(buf) || value[l - 1] != '%')
-                return -EINVAL;
-        memcpy(buf, value, l - 1);
-        buf[l - 1] = 0;
-        if (parse_u64(buf, &p) < 0 || p == 0 || p > 100000)
+        if (parse_percent(value, &p) < 0 || p == 0 || p > 100000)
                 return -EINVAL;
         return m ? append_sv(m, "CPUQuotaPerSecUSec", "t", p * 10000) : 0;
 }
@@ -384,20 +287,16 @@ static int conv_bool_strv(const PropertyWriter *m, const char *name, const char 
                         return -EINVAL;
         if (!m)
                 return 0;
-        r = write_open(m, 'r', "sv");
-        if (r >= 0)
-                r = write_append(m, "s", name);
-        if (r >= 0)
-                r = write_open(m, 'v', "(bas)");
+        r = unit_property_write_open(m, name, "(bas)");
         if (r >= 0)
                 r = write_open(m, 'r', "bas");
         if (r >= 0)
                 r = write_append(m, "b", !inverted);
         if (r >= 0)
                 r = write_strv(m, l);
-        for (int i = 0; r >= 0 && i < 3; i++)
+        if (r >= 0)
                 r = write_close(m);
-        return r;
+        return r < 0 ? r : unit_property_write_close(m);
 }
 
 static int errno_from_name(const char *s);
@@ -493,16 +392,10 @@ static int conv_strv(const PropertyWriter *m, const char *name, const char *valu
                         return -EINVAL;
         if (!m)
                 return 0;
-        r = write_open(m, 'r', "sv");
-        if (r >= 0)
-                r = write_append(m, "s", name);
-        if (r >= 0)
-                r = write_open(m, 'v', "as");
+        r = unit_property_write_open(m, name, "as");
         if (r >= 0)
                 r = write_strv(m, l);
-        for (int i = 0; r >= 0 && i < 2; i++)
-                r = write_close(m);
-        return r;
+        return r < 0 ? r : unit_property_write_close(m);
 }
 
 static int errno_from_name(const char *s) {
@@ -557,14 +450,14 @@ static int conv_caps(const PropertyWriter *m, const char *name, const char *valu
 
 static const UnitProperty properties[] = {
         /* resources */
-        { "MemoryMax",               conv_size,             "a size (4G, 512M), a percentage or infinity" },
-        { "MemoryHigh",              conv_size,             "a size (4G, 512M), a percentage or infinity" },
-        { "MemoryLow",               conv_size,             "a size (4G, 512M), a percentage or infinity" },
-        { "MemorySwapMax",           conv_size,             "a size (4G, 512M), a percentage or infinity" },
-        { "TasksMax",                conv_tasks,            "a number, a percentage or infinity" },
-        { "CPUQuota",                conv_cpu_quota,        "a percentage such as 200%" },
-        { "CPUWeight",               conv_weight,           "a number from 1 to 10000" },
-        { "IOWeight",                conv_weight,           "a number from 1 to 10000" },
+        { "MemoryMax",               conv_size,             "a size (4G, 512M), a percentage or infinity", "memory" },
+        { "MemoryHigh",              conv_size,             "a size (4G, 512M), a percentage or infinity", "memory" },
+        { "MemoryLow",               conv_size,             "a size (4G, 512M), a percentage or infinity", "memory" },
+        { "MemorySwapMax",           conv_size,             "a size (4G, 512M), a percentage or infinity", "memory" },
+        { "TasksMax",                conv_tasks,            "a number, a percentage or infinity", "pids" },
+        { "CPUQuota",                conv_cpu_quota,        "a percentage such as 200%", "cpu" },
+        { "CPUWeight",               conv_weight,           "a number from 1 to 10000", "cpu" },
+        { "IOWeight",                conv_weight,           "a number from 1 to 10000", "io" },
         { "LimitNOFILE",             conv_u64,              "a number or infinity" },
         { "LimitNPROC",              conv_u64,              "a number or infinity" },
         { "LimitCORE",               conv_u64,              "a number or infinity" },
@@ -653,6 +546,11 @@ int unit_property_check(const char *name, const char *value, char **ret_error) {
                         *ret_error = NULL;
         }
         return r;
+}
+
+const char *unit_property_controller(const char *name) {
+        const UnitProperty *p = find(name);
+        return p ? p->controller : NULL;
 }
 
 int unit_property_write(const PropertyWriter *m, const char *name, const char *value) {

@@ -22,6 +22,11 @@ int unit_property_check(const char *name, const char *value, char **ret_error);
 /* The closest known name, or NULL when nothing is close. */
 const char *unit_property_suggest(const char *name);
 
+/* The cgroup controller property `name` needs ("memory" for MemoryMax), or NULL for one that
+ * needs none and for an unknown name. Without its controller in the user manager's cgroup,
+ * systemd accepts the property and enforces nothing: the runner checks (run/run-status.c). */
+const char *unit_property_controller(const char *name);
+
 /* Where a converted property goes: sd-bus's message calls, as unit/properties.c gives them (the
  * table knows nothing of D-Bus itself, so that validation does not either). Each returns 0 or
  * a negative errno. */
@@ -32,6 +37,12 @@ typedef struct PropertyWriter {
         int (*append_strv)(void *userdata, char **l);
         void *userdata;
 } PropertyWriter;
+
+/* The frame of one (sv) entry whose value takes more than one append: opens the entry, writes
+ * `name` and opens the variant of signature `sig`; closing closes both. Every (sv) entry scudo
+ * writes, the table's and the unit builder's (through unit/properties.h), has this frame. */
+int unit_property_write_open(const PropertyWriter *w, const char *name, const char *sig);
+int unit_property_write_close(const PropertyWriter *w);
 
 /* Writes the (sv) entry (or entries) for a checked property into an open a(sv) container. */
 int unit_property_write(const PropertyWriter *w, const char *name, const char *value);

@@ -1,22 +1,8 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* A run's resource controllers, checked before it starts, and its exit status (run-internal.h). */
 
+#include "plan/unit-properties.h"
 #include "run/run-internal.h"
-
-/* Resource properties are cgroup attributes: without its controller in the user manager's
- * cgroup (not delegated by the system, or a hybrid hierarchy), systemd accepts MemoryMax= or
- * TasksMax= and enforces nothing. A profile's limit is a promise: refuse the run instead. */
-static const char *run_resource_controller(const char *property) {
-        static const struct { const char *property, *controller; } table[] = {
-                { "MemoryMax", "memory" }, { "MemoryHigh", "memory" }, { "MemoryLow", "memory" },
-                { "MemorySwapMax", "memory" }, { "TasksMax", "pids" }, { "CPUQuota", "cpu" },
-                { "CPUWeight", "cpu" }, { "IOWeight", "io" },
-        };
-        for (size_t i = 0; i < ELEMENTSOF(table); i++)
-                if (streq(table[i].property, property))
-                        return table[i].controller;
-        return NULL;
-}
 
 static bool run_word_in(const char *list, const char *word) {
         size_t n = strlen(word);
@@ -26,10 +12,14 @@ static bool run_word_in(const char *list, const char *word) {
         return false;
 }
 
+/* Resource properties are cgroup attributes: without its controller in the user manager's cgroup
+ * (not delegated by the system, or a hybrid hierarchy), systemd accepts MemoryMax= or TasksMax=
+ * and enforces nothing. A profile's limit is a promise: refuse the run instead. Which property
+ * needs which controller is a column of the property table (plan/unit-properties.c). */
 int run_check_resource_controllers(RunContext *c, const Plan *plan) {
         const char *needs = NULL, *property = NULL;
         for (size_t i = 0; i < plan->n_properties && !needs; i++)
-                if ((needs = run_resource_controller(plan->properties[i].name)))
+                if ((needs = unit_property_controller(plan->properties[i].name)))
                         property = plan->properties[i].name;
         if (!needs)
                 return 0;
@@ -60,7 +50,7 @@ int run_check_resource_controllers(RunContext *c, const Plan *plan) {
                                        "the profile sets (%s)", cgroup, property);
 
         for (size_t i = 0; i < plan->n_properties; i++) {
-                const char *need = run_resource_controller(plan->properties[i].name);
+                const char *need = unit_property_controller(plan->properties[i].name);
                 if (need && !run_word_in(controllers, need))
                         return log_error_errno(SYNTHETIC_ERRNO(EOPNOTSUPP),
                                                "%s=%s needs the cgroup controller '%s', which the user "

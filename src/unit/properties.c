@@ -37,3 +37,13 @@ int unit_fixed_properties_append(sd_bus_message *m) {
         const PropertyWriter w = bus_writer(m);
         return unit_fixed_properties_write(&w);
 }
+
+int unit_property_open(sd_bus_message *m, const char *name, const char *sig) {
+        const PropertyWriter w = bus_writer(m);
+        return unit_property_write_open(&w, name, sig);
+}
+
+int unit_property_close(sd_bus_message *m) {
+        const PropertyWriter w = bus_writer(m);
+        return unit_property_write_close(&w);
+}

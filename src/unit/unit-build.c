@@ -14,31 +14,6 @@
 #include "util/path-util.h"
 #include "util/strv.h"
 
-static int append_bool(sd_bus_message *m, const char *name, int b) {
-        return sd_bus_message_append(m, "(sv)", name, "b", b);
-}
-
-static int append_string(sd_bus_message *m, const char *name, const char *s) {
-        return sd_bus_message_append(m, "(sv)", name, "s", s);
-}
-
-static int open_property(sd_bus_message *m, const char *name, const char *sig) {
-        int r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "s", name);
-        if (r < 0)
-                return r;
-        return sd_bus_message_open_container(m, 'v', sig);
-}
-
-static int close_property(sd_bus_message *m) {
-        int r = sd_bus_message_close_container(m);
-        if (r < 0)
-                return r;
-        return sd_bus_message_close_container(m);
-}
-
 static bool plan_private_devices(const Plan *plan) {
         const char *v = plan_property(plan, "PrivateDevices");
         return v && parse_boolean(v) == 1;
@@ -76,7 +51,7 @@ static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *c
         STRV_FOREACH(a, plan->argv)
                 argv[n++] = *a;
 
-        int r = open_property(m, "ExecStartEx", "a(sasas)");
+        int r = unit_property_open(m, "ExecStartEx", "a(sasas)");
         if (r < 0)
                 return r;
         r = sd_bus_message_open_container(m, 'a', "(sasas)");
@@ -100,7 +75,7 @@ static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *c
         r = sd_bus_message_close_container(m);
         if (r < 0)
                 return r;
-        return close_property(m);
+        return unit_property_close(m);
 }
 
 static int compare_paths(const void *a, const void *b) {
@@ -375,7 +350,7 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
 static int append_binds(sd_bus_message *m, const char *name, char **src, char **dst) {
         if (!src)
                 return 0;
-        int r = open_property(m, name, "a(ssbt)");
+        int r = unit_property_open(m, name, "a(ssbt)");
         if (r < 0)
                 return r;
         r = sd_bus_message_open_container(m, 'a', "(ssbt)");
@@ -391,7 +366,7 @@ static int append_binds(sd_bus_message *m, const char *name, char **src, char **
         r = sd_bus_message_close_container(m);
         if (r < 0)
                 return r;
-        return close_property(m);
+        return unit_property_close(m);
 }
 
 static bool plan_protect_system_strict(const Plan *plan) {
@@ -403,7 +378,7 @@ static int append_mounts(sd_bus_message *m, const Plan *plan, const UnitContext 
         int r;
 
         if (l->tmpfs) {
-                r = open_property(m, "TemporaryFileSystem", "a(ss)");
+                r = unit_property_open(m, "TemporaryFileSystem", "a(ss)");
                 if (r < 0)
                         return r;
                 r = sd_bus_message_open_container(m, 'a', "(ss)");
@@ -417,7 +392,7 @@ static int append_mounts(sd_bus_message *m, const Plan *plan, const UnitContext 
                 r = sd_bus_message_close_container(m);
                 if (r < 0)
                         return r;
-                r = close_property(m);
+                r = unit_property_close(m);
                 if (r < 0)
                         return r;
         }
@@ -447,23 +422,23 @@ static int append_mounts(sd_bus_message *m, const Plan *plan, const UnitContext 
                 if (streq(plan->paths[i].path, "/run"))
                         run_hidden = plan->paths[i].access == PATH_ACCESS_HIDE;
         if (plan_protect_system_strict(plan) && !run_hidden) {
-                r = open_property(m, "ReadOnlyPaths", "as");
+                r = unit_property_open(m, "ReadOnlyPaths", "as");
                 if (r >= 0)
                         r = sd_bus_message_append_strv(m, (char *[]) { (char *) "-/run", NULL });
                 if (r >= 0)
-                        r = close_property(m);
+                        r = unit_property_close(m);
                 if (r < 0)
                         return r;
         }
         if (!l->inaccessible)
                 return 0;
-        r = open_property(m, "InaccessiblePaths", "as");
+        r = unit_property_open(m, "InaccessiblePaths", "as");
         if (r < 0)
                 return r;
         r = sd_bus_message_append_strv(m, l->inaccessible);
         if (r < 0)
                 return r;
-        return close_property(m);
+        return unit_property_close(m);
 }
 
 /* Exposed for tests: the mounts alone. */
@@ -539,7 +514,7 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
          * 5 s, not the manager's 90, between the SIGTERM of a stop (Ctrl-C twice, scudo killed,
          * the command's main process gone with children left) and the SIGKILL: a command that
          * ignores SIGTERM must not run on for a minute and a half after the user stopped it. */
-        r = append_string(m, "KeyringMode", "private");
+        r = sd_bus_message_append(m, "(sv)", "KeyringMode", "s", "private");
         if (r >= 0)
                 r = unit_property_append(m, "TimeoutStopSec", "5s");
         /* With network rules, only the families the BPF programs see (and AF_UNIX, AF_NETLINK
@@ -559,21 +534,23 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
                         return r;
         }
 
-        r = append_string(m, "Description", description);
+        r = sd_bus_message_append(m, "(sv)", "Description", "s", description);
         if (r >= 0)
-                r = append_string(m, "Type", "exec");   /* a failed execve fails the start job */
+                /* exec: a failed execve fails the start job */
+                r = sd_bus_message_append(m, "(sv)", "Type", "s", "exec");
         if (r >= 0)
-                r = append_bool(m, "AddRef", 1);        /* results stay readable until we close */
+                /* results stay readable until we close */
+                r = sd_bus_message_append(m, "(sv)", "AddRef", "b", 1);
         if (r >= 0)
-                r = append_string(m, "CollectMode", "inactive-or-failed");
+                r = sd_bus_message_append(m, "(sv)", "CollectMode", "s", "inactive-or-failed");
         if (r >= 0 && ctx->slice)
-                r = append_string(m, "Slice", ctx->slice);
+                r = sd_bus_message_append(m, "(sv)", "Slice", "s", ctx->slice);
         /* With a PID namespace, the stop's SIGTERM and SIGHUP go to the main process alone,
          * whose init passes them on to every process of the namespace (confine/pid-init.c):
          * sent to all of them as well, each would get them twice. The SIGKILL that ends a
          * stop still goes to all. */
         if (r >= 0 && plan_private_pids(plan))
-                r = append_string(m, "KillMode", "mixed");
+                r = sd_bus_message_append(m, "(sv)", "KillMode", "s", "mixed");
         if (r < 0)
                 return r;
 
@@ -589,7 +566,7 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
         if (r < 0)
                 return r;
         if (plan->working_directory) {
-                r = append_string(m, "WorkingDirectory", plan->working_directory);
+                r = sd_bus_message_append(m, "(sv)", "WorkingDirectory", "s", plan->working_directory);
                 if (r < 0)
                         return r;
         }
@@ -597,11 +574,11 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
         if (r < 0)
                 return r;
 
-        r = open_property(m, "Environment", "as");
+        r = unit_property_open(m, "Environment", "as");
         if (r >= 0)
                 r = sd_bus_message_append_strv(m, plan->environment ?: (char *[]) { NULL });
         if (r >= 0)
-                r = close_property(m);
+                r = unit_property_close(m);
         if (r < 0)
                 return r;
         /* Last, so it wins over the caller's: the unit's name, for a shell prompt to show. scudo
@@ -660,11 +637,11 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
         if (r < 0)
                 return r;
         if (unset) {
-                r = open_property(m, "UnsetEnvironment", "as");
+                r = unit_property_open(m, "UnsetEnvironment", "as");
                 if (r >= 0)
                         r = sd_bus_message_append_strv(m, unset);
                 if (r >= 0)
-                        r = close_property(m);
+                        r = unit_property_close(m);
                 if (r < 0)
                         return r;
         }
