@@ -224,8 +224,8 @@ static int open_stdio(RunContext *c, const RunOptions *opts, UnitStdio *stdio) {
         return 0;
 }
 
-/* --tui: the command's pty drawn in the main area of the terminal, the reports below it. The
- * watcher is told first, so that should scudo die the terminal is given back all the same. */
+/* --tui: the command's pty drawn in the main area of the terminal, the reports below it. It
+ * takes the terminal (the alternate screen) only when the terminal is made raw, below. */
 static int start_tui(RunContext *c, const RunOptions *opts) {
         int r;
 
@@ -235,9 +235,6 @@ static int start_tui(RunContext *c, const RunOptions *opts) {
         r = tui_new(&c->tui);
         if (r < 0)
                 return log_error_errno(r, "Cannot start the terminal UI: %m");
-        r = watcher_guard_terminal(c->watcher_fd, true);
-        if (r < 0)
-                return log_error_errno(r, "Failed to arm the unit watcher: %m");
         tui_attach(c->tui, c->pty);
         report_feed_set_screen(refusals_feed(c->refusals), tui_report, c->tui);
         return 0;
@@ -486,12 +483,14 @@ int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
          * the background, scudo stops here (SIGTTOU), as any program setting its terminal
          * would, and the command does not run until it is in the foreground. */
         if (c.pty) {
+                /* The watcher (and scudo's crash handler) first: should scudo die from here on,
+                 * the terminal is given back all the same. */
+                r = watcher_guard_terminal(c.watcher_fd, opts->tui);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to arm the unit watcher: %m");
                 r = pty_relay_raw_terminal(c.pty);
                 if (r < 0)
                         return log_error_errno(r, "Failed to set the terminal to raw mode: %m");
-                r = watcher_guard_terminal(c.watcher_fd, false);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to arm the unit watcher: %m");
         }
 
         if (c.caller) {

@@ -66,12 +66,8 @@ static void on_crash(int sig) {
 }
 
 static void arm_crash_guard(int fd, bool alternate) {
-        bool first = crash_guard_alternate < 0 && crash_watcher_fd < 0;
-
         crash_watcher_fd = fd;
-        crash_guard_alternate = MAX((int) crash_guard_alternate, alternate ? 1 : 0);
-        if (!first)
-                return;
+        crash_guard_alternate = alternate;
         struct sigaction sa = { .sa_handler = on_crash, .sa_flags = SA_NODEFER };
         (void) sigemptyset(&sa.sa_mask);
         for (size_t i = 0; i < ELEMENTSOF(crash_signals); i++)
