@@ -442,10 +442,14 @@ static bool capability_is_valid(const char *w) {
         return cap_from_name(w, &c) >= 0;
 }
 
-/* scudo empties the bounding set on every unit; a profile may name capabilities, which are
- * checked, but the set can only stay empty (systemd would OR a second assignment in). */
+/* The bounding set is always empty: a profile may name capabilities, which are checked, but
+ * what is written is the empty set (systemd ORs a second non-empty assignment in; an empty
+ * one empties the set). */
 static int conv_caps(const PropertyWriter *m, const char *name, const char *value) {
-        return check_words(value, capability_is_valid);   /* nothing appended: always 0 */
+        int r = check_words(value, capability_is_valid);
+        if (r < 0 || !m)
+                return r;
+        return append_sv(m, name, "t", (uint64_t) 0);
 }
 
 static const UnitProperty properties[] = {
@@ -573,14 +577,15 @@ const char *const unit_fixed_properties[] = {
 };
 
 int unit_fixed_properties_write(const PropertyWriter *w) {
-        int r = append_sv(w, "PrivateUsers", "b", 1);
-        if (r >= 0)
-                r = append_sv(w, "ProtectControlGroups", "b", 1);
-        if (r >= 0)
-                r = append_sv(w, "NoNewPrivileges", "b", 1);
-        if (r >= 0)
-                r = append_sv(w, "CapabilityBoundingSet", "t", (uint64_t) 0);
-        return r;
+        for (const char *const *f = unit_fixed_properties; *f; f++) {
+                char name[64];
+                const char *eq = strchr(*f, '=');
+                (void) snprintf(name, sizeof(name), "%.*s", (int) (eq - *f), *f);
+                int r = unit_property_write(w, name, eq + 1);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 void unit_property_dump(FILE *f) {

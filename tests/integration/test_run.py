@@ -83,6 +83,13 @@ def test_no_new_privileges_and_no_capabilities(tb, work):
     assert "CapBnd:\t0000000000000000" in r.out, r
 
 
+def test_a_profile_naming_capabilities_leaves_the_bounding_set_empty(tb, work):
+    r = tb.scudo(["--property", "CapabilityBoundingSet=CAP_NET_RAW CAP_SYS_ADMIN", "sh", "-c",
+                  "grep -E '^CapBnd' /proc/self/status"], cwd=work)
+    assert r.rc == 0, r
+    assert "CapBnd:\t0000000000000000" in r.out, r
+
+
 def test_exit_codes(tb, work):
     for code in (0, 1, 42):
         r = tb.scudo(["sh", "-c", "exit %d" % code], cwd=work)
