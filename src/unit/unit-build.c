@@ -152,6 +152,12 @@ static int identify(MountLists *l, const char *path, struct stat *st) {
         return r > 0 ? 1 : 0;   /* unreadable (EACCES): systemd, as the same user, cannot bind it */
 }
 
+/* identify(), where the path must be there: bound from outside, made by scudo. */
+static int identify_present(MountLists *l, const char *path, struct stat *st) {
+        int r = identify(l, path, st);
+        return r == 0 ? mount_error(l, -ENOENT, "%s is gone", path) : r;
+}
+
 /* A filtered bus's socket (the session bus's or the system bus's, as the entry's source says),
  * read-only at the entry's path (where the bus is): connecting to a socket needs no write
  * access to the mount. */
@@ -184,9 +190,9 @@ static int bind_git_config_copies(const UnitContext *ctx, MountLists *l) {
                 struct stat st;
                 if (strv_contains(l->bind_ro_dst, c->dst[i]))
                         continue;       /* a plan entry's bind took the copy */
-                int r = identify(l, c->src[i], &st);
-                if (r <= 0)
-                        return r < 0 ? r : mount_error(l, -ENOENT, "%s is gone", c->src[i]);
+                int r = identify_present(l, c->src[i], &st);
+                if (r < 0)
+                        return r;
                 r = strv_extend(&l->bind_ro_src, c->src[i]);
                 if (r >= 0)
                         r = strv_extend(&l->bind_ro_dst, c->dst[i]);
@@ -200,9 +206,7 @@ static int bind_git_config_copies(const UnitContext *ctx, MountLists *l) {
 
 static int bind_ro_checked(MountLists *l, const char *src, const char *dst) {
         struct stat st;
-        int r = identify(l, src, &st);
-        if (r == 0)
-                r = mount_error(l, -ENOENT, "%s is gone", src);
+        int r = identify_present(l, src, &st);
         if (r >= 0)
                 r = strv_extend(&l->bind_ro_src, src);
         if (r >= 0)
@@ -224,9 +228,7 @@ static int collect_broker_mounts(const UnitContext *ctx, MountLists *l) {
         if (!ctx->broker_socket)
                 return add_inaccessible(l, ctx->broker_root);
 
-        r = identify(l, ctx->broker_root, &st);
-        if (r == 0)
-                r = mount_error(l, -ENOENT, "%s is gone", ctx->broker_root);
+        r = identify_present(l, ctx->broker_root, &st);
         if (r < 0)
                 return r;
         r = strv_extend(&l->tmpfs, ctx->broker_root);
