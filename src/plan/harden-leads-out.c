@@ -3,10 +3,9 @@
  * directory the command may write, found in O(n log n) rather than by comparing every pair of
  * entries, and taken out of the plan with their reason. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <stdio.h>
 
 #include "plan/harden-leads-out.h"
 #include "util/path-util.h"
