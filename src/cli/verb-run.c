@@ -249,8 +249,6 @@ int verb_run(RunCommandLine *args) {
                                        "command, is not installed next to scudo nor in " SCUDO_LIBEXECDIR "; "
                                        "the command was not run");
         args->run.runtime_dir = args->request.runtime_dir;
-        args->run.home = args->request.home;
-        args->run.config_home = getenv("XDG_CONFIG_HOME");
         args->run.confine_path = confine;
         int status = 0;
         r = run_plan(plan, &args->run, &status);

@@ -37,6 +37,15 @@ static char *include_target(const char *value, const char *from, const char *hom
         return path_join(dir, value);
 }
 
+int git_config_read_filtered(const char *canonical, GitConfigFiltered *ret) {
+        _cleanup_free_ char *text = NULL;
+        size_t size;
+        int r = read_regular_file(canonical, MAX_CONFIG_SIZE, &text, &size);
+        if (r < 0)
+                return r;
+        return git_config_filter(text, size, ret);
+}
+
 int git_config_walk(char * const *start, const char *home, const GitConfigVisitor *v) {
         _cleanup_strv_free_ char **queue = strv_copy(start), **seen = NULL;
         _cleanup_free_ unsigned *depth = NULL;
@@ -52,8 +61,6 @@ int git_config_walk(char * const *start, const char *home, const GitConfigVisito
         for (size_t i = 0; r >= 0 && queue && queue[i]; i++) {
                 char canon[PATH_MAX];
                 struct stat st;
-                _cleanup_free_ char *text = NULL;
-                size_t size;
                 GitConfigFiltered f = {};
 
                 if (!path_realpath_fast(queue[i], canon))
@@ -64,9 +71,7 @@ int git_config_walk(char * const *start, const char *home, const GitConfigVisito
                         continue;
                 r = strv_extend(&seen, canon);
                 if (r >= 0)
-                        r = read_regular_file(canon, MAX_CONFIG_SIZE, &text, &size);
-                if (r >= 0)
-                        r = git_config_filter(text, size, &f);
+                        r = git_config_read_filtered(canon, &f);
                 if (r >= 0 && v->visit)
                         r = v->visit(canon, &f, v->userdata);
                 for (char **inc = f.includes; r >= 0 && inc && *inc && depth[i] < MAX_INCLUDE_DEPTH; inc++) {

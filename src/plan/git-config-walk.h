@@ -3,9 +3,9 @@
 
 /* Which files git reads as its configuration: the ones it starts from, and every file they
  * include (include.path and includeIf.*.path, whatever the condition), as git resolves them,
- * to git's limit of ten includes deep. The one walk of them: the hardening step keeps an
- * included file the command could write read-only (plan-harden.c), the runner shows each one
- * less its credentials (unit/git-config-copies.c). */
+ * to git's limit of ten includes deep. The one walk of them is the hardening step's
+ * (harden-git-config.c): it keeps an included file the command could write read-only, and
+ * marks each one shown read-only that holds credentials to be shown as a copy less them. */
 
 #include <stdbool.h>
 
@@ -22,6 +22,9 @@ typedef struct GitConfigVisitor {
         int (*visit)(const char *canonical, const GitConfigFiltered *f, void *userdata);
         void *userdata;
 } GitConfigVisitor;
+
+/* The regular file at `canonical` read and filtered (git-config-filter.h); -EFBIG past 4 MiB. */
+int git_config_read_filtered(const char *canonical, GitConfigFiltered *ret);
 
 /* Walks from the files `start` (paths as git opens them; missing ones are skipped). home:
  * what "~/" in an include means (NULL: such an include is skipped). Returns 0, the first

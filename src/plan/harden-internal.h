@@ -18,6 +18,12 @@ const PlanPath *harden_governing_entry(const Plan *p, const char *path);
 /* Whether `path` (canonical) is writable only because a directory above it is. */
 bool harden_writable_from_above(const Plan *p, const char *path);
 
+/* `path` (a persistence root, or a file git's configuration includes) read-only when what it
+ * leads to is in a directory the command may write, made first where missing. through_symlink:
+ * only where a symlink leads there. harden-persistence.c. */
+int harden_keep_runs_later(Plan *p, const char *path, bool file, bool through_symlink);
+
 int harden_persistence(Plan *p, const HardenContext *ctx);      /* harden-persistence.c */
 int harden_git_dirs(Plan *p);                                   /* harden-git.c */
+int harden_git_config(Plan *p, const HardenContext *ctx);       /* harden-git-config.c */
 int harden_sockets(Plan *p, const HardenContext *ctx);          /* harden-sockets.c */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* The hardening step's section on what runs later, outside (plan-harden.h): what a place of
- * plan/persistence.h leads to through a symlink, and every file git's configuration includes,
- * read-only where the command could write it. */
+ * plan/persistence.h leads to through a symlink, read-only where the command could write it;
+ * and the rule harden-git-config.c applies to every file git's configuration includes. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plan/git-config-walk.h"
 #include "plan/harden-internal.h"
 #include "plan/persistence.h"
 #include "plan/plan-validate.h"
@@ -24,7 +23,7 @@
  * or the command could make it. through_symlink: only where a symlink leads there, since the
  * policy engine refuses a derived grant of such a place as it is written (build.lua), and one
  * written out in full is policy. */
-static int keep_runs_later(Plan *p, const char *path, bool file, bool through_symlink) {
+int harden_keep_runs_later(Plan *p, const char *path, bool file, bool through_symlink) {
         _cleanup_free_ char *c = NULL, *why = NULL;
         PathCreate create = PATH_CREATE_NONE;
 
@@ -60,13 +59,7 @@ static int keep_runs_later(Plan *p, const char *path, bool file, bool through_sy
         return harden_add_entry(p, PATH_ACCESS_READ, c, why, create, PATH_SOURCE_SELF);
 }
 
-static int keep_git_include(const char *path, void *userdata) {
-        return keep_runs_later(userdata, path, true, false);
-}
-
-/* The places of plan/persistence.h, resolved; and the files git's configuration includes,
- * wherever they are (an [includeIf "gitdir:~/work/"] path = ~/work/.gitconfig-work, made from
- * a run started in ~/work, would set core.fsmonitor for every git command there). */
+/* The places of plan/persistence.h, resolved. */
 int harden_persistence(Plan *p, const HardenContext *ctx) {
         PersistenceRoot *roots = NULL;
         size_t n = 0;
@@ -80,20 +73,7 @@ int harden_persistence(Plan *p, const HardenContext *ctx) {
         if (r < 0)
                 return r;
         for (size_t i = 0; r >= 0 && i < n; i++)
-                r = keep_runs_later(p, roots[i].path, roots[i].file, true);
+                r = harden_keep_runs_later(p, roots[i].path, roots[i].file, true);
         persistence_roots_free(roots, n);
-        if (r < 0)
-                return r;
-
-        _cleanup_free_ char *xdg = ctx->config_home && path_is_absolute(ctx->config_home) ?
-                path_join(ctx->config_home, "git/config") : path_join(ctx->home, ".config/git/config");
-        _cleanup_free_ char *dot = path_join(ctx->home, ".gitconfig");
-        if (!xdg || !dot)
-                return -ENOMEM;
-        char *start[] = { xdg, dot, NULL };
-        r = git_config_walk(start, ctx->home, &(GitConfigVisitor) {
-                .target = keep_git_include, .userdata = p });
-        /* a configuration that cannot be read is not git's to read either: the runner says so
-         * when it cannot show it without its credentials */
-        return r == -ENOMEM ? r : 0;
+        return r;
 }

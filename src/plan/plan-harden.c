@@ -2,7 +2,7 @@
 /* The hardening step (plan-harden.h): the helpers its sections share, its own sections (the
  * denies kept, scudo's configuration and the project files, the mounts that change nothing,
  * the pins), and the order of them all. The others: harden-persistence.c, harden-git.c,
- * harden-sockets.c. */
+ * harden-git-config.c, harden-sockets.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -399,6 +399,8 @@ int plan_harden(Plan *p, const HardenContext *ctx) {
                 r = harden_persistence(p, ctx);
         if (r >= 0)
                 r = harden_git_dirs(p);
+        if (r >= 0)
+                r = harden_git_config(p, ctx);
         if (r >= 0)
                 r = harden_sockets(p, ctx);
         if (r >= 0)

@@ -58,6 +58,9 @@ typedef enum PathSource {
         PATH_SOURCE_BUS_PROXY,  /* the filtered session bus's socket, which the runner starts
                                  * (unit/bus-proxy.h); only the hardening step names it */
         PATH_SOURCE_SYSTEM_BUS_PROXY, /* the filtered system bus's socket, likewise */
+        PATH_SOURCE_GIT_CONFIG_COPY, /* a copy of the file less its credentials, which the runner
+                                      * makes (unit/git-config-copies.h); only the hardening step
+                                      * names it (plan-harden.h, 2b) */
         _PATH_SOURCE_MAX,
         _PATH_SOURCE_INVALID = -EINVAL,
 } PathSource;

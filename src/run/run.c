@@ -455,8 +455,7 @@ int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
         }
 
         /* git's configuration files that hold credentials, as copies less them. */
-        r = git_config_copies_make(plan, opts->home, opts->config_home, opts->runtime_dir, c.unit_name,
-                                   &c.git_config);
+        r = git_config_copies_make(plan, opts->runtime_dir, c.unit_name, &c.git_config);
         if (r < 0)
                 return r;
         if (c.git_config.dir) {

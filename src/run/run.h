@@ -22,8 +22,6 @@ typedef struct RunCaller {
 
 typedef struct RunOptions {
         const char *runtime_dir;
-        const char *home;               /* the caller's, and */
-        const char *config_home;        /* $XDG_CONFIG_HOME or NULL: where git's configuration is */
         const char *confine_path;
         bool force_pty;         /* -t: stdout on the pty too, though not a terminal */
         bool no_pty;            /* -T: never a pty (refused with a terminal among the streams) */

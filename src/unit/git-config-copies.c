@@ -17,39 +17,6 @@
 #include "util/path-util.h"
 #include "util/strv.h"
 
-
-/* The plan's access at `path` (canonical): that of the deepest entry naming it or a directory
- * above it, the most restrictive among entries naming that same path; -1 when none does. Also
- * the rest of `path` below that entry. */
-static int access_at(const Plan *plan, const char *path, const char **ret_rest) {
-        size_t best_len = 0;
-        int best = -1;
-        for (size_t i = 0; i < plan->n_paths; i++) {
-                const PlanPath *p = &plan->paths[i];
-                const char *rest = path_startswith(path, p->path);
-                size_t l = strlen(p->path);
-                if (!rest)
-                        continue;
-                if (best < 0 || l > best_len || (l == best_len && (int) p->access > best)) {
-                        best = (int) p->access;
-                        best_len = l;
-                        *ret_rest = rest;
-                }
-        }
-        return best;
-}
-
-/* Whether the sandbox shows `path` (canonical) and the command cannot write it: read-only by
- * the plan, or by no entry (ProtectSystem, ProtectHome), or the config of a .git at the top of
- * a writable directory, which unit-build.c binds read-only unless the plan names it. */
-static bool shown_read_only(const Plan *plan, const char *path) {
-        const char *rest = NULL;
-        int a = access_at(plan, path, &rest);
-        if (a < 0 || a == PATH_ACCESS_READ)
-                return true;
-        return a == PATH_ACCESS_WRITE && rest && startswith(rest, ".git/");
-}
-
 static int make_dir(GitConfigCopies *c, const char *runtime_dir, const char *unit_name) {
         _cleanup_free_ char *top = path_join(runtime_dir, "scudo");
         _cleanup_free_ char *name = NULL;
@@ -105,66 +72,40 @@ static int add_copy(GitConfigCopies *c, const char *path, const GitConfigFiltere
         return 0;
 }
 
-typedef struct CopiesWalk {
-        const Plan *plan;
-        const char *runtime_dir, *unit_name;
-        GitConfigCopies *c;
-        bool logged;            /* add_copy() said why it failed */
-} CopiesWalk;
-
-static bool want_copy(const char *canonical, void *userdata) {
-        const CopiesWalk *w = userdata;
-        /* a file the command can write anyway is shown as it is, and what it includes with it */
-        return shown_read_only(w->plan, canonical);
-}
-
-static int copy_filtered(const char *canonical, const GitConfigFiltered *f, void *userdata) {
-        CopiesWalk *w = userdata;
-        int r = f->removed > 0 ? add_copy(w->c, canonical, f, w->runtime_dir, w->unit_name) : 0;
-        w->logged = r < 0;
-        return r;
-}
-
-int git_config_copies_make(const Plan *plan, const char *home, const char *config_home,
-                           const char *runtime_dir, const char *unit_name, GitConfigCopies *ret) {
-        _cleanup_strv_free_ char **start = NULL;
+int git_config_copies_make(const Plan *plan, const char *runtime_dir, const char *unit_name,
+                           GitConfigCopies *ret) {
         GitConfigCopies c = {};
+        int r = 0;
 
         *ret = (GitConfigCopies) {};
-        if (!runtime_dir || !path_is_absolute(runtime_dir))
-                return 0;       /* nowhere to put a copy: nothing run.c can start either */
-
-        /* The files git starts from: the user's, and each .git's at the top of a directory
-         * the sandbox shows. */
-        if (home && path_is_absolute(home)) {
-                _cleanup_free_ char *xdg = config_home && path_is_absolute(config_home) ?
-                        path_join(config_home, "git/config") : path_join(home, ".config/git/config");
-                _cleanup_free_ char *dot = path_join(home, ".gitconfig");
-                if (!xdg || !dot || strv_extend(&start, xdg) < 0 || strv_extend(&start, dot) < 0)
-                        return log_oom();
-        }
-        for (size_t i = 0; i < plan->n_paths; i++) {
+        for (size_t i = 0; r >= 0 && i < plan->n_paths; i++) {
                 const PlanPath *p = &plan->paths[i];
-                if (p->access != PATH_ACCESS_WRITE && p->access != PATH_ACCESS_READ)
-                        continue;
-                for (const char *const *f = (const char *const[]) { ".git/config", ".git/config.worktree", NULL };
-                     *f; f++) {
-                        _cleanup_free_ char *cfg = path_join(p->path, *f);
-                        if (!cfg || strv_extend(&start, cfg) < 0)
-                                return log_oom();
-                }
-        }
+                GitConfigFiltered f = {};
+                struct stat st;
 
-        CopiesWalk w = { .plan = plan, .runtime_dir = runtime_dir, .unit_name = unit_name, .c = &c };
-        int r = git_config_walk(start, home && path_is_absolute(home) ? home : NULL, &(GitConfigVisitor) {
-                .want = want_copy, .visit = copy_filtered, .userdata = &w });
+                if (p->source != PATH_SOURCE_GIT_CONFIG_COPY)
+                        continue;
+                if (!runtime_dir || !path_is_absolute(runtime_dir)) {
+                        r = log_error_errno(-EINVAL, "No runtime directory to show git's configuration %s "
+                                            "without its credentials in", p->path);
+                        break;
+                }
+                /* Gone since the plan was made: then it is checked to be missing inside, and one
+                 * that is there without a copy is refused (unit-build.c). */
+                if (path_stat_no_symlinks(p->path, &st) <= 0 || !S_ISREG(st.st_mode))
+                        continue;
+                r = git_config_read_filtered(p->path, &f);
+                if (r < 0)
+                        r = r == -ENOMEM ? log_oom() :
+                                log_error_errno(r, "Cannot read git's configuration %s to show it without "
+                                                "its credentials: %m", p->path);
+                else
+                        r = add_copy(&c, p->path, &f, runtime_dir, unit_name);
+                git_config_filtered_done(&f);
+        }
         if (r < 0) {
                 git_config_copies_remove(&c);
-                if (w.logged)
-                        return r;
-                if (r == -ENOMEM)
-                        return log_oom();
-                return log_error_errno(r, "Cannot read git's configuration to show it without its credentials: %m");
+                return r;
         }
         *ret = c;
         return 0;

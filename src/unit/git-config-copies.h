@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #pragma once
 
-/* git's configuration as the sandbox sees it: each configuration file git reads there (the
- * home's ~/.gitconfig and ${XDG_CONFIG_HOME}/git/config, the config of every .git at the top
- * of a writable directory, and the files these include, recursively) that the plan shows
- * read-only and that holds credentials is shown as a copy less them (git-config-filter.h):
- * written 0600 below the caller's runtime directory, bound read-only over the original
- * (unit-build.c), removed when the run ends. Files the plan hides or denies are not shown at
- * all and need no copy; files the command may write (an include inside the project) are the
- * project's, as everything else there is. */
+/* git's configuration less its credentials: each file the hardening step marks to be shown so
+ * (PATH_SOURCE_GIT_CONFIG_COPY, plan/harden-git-config.c) is read again here, filtered
+ * (plan/git-config-filter.h), written 0600 below the caller's runtime directory, bound
+ * read-only over the original (unit-build.c), and removed when the run ends. */
 
 #include "plan/plan.h"
 
@@ -18,12 +14,11 @@ typedef struct GitConfigCopies {
         char **dst;             /* each shown in place of this file (canonical path) */
 } GitConfigCopies;
 
-/* Makes the copies for `plan`. home and config_home ($XDG_CONFIG_HOME, or NULL for
- * ~/.config) say where the home's git configuration is; runtime_dir and unit_name where the
- * copies go. Returns 0 (with nothing made when no file holds a credential), or -errno, logged
- * here; then nothing is left behind. */
-int git_config_copies_make(const Plan *plan, const char *home, const char *config_home,
-                           const char *runtime_dir, const char *unit_name, GitConfigCopies *ret);
+/* Makes the copies `plan` asks for; runtime_dir and unit_name say where they go. A file that is
+ * gone since the plan was made gets none. Returns 0 (with nothing made when the plan asks for
+ * none), or -errno, logged here; then nothing is left behind. */
+int git_config_copies_make(const Plan *plan, const char *runtime_dir, const char *unit_name,
+                           GitConfigCopies *ret);
 
 /* The copy shown in place of `path`, or NULL. c may be NULL. */
 const char *git_config_copy_of(const GitConfigCopies *c, const char *path);

@@ -181,29 +181,6 @@ static int add_bus_proxy(MountLists *l, const PlanPath *p, const UnitContext *ct
         return r;
 }
 
-/* The filtered copies of git's configuration (git-config-copies.h) shown where no read-only
- * entry of the plan names the file itself (inside a directory the plan shows, or a .git that
- * the hardening step binds read-only): each bound over it. */
-static int bind_git_config_copies(const UnitContext *ctx, MountLists *l) {
-        const GitConfigCopies *c = ctx->git_config;
-        for (size_t i = 0; c && c->dst && c->dst[i]; i++) {
-                struct stat st;
-                if (strv_contains(l->bind_ro_dst, c->dst[i]))
-                        continue;       /* a plan entry's bind took the copy */
-                int r = identify_present(l, c->src[i], &st);
-                if (r < 0)
-                        return r;
-                r = strv_extend(&l->bind_ro_src, c->src[i]);
-                if (r >= 0)
-                        r = strv_extend(&l->bind_ro_dst, c->dst[i]);
-                if (r >= 0)
-                        r = add_check(l, '=', &st, c->dst[i]);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
 static int bind_ro_checked(MountLists *l, const char *src, const char *dst) {
         struct stat st;
         int r = identify_present(l, src, &st);
@@ -300,13 +277,16 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                         break;
                 case PATH_ACCESS_READ: {
                         /* git's configuration less its credentials, in place of the file */
-                        const char *src = git_config_copy_of(ctx->git_config, p->path);
+                        const char *src = p->source == PATH_SOURCE_GIT_CONFIG_COPY ?
+                                git_config_copy_of(ctx->git_config, p->path) : NULL;
                         if (src) {
                                 r = identify(l, src, &st);
                                 if (r < 0)
                                         return r;
                                 exists = r > 0;
-                        }
+                        } else if (p->source == PATH_SOURCE_GIT_CONFIG_COPY && exists)
+                                return mount_error(l, -ENOENT, "%s: git's configuration there has no copy "
+                                                   "without its credentials", p->path);
                         r = strv_extend(&l->bind_ro_src, src ?: p->path);
                         if (r >= 0)
                                 r = strv_extend(&l->bind_ro_dst, p->path);
@@ -342,9 +322,6 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                         return r;
         }
 
-        r = bind_git_config_copies(ctx, l);
-        if (r < 0)
-                return r;
         /* The delegation brokers' sockets: out of reach, but in the sandbox that delegates. */
         return collect_broker_mounts(ctx, l);
 }

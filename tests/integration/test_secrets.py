@@ -188,6 +188,15 @@ def test_git_config_shown_without_credentials(tb, work):
         assert "project-secret" in tb.dev("cat %s/.git/config" % work).out
         left = tb.dev("ls -A /run/user/$(id -u)/scudo 2>/dev/null | grep git-config || true")
         assert left.out == "", left
+        # explain shows each copy as the run makes it, with why, and makes none.
+        x = tb.scudo(["explain", "-p", "git-project", "git", "status"], cwd=work)
+        assert x.rc == 0, x
+        copied = [l for l in x.out.splitlines() if "holds credentials" in l]
+        assert any("/.gitconfig" in l for l in copied), x.out
+        assert any("/.config/git/work.inc" in l for l in copied), x.out
+        assert any("%s/.git/config" % work in l for l in copied), x.out
+        left = tb.dev("ls -A /run/user/$(id -u)/scudo 2>/dev/null | grep git-config || true")
+        assert left.out == "", left
     finally:
         tb.dev("rm -rf ~/.gitconfig ~/.config/git")
 

@@ -392,6 +392,95 @@ static void test_placeholder_limit(void) {
         TAP_CHECK(n == PLAN_GIT_PLACEHOLDERS_MAX, "... get %d placeholders (%zu)", PLAN_GIT_PLACEHOLDERS_MAX, n);
 }
 
+static void write_file(const char *rel, const char *text) {
+        _cleanup_free_ char *p = in_root(rel);
+        FILE *f = fopen(p, "we");
+        if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+                abort();
+}
+
+static const PlanPath *entry_at(const Plan *p, const char *rel) {
+        _cleanup_free_ char *path = in_root(rel);
+        for (size_t i = 0; i < p->n_paths; i++)
+                if (streq(p->paths[i].path, path))
+                        return &p->paths[i];
+        return NULL;
+}
+
+static bool dropped_at(const Plan *p, const char *rel, const char *why) {
+        _cleanup_free_ char *path = in_root(rel);
+        for (size_t i = 0; i < p->n_dropped; i++)
+                if (streq(p->dropped[i].entry.path, path) && strstr(p->dropped[i].reason, why))
+                        return true;
+        return false;
+}
+
+/* git's configuration: a file the command sees read-only that holds credentials is shown as a
+ * copy less them (PATH_SOURCE_GIT_CONFIG_COPY), whoever's entry shows it; one without
+ * credentials, one the command cannot see and one it may write are shown as they are. */
+static void test_git_config_copies(void) {
+        const char *tree[] = { "g/", "g/home/", "g/proj/", "g/proj/.git/", "g/proj/.git/HEAD", "g/plain/",
+                               "g/plain/.git/", "g/free/", "g/free/.git/" };
+        for (size_t i = 0; i < ELEMENTSOF(tree); i++)
+                make(tree[i]);
+        _cleanup_free_ char *inc = in_root("g/proj/inc.cfg");
+        _cleanup_free_ char *home_cfg = NULL;
+        if (asprintf(&home_cfg, "[credential]\n\thelper = store\n[include]\n\tpath = %s\n", inc) < 0)
+                abort();
+        write_file("g/home/.gitconfig", home_cfg);
+        write_file("g/proj/inc.cfg", "[github]\n\ttoken = ghp_0123456789abcdef0123456789abcdef0123\n");
+        write_file("g/proj/.git/config", "[remote \"o\"]\n\turl = https://me:s3cretpassw0rd@example.com/r.git\n");
+        write_file("g/plain/.git/config", "[core]\n\tbare = false\n");
+        write_file("g/free/.git/config", "[credential]\n\thelper = store\n");
+
+        _cleanup_free_ char *home = in_root("g/home");
+        _cleanup_(plan_freep) Plan *p = plan_new();
+        if (!p)
+                abort();
+        const char *entries[] = { "w:g/proj", "r:g/plain", "w:g/free", "w:g/free/.git" };
+        for (size_t i = 0; i < ELEMENTSOF(entries); i++) {
+                _cleanup_free_ char *path = in_root(entries[i] + 2);
+                if (plan_add_path(p, access_of(entries[i][0]), path, "test") < 0)
+                        abort();
+        }
+        TAP_CHECK(plan_harden(p, &(HardenContext) { .home = home }) == 0, "git config: hardened");
+
+        const PlanPath *e = entry_at(p, "g/home/.gitconfig");
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && e->source == PATH_SOURCE_GIT_CONFIG_COPY &&
+                  e->reason && strstr(e->reason, "holds credentials"),
+                  "the home's .gitconfig with a credential helper: a copy, read-only");
+        e = entry_at(p, "g/proj/.git/config");
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && e->source == PATH_SOURCE_GIT_CONFIG_COPY,
+                  "a writable project's .git/config with a password in a URL: a copy");
+        e = entry_at(p, "g/proj/inc.cfg");
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && e->source == PATH_SOURCE_GIT_CONFIG_COPY &&
+                  strstr(e->reason, "includes") && strstr(e->reason, "holds credentials"),
+                  "an include in a writable directory: read-only, and a copy since it holds a token");
+        TAP_CHECK(!entry_at(p, "g/plain/.git/config"), "a configuration without credentials: as it is");
+        e = entry_at(p, "g/free/.git/config");
+        TAP_CHECK(!e || e->source != PATH_SOURCE_GIT_CONFIG_COPY,
+                  "a configuration the command may write (a .git the plan grants): as it is");
+
+        /* a profile's own read entry of the file is replaced by scudo's, saying so */
+        _cleanup_(plan_freep) Plan *q = plan_new();
+        _cleanup_free_ char *dot = in_root("g/home/.gitconfig");
+        if (!q || plan_add_path(q, PATH_ACCESS_READ, dot, "test") < 0)
+                abort();
+        TAP_CHECK(plan_harden(q, &(HardenContext) { .home = home }) == 0, "git config named by a profile: hardened");
+        e = entry_at(q, "g/home/.gitconfig");
+        TAP_CHECK(e && e->source == PATH_SOURCE_GIT_CONFIG_COPY && streq(e->origin, PLAN_ORIGIN_SCUDO) &&
+                  dropped_at(q, "g/home/.gitconfig", "scudo decides"),
+                  "... the profile's entry dropped, scudo's copy in its place");
+
+        /* a home the profiles hide: nothing of it is shown, nothing to copy */
+        _cleanup_(plan_freep) Plan *h = plan_new();
+        if (!h || plan_add_path(h, PATH_ACCESS_HIDE, home, "test") < 0)
+                abort();
+        TAP_CHECK(plan_harden(h, &(HardenContext) { .home = home }) == 0, "git config in a hidden home: hardened");
+        e = entry_at(h, "g/home/.gitconfig");
+        TAP_CHECK(!e || e->source != PATH_SOURCE_GIT_CONFIG_COPY, "... no copy of what the command cannot see");
+}
+
 int main(void) {
         snprintf(root, sizeof(root), "/tmp/scudo-plan-harden-XXXXXX");
         if (!mkdtemp(root))
@@ -412,6 +501,7 @@ int main(void) {
         test_placeholder_limit();
         test_system_bus();
         test_derived_never_overrides_deny();
+        test_git_config_copies();
         _cleanup_free_ char *cmd = NULL;
         if (asprintf(&cmd, "rm -rf '%s'", root) >= 0)
                 (void) system(cmd);
