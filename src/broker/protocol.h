@@ -42,11 +42,8 @@
  * unit outside the agent's sandbox, beyond its own limits. */
 #define BROKER_RUNNING_MAX 32U
 
-/* The socket's path inside the sandbox, below /run/user/UID: the one place a scudo inside
- * looks for its broker (the directory is scudo's own tmpfs there, see server.h). */
-#define BROKER_DIR_NAME "scudo"
-#define BROKER_SOCKET_NAME "broker"
-#define BROKER_BIN_NAME "bin"
+/* The socket's path inside the sandbox: plan/broker-paths.h. */
+#include "plan/broker-paths.h"
 
 typedef enum BrokerMessageType {
         BROKER_MSG_RUN = 1,

@@ -54,10 +54,6 @@ struct Broker {
         unsigned n_children;
 };
 
-int broker_root_path(uid_t uid, char **ret) {
-        return asprintf(ret, "/run/user/%u/" BROKER_DIR_NAME, (unsigned) uid) < 0 ? -ENOMEM : 0;
-}
-
 void broker_dir_remove(const char *dir) {
         char path[PATH_MAX];
 
@@ -256,7 +252,7 @@ int broker_start(const Plan *plan, const char *unit, sd_event *event, ReportFeed
         b->unit = strdup(unit);
         b->scudo = realpath("/proc/self/exe", NULL);
         b->environ = strv_copy(environ);
-        if (!b->unit || !b->scudo || !b->environ || broker_root_path(getuid(), &root) < 0)
+        if (!b->unit || !b->scudo || !b->environ || plan_broker_root(getuid(), &root) < 0)
                 return log_oom();
         /* The sandbox's own id names the directory. */
         if (asprintf(&b->dir, "%s/%.*s", root, (int) (ul - strlen(SCUDO_UNIT_PREFIX) - strlen(SCUDO_UNIT_SUFFIX)),
@@ -316,10 +312,6 @@ const char *broker_socket(const Broker *b) {
 
 const char *broker_bin(const Broker *b) {
         return b->bin;
-}
-
-const char *broker_scudo(const Broker *b) {
-        return b->scudo;
 }
 
 static uint64_t now_usec(void) {

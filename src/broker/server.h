@@ -28,10 +28,6 @@
 
 typedef struct Broker Broker;
 
-/* /run/user/UID/scudo: where every broker's directory is. The path scudo inside looks at is
- * below it too (protocol.h). */
-int broker_root_path(uid_t uid, char **ret);
-
 /* Starts the broker of the sandbox `unit` (whose unit is not started yet) for `plan`, which
  * delegates. Its directory is named to the watcher first (watcher_fd), which removes it should
  * scudo die. Logs its errors. */
@@ -41,7 +37,6 @@ int broker_start(const Plan *plan, const char *unit, sd_event *event, ReportFeed
 /* What the sandbox's unit gets (unit-build.h): paths outside. */
 const char *broker_socket(const Broker *b);
 const char *broker_bin(const Broker *b);
-const char *broker_scudo(const Broker *b);
 
 /* The sandbox has ended: no more requests; the socket and links go. The scudos still running
  * get until `timeout_usec` (CLOCK_MONOTONIC, relative) to stop their units and end (their

@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "plan/broker-paths.h"
 #include "plan/harden-internal.h"
 #include "plan/plan-validate.h"
 #include "util/path-util.h"
+#include "util/strv.h"
 
 /* The reasons, as explain shows them after "scudo". */
 #define WHY_SYSTEM_BUS_ALLOWED "the system bus, as dbus.system = \"allow\" asks, given back in the empty /run"
@@ -30,6 +32,11 @@
 #define WHY_BPFD "scudo-bpfd's socket, which sets the network rules of sandboxes"
 #define WHY_ROOT_MANAGER "a root container or VM manager: its group reaches it, and it mounts anything " \
         "as root; a profile that names the socket decides"
+#define WHY_BROKERS "every delegation broker's socket is below it: out of reach"
+#define WHY_BROKER_DIR "this sandbox delegates: an empty directory for its own broker's socket and links"
+#define WHY_BROKER_SOCKET "the socket of this sandbox's broker, which the runner starts"
+#define WHY_BROKER_BIN "the links that route the delegated commands to scudo, first on PATH"
+#define WHY_SCUDO "scudo itself, where the routing links lead"
 #define WHY_NAME_SERVICE "with network rules, a service that resolves names or fetches for whoever " \
         "asks, past the rules; a profile that names the socket decides"
 
@@ -113,8 +120,35 @@ static int empty_run(Plan *p) {
         return 0;
 }
 
+/* The delegation brokers (broker-paths.h): out of reach, but in the sandbox that delegates,
+ * which finds its own broker's socket and routing links where a scudo inside looks, and scudo
+ * itself at its path. plan_check() has refused a profile's grant below the root. */
+static int brokers(Plan *p, const HardenContext *ctx) {
+        _cleanup_free_ char *root = NULL, *socket = NULL, *bin = NULL;
+        int r = plan_broker_root(getuid(), &root);
+        if (r < 0)
+                return r;
+        if (strv_length(p->delegate) == 0)
+                return harden_force_entry(p, PATH_ACCESS_DENY, root, WHY_BROKERS, PATH_SOURCE_SELF);
+        socket = path_join(root, BROKER_SOCKET_NAME);
+        bin = path_join(root, BROKER_BIN_NAME);
+        if (!socket || !bin)
+                return -ENOMEM;
+        r = harden_force_entry(p, PATH_ACCESS_HIDE, root, WHY_BROKER_DIR, PATH_SOURCE_BROKER_DIR);
+        if (r >= 0)
+                r = harden_force_entry(p, PATH_ACCESS_READ, socket, WHY_BROKER_SOCKET, PATH_SOURCE_BROKER_SOCKET);
+        if (r >= 0)
+                r = harden_force_entry(p, PATH_ACCESS_READ, bin, WHY_BROKER_BIN, PATH_SOURCE_BROKER_BIN);
+        if (r >= 0 && ctx->scudo_path && path_is_absolute(ctx->scudo_path) && !plan_names_path(p, ctx->scudo_path))
+                r = harden_add_entry(p, PATH_ACCESS_READ, ctx->scudo_path, WHY_SCUDO, PATH_CREATE_NONE,
+                                     PATH_SOURCE_SELF);
+        return r;
+}
+
 int harden_sockets(Plan *p, const HardenContext *ctx) {
         int r = empty_run(p);
+        if (r >= 0)
+                r = brokers(p, ctx);
         if (r >= 0)
                 r = protect_system_bus(p);
         if (r < 0)

@@ -284,6 +284,8 @@ static int unchanging_reason(const PlanPath **sorted, size_t n, const PlanPath *
         if (lstat(e->path, &st) < 0) {
                 if (errno != ENOENT && errno != ENOTDIR)
                         return 0;       /* unreadable: left to the mount */
+                if (e->source != PATH_SOURCE_SELF)
+                        return 0;       /* the runner makes it before the unit starts */
                 return asprintf(ret, "does not exist: nothing to %s", verb) < 0 ? -ENOMEM : 0;
         }
         _cleanup_free_ char *buf = strdup(e->path);

@@ -32,7 +32,9 @@
  *   3. out of reach: the system bus and the session bus unless the plan allows them (the
  *      filtered proxy's socket in place of each it filters), the service manager's private
  *      socket, scudo-bpfd's socket; root's container and VM managers' sockets and, with
- *      network rules, the name services' unless a profile names one;
+ *      network rules, the name services' unless a profile names one; every delegation
+ *      broker's directory (broker-paths.h), but in the sandbox that delegates: there, its own
+ *      broker's socket and routing links in an empty directory, and scudo at its path;
  *   4. dropped: every hide or deny entry whose mount would change nothing, because its path
  *      does not exist or lies under a directory the command sees empty or cannot reach (and no
  *      entry between gives it back). Read and write entries all stay: one whose path is
@@ -51,6 +53,8 @@ typedef struct HardenContext {
         const char *data_home;          /* $XDG_DATA_HOME, or NULL (then ~/.local/share) */
         const char *path;               /* the caller's $PATH, or NULL */
         const char *bpfd_socket;        /* scudo-bpfd's socket when not SCUDO_BPFD_SOCKET, or NULL */
+        const char *scudo_path;         /* scudo itself, canonical: bound where the sandbox
+                                         * delegates, as the routing links lead to it; or NULL */
 } HardenContext;
 
 /* Hardens a normalized and checked plan in place and sets p->hardened. Returns 0 or -ENOMEM (then the plan

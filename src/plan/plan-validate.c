@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "net/net-rule.h"
+#include "plan/broker-paths.h"
 #include "plan/harden-leads-out.h"
 #include "plan/plan-validate.h"
 #include "plan/unit-properties.h"
@@ -550,6 +551,20 @@ int plan_check(const Plan *p, char **ret_error) {
                 return fail(ret_error, "the command line is empty");
         if (p->working_directory && !path_is_absolute(p->working_directory))
                 return fail(ret_error, "the working directory '%s' is not absolute", p->working_directory);
+
+        /* No grant reaches a delegation broker: only the hardening step binds one, and only
+         * into the sandbox it serves (broker-paths.h). */
+        _cleanup_free_ char *broker_root = NULL;
+        r = plan_broker_root(getuid(), &broker_root);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < p->n_paths; i++) {
+                const PlanPath *e = &p->paths[i];
+                if ((e->access == PATH_ACCESS_WRITE || e->access == PATH_ACCESS_READ) &&
+                    path_startswith(e->path, broker_root))
+                        return fail(ret_error, "%s: %s is where the delegation brokers' sockets are, which no "
+                                    "profile can grant", strempty(e->origin), e->path);
+        }
 
         for (size_t i = 0; i < p->n_properties; i++) {
                 const PlanProperty *q = &p->properties[i];

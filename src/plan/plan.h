@@ -52,7 +52,7 @@ typedef enum PathCreate {
 const char *path_create_to_string(PathCreate c);
 PathCreate path_create_from_string(const char *s);
 
-/* Where a read or write entry's contents come from. */
+/* Where a read or write entry's contents come from; for a hide, who makes the directory. */
 typedef enum PathSource {
         PATH_SOURCE_SELF,       /* the path itself, bound onto itself */
         PATH_SOURCE_BUS_PROXY,  /* the filtered session bus's socket, which the runner starts
@@ -61,6 +61,11 @@ typedef enum PathSource {
         PATH_SOURCE_GIT_CONFIG_COPY, /* a copy of the file less its credentials, which the runner
                                       * makes (unit/git-config-copies.h); only the hardening step
                                       * names it (plan-harden.h, 2b) */
+        PATH_SOURCE_BROKER_DIR, /* hide: this sandbox's broker's directory, which the runner
+                                 * makes before the unit starts (broker-paths.h) */
+        PATH_SOURCE_BROKER_SOCKET, /* read: the socket of this sandbox's broker, which the runner
+                                    * starts; only the hardening step names it */
+        PATH_SOURCE_BROKER_BIN, /* read: the broker's links that route delegated commands to scudo */
         _PATH_SOURCE_MAX,
         _PATH_SOURCE_INVALID = -EINVAL,
 } PathSource;

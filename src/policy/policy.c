@@ -33,8 +33,10 @@ static int engine_new(LuaEngine **ret) {
 
 /* ---- hardening ------------------------------------------------------------------------- */
 
-/* What the hardening step needs to know of the caller. */
-static HardenContext harden_context(const Request *req) {
+/* What the hardening step needs to know of the caller. scudo_path: scudo itself, for a plan
+ * that delegates (the caller frees it). */
+static HardenContext harden_context(const Request *req, const Plan *p, char **scudo_path) {
+        *scudo_path = strv_length(p->delegate) > 0 ? realpath("/proc/self/exe", NULL) : NULL;
         return (HardenContext) {
                 .home = req->home,
                 .runtime_dir = req->runtime_dir,
@@ -45,6 +47,7 @@ static HardenContext harden_context(const Request *req) {
                 /* the helper's socket when it is not the system one (file-capabilities mode,
                  * tests): kept out of the sandbox like the default */
                 .bpfd_socket = secure_getenv("SCUDO_BPFD_SOCKET"),
+                .scudo_path = *scudo_path,
         };
 }
 
@@ -159,7 +162,8 @@ static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char *
                         return 0;
                 }
         }
-        HardenContext hc = harden_context(req);
+        _cleanup_free_ char *scudo_path = NULL;
+        HardenContext hc = harden_context(req, p, &scudo_path);
         r = plan_harden(p, &hc);
         if (r < 0)
                 return r;
@@ -206,7 +210,8 @@ int policy_explain(const Request *req, bool json, char **ret_text, char **ret_er
         if (r >= 0)
                 r = plan_create_check(p, req->home, req->runtime_dir, &invalid);
         if (r >= 0 && plan_normalize(p, &invalid) >= 0 && plan_check(p, &invalid) >= 0) {
-                HardenContext hc = harden_context(req);
+                _cleanup_free_ char *scudo_path = NULL;
+                HardenContext hc = harden_context(req, p, &scudo_path);
                 r = plan_harden(p, &hc);
                 hardened = r >= 0;
         }

@@ -383,10 +383,6 @@ int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
         }
         /* A sandbox that delegates gets its broker now, before its unit: the socket and links
          * are bound into it. */
-        _cleanup_free_ char *broker_root = NULL;
-        r = broker_root_path(getuid(), &broker_root);
-        if (r < 0)
-                return log_oom();
         if (plan->delegate && plan->delegate[0]) {
                 r = broker_start(plan, c.unit_name, c.event, refusals_feed(c.refusals), c.watcher_fd, &c.broker);
                 if (r < 0)
@@ -473,10 +469,8 @@ int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
                 .slice = c.in_slice ? c.slice_name : NULL,
                 .bus_proxy_socket = c.bus_proxy.unit[0] ? c.bus_proxy.socket : NULL,
                 .system_bus_proxy_socket = c.system_bus_proxy.unit[0] ? c.system_bus_proxy.socket : NULL,
-                .broker_root = broker_root,
                 .broker_socket = c.broker ? broker_socket(c.broker) : NULL,
                 .broker_bin = c.broker ? broker_bin(c.broker) : NULL,
-                .scudo_path = c.broker ? broker_scudo(c.broker) : NULL,
         };
         /* The caller's terminal raw (when its input is relayed) before the command starts: in
          * the background, scudo stops here (SIGTTOU), as any program setting its terminal

@@ -152,84 +152,43 @@ static int identify(MountLists *l, const char *path, struct stat *st) {
         return r > 0 ? 1 : 0;   /* unreadable (EACCES): systemd, as the same user, cannot bind it */
 }
 
-/* identify(), where the path must be there: bound from outside, made by scudo. */
-static int identify_present(MountLists *l, const char *path, struct stat *st) {
-        int r = identify(l, path, st);
-        return r == 0 ? mount_error(l, -ENOENT, "%s is gone", path) : r;
+/* What the runner started for the run, bound read-only at the entry's path: a filtered bus's
+ * socket (where the bus is: connecting to a socket needs no write access to the mount), the
+ * delegation broker's socket and its routing links. NULL when it is no such entry. */
+static const char *runtime_source(const PlanPath *p, const UnitContext *ctx, const char **ret_what) {
+        switch (p->source) {
+        case PATH_SOURCE_BUS_PROXY:
+                *ret_what = "the session bus proxy";
+                return ctx->bus_proxy_socket;
+        case PATH_SOURCE_SYSTEM_BUS_PROXY:
+                *ret_what = "the system bus proxy";
+                return ctx->system_bus_proxy_socket;
+        case PATH_SOURCE_BROKER_SOCKET:
+                *ret_what = "the delegation broker";
+                return ctx->broker_socket;
+        case PATH_SOURCE_BROKER_BIN:
+                *ret_what = "the delegation broker's routing links";
+                return ctx->broker_bin;
+        default:
+                *ret_what = NULL;
+                return NULL;
+        }
 }
 
-/* A filtered bus's socket (the session bus's or the system bus's, as the entry's source says),
- * read-only at the entry's path (where the bus is): connecting to a socket needs no write
- * access to the mount. */
-static int add_bus_proxy(MountLists *l, const PlanPath *p, const UnitContext *ctx) {
+static int bind_runtime_source(MountLists *l, const PlanPath *p, const UnitContext *ctx) {
         struct stat st;
-        bool system = p->source == PATH_SOURCE_SYSTEM_BUS_PROXY;
-        const char *socket = system ? ctx->system_bus_proxy_socket : ctx->bus_proxy_socket;
-        const char *what = system ? "system" : "session";
-        if (p->access != PATH_ACCESS_READ || !socket)
-                return mount_error(l, -EINVAL, "the plan asks for the %s bus proxy, which has not been "
-                                   "started", what);
-        int r = identify(l, socket, &st);
+        const char *what, *src = runtime_source(p, ctx, &what);
+        if (p->access != PATH_ACCESS_READ || !src)
+                return mount_error(l, -EINVAL, "the plan asks for %s, which has not been started", what);
+        int r = identify(l, src, &st);
         if (r == 0)
-                r = mount_error(l, -ENOENT, "the %s bus proxy's socket %s is gone", what, socket);
+                r = mount_error(l, -ENOENT, "%s's %s is gone", what, src);
         if (r >= 0)
-                r = strv_extend(&l->bind_ro_src, socket);
+                r = strv_extend(&l->bind_ro_src, src);
         if (r >= 0)
                 r = strv_extend(&l->bind_ro_dst, p->path);
         if (r >= 0)
                 r = add_check(l, '=', &st, p->path);
-        return r;
-}
-
-static int bind_ro_checked(MountLists *l, const char *src, const char *dst) {
-        struct stat st;
-        int r = identify_present(l, src, &st);
-        if (r >= 0)
-                r = strv_extend(&l->bind_ro_src, src);
-        if (r >= 0)
-                r = strv_extend(&l->bind_ro_dst, dst);
-        if (r >= 0)
-                r = add_check(l, '=', &st, dst);
-        return r;
-}
-
-/* Every broker's socket is below broker_root (broker/server.h): out of reach, except in the
- * sandbox that delegates, which gets a tmpfs there with its own broker's socket and links. */
-static int collect_broker_mounts(const UnitContext *ctx, MountLists *l) {
-        _cleanup_free_ char *socket = NULL, *bin = NULL;
-        struct stat st;
-        int r;
-
-        if (!ctx->broker_root)
-                return 0;
-        if (!ctx->broker_socket)
-                return add_inaccessible(l, ctx->broker_root);
-
-        r = identify_present(l, ctx->broker_root, &st);
-        if (r < 0)
-                return r;
-        r = strv_extend(&l->tmpfs, ctx->broker_root);
-        if (r >= 0)
-                r = add_check(l, 't', &st, ctx->broker_root);
-        if (r < 0)
-                return r;
-        /* each under its own name, as in the broker's directory outside */
-        const char *socket_name = strrchr(ctx->broker_socket, '/'), *bin_name = strrchr(ctx->broker_bin, '/');
-        if (!socket_name || !bin_name)
-                return -EINVAL;
-        socket = path_join(ctx->broker_root, socket_name + 1);
-        bin = path_join(ctx->broker_root, bin_name + 1);
-        if (!socket || !bin)
-                return -ENOMEM;
-        r = bind_ro_checked(l, ctx->broker_socket, socket);
-        if (r >= 0)
-                r = bind_ro_checked(l, ctx->broker_bin, bin);
-        /* What the links lead to, wherever it is installed (a hidden home directory, a build
-         * tree), as scudo-confine is. */
-        if (r >= 0 && ctx->scudo_path)
-                r = strv_extend(&l->bind_ro_src, ctx->scudo_path);
-        if (r >= 0 && ctx->scudo_path)
-                r = strv_extend(&l->bind_ro_dst, ctx->scudo_path);
         return r;
 }
 
@@ -254,13 +213,9 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
 
                 if ((i > 0 && streq(sorted[i - 1]->path, p->path)) || !path_is_absolute(p->path))
                         return -EINVAL;         /* one entry per path, canonical: plan_normalize() */
-                if (ctx->broker_root && path_startswith(p->path, ctx->broker_root) &&
-                    (p->access == PATH_ACCESS_WRITE || p->access == PATH_ACCESS_READ))
-                        return mount_error(l, -EPERM, "%s: %s is where the delegation brokers' sockets "
-                                           "are, which no profile can grant", strempty(p->origin), p->path);
-
-                if (p->source == PATH_SOURCE_BUS_PROXY || p->source == PATH_SOURCE_SYSTEM_BUS_PROXY) {
-                        r = add_bus_proxy(l, p, ctx);
+                const char *what;
+                if (runtime_source(p, ctx, &what) || what) {
+                        r = bind_runtime_source(l, p, ctx);
                         if (r < 0)
                                 return r;
                         continue;
@@ -321,9 +276,7 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                 if (r < 0)
                         return r;
         }
-
-        /* The delegation brokers' sockets: out of reach, but in the sandbox that delegates. */
-        return collect_broker_mounts(ctx, l);
+        return 0;
 }
 
 static int append_binds(sd_bus_message *m, const char *name, char **src, char **dst) {
@@ -588,15 +541,13 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
         /* In a sandbox that delegates, the links that route its delegated commands to scudo
          * come first on PATH (broker/route.h). */
         _cleanup_free_ char *path_var = NULL;
-        if (ctx->broker_socket && ctx->broker_root) {
-                const char *path = NULL;
-                STRV_FOREACH(e, plan->environment)
-                        if (startswith(*e, "PATH="))
-                                path = *e + strlen("PATH=");
-                const char *bin_name = ctx->broker_bin ? strrchr(ctx->broker_bin, '/') : NULL;
-                if (!bin_name)
-                        return -EINVAL;
-                if (asprintf(&path_var, "PATH=%s/%s:%s", ctx->broker_root, bin_name + 1,
+        const PlanPath *routes = NULL;
+        for (size_t i = 0; i < plan->n_paths && !routes; i++)
+                if (plan->paths[i].source == PATH_SOURCE_BROKER_BIN)
+                        routes = &plan->paths[i];
+        if (routes) {
+                const char *path = env_get(plan->environment, "PATH");
+                if (asprintf(&path_var, "PATH=%s:%s", routes->path,
                              path && *path ? path : "/usr/local/bin:/usr/bin:/bin") < 0)
                         return -ENOMEM;
                 r = sd_bus_message_append(m, "(sv)", "Environment", "as", 1, path_var);

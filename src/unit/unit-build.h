@@ -30,13 +30,11 @@ typedef struct UnitContext {
         const char *system_bus_proxy_socket;    /* the filtered system bus, or NULL */
         char **manager_environment;     /* the service manager's own environment block */
         const struct GitConfigCopies *git_config; /* shown in place of git's configuration, or NULL */
-        /* Delegation (broker/server.h): /run/user/UID/scudo, every broker's, out of reach in
-         * every sandbox; in the one that delegates, a tmpfs with its own broker's socket and
-         * links bound in, the links first on PATH, scudo itself bound at its path. */
-        const char *broker_root;
-        const char *broker_socket;      /* NULL: this sandbox delegates nothing */
+        /* Delegation (broker/server.h): the socket and routing links of this sandbox's broker,
+         * bound where the plan's entries say (PATH_SOURCE_BROKER_*), the links first on PATH;
+         * NULL: this sandbox delegates nothing. */
+        const char *broker_socket;
         const char *broker_bin;
-        const char *scudo_path;
 } UnitContext;
 
 /* Negative errno on failure; where the plan and the filesystem disagree (a path that turned

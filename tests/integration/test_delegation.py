@@ -282,6 +282,28 @@ def test_end_of_the_agent_stops_the_tool(tb, deleg):
     assert tb.dev("ls -A /run/user/$(id -u)/scudo").out.strip() == ""
 
 
+def test_explain_shows_the_broker_entries_and_makes_no_broker(tb, deleg):
+    # what the run binds for delegation is on the plan, each with why: explain shows it
+    r = tb.dev("cd %s && %s explain agent.sh" % (deleg, Q))
+    assert r.rc == 0, r
+    lines = r.out.splitlines()
+    root = "/run/user/%s/scudo" % tb.dev("id -u").out.strip()
+    tb.dev("mkdir -p -m 0700 %s" % root)    # as any run that delegates or copies leaves it
+    for path, why in ((root, "an empty directory for its own broker"),
+                      (root + "/broker", "the socket of this sandbox's broker"),
+                      (root + "/bin", "route the delegated commands to scudo"),
+                      (tb.dev("readlink -f $(command -v %s)" % Q).out.strip(), "scudo itself")):
+        assert any(path in l and why in l for l in lines), (path, why, r.out)
+    assert tb.dev("ls -A %s 2>/dev/null || true" % root).out.strip() == ""
+    # and a sandbox that delegates nothing has every broker out of reach: here under the
+    # runtime directory the command sees empty, so the deny is left out as changing nothing
+    r = tb.dev("cd %s && %s explain true" % (deleg, Q))
+    assert any(("deny   %s:" % root) in l and "lies under /run/user/" in l for l in r.out.splitlines()), r.out
+    r = tb.dev("cd %s && %s explain --fs-read %s true" % (deleg, Q, os.path.dirname(root)))
+    assert any(("deny   %s " % root) in l and "every delegation broker's socket" in l
+               for l in r.out.splitlines()), r.out
+
+
 def test_no_delegate_starts_no_broker(tb, deleg):
     r = tb.dev("cd %s && %s --no-delegate agent.sh sh -c 'test -e /run/user/$(id -u)/scudo/broker || echo no-broker;"
                " tool.sh probe' </dev/null" % (deleg, Q))

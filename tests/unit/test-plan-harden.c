@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "plan/broker-paths.h"
 #include "plan/plan-harden.h"
+#include "plan/plan-validate.h"
 #include "plan/plan.h"
 #include "util/macro.h"
 #include "util/path-util.h"
@@ -481,6 +483,67 @@ static void test_git_config_copies(void) {
         TAP_CHECK(!e || e->source != PATH_SOURCE_GIT_CONFIG_COPY, "... no copy of what the command cannot see");
 }
 
+static const PlanPath *entry_exact(const Plan *p, const char *path) {
+        for (size_t i = 0; i < p->n_paths; i++)
+                if (streq(p->paths[i].path, path))
+                        return &p->paths[i];
+        return NULL;
+}
+
+/* The delegation brokers (plan/broker-paths.h): out of reach in a sandbox that delegates
+ * nothing; in one that delegates, its own broker's socket and links in an empty directory, and
+ * scudo at its path; a profile's grant there refused by plan_check(). */
+static void test_brokers(void) {
+        _cleanup_free_ char *broot = NULL, *socket = NULL, *bin = NULL, *scudo = in_root("bin-scudo");
+        if (plan_broker_root(getuid(), &broot) < 0 || asprintf(&socket, "%s/" BROKER_SOCKET_NAME, broot) < 0 ||
+            asprintf(&bin, "%s/" BROKER_BIN_NAME, broot) < 0)
+                abort();
+        make("bin-scudo");
+
+        _cleanup_(plan_freep) Plan *d = plan_new();
+        if (!d || strv_extend(&d->delegate, "tools") < 0)
+                abort();
+        TAP_CHECK(plan_harden(d, &(HardenContext) { .scudo_path = scudo }) == 0, "brokers: a plan that delegates");
+        const PlanPath *e = entry_exact(d, broot);
+        TAP_CHECK(e && e->access == PATH_ACCESS_HIDE && e->source == PATH_SOURCE_BROKER_DIR,
+                  "... its broker's directory, empty, made by the runner (kept though missing now)");
+        e = entry_exact(d, socket);
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && e->source == PATH_SOURCE_BROKER_SOCKET,
+                  "... the broker's socket, read-only, from the runner");
+        e = entry_exact(d, bin);
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && e->source == PATH_SOURCE_BROKER_BIN,
+                  "... the routing links, read-only, from the runner");
+        e = entry_exact(d, scudo);
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && e->source == PATH_SOURCE_SELF && e->reason,
+                  "... scudo at its own path, read-only");
+
+        _cleanup_(plan_freep) Plan *n = plan_new();
+        if (!n)
+                abort();
+        TAP_CHECK(plan_harden(n, &(HardenContext) { .scudo_path = scudo }) == 0, "brokers: a plan that delegates nothing");
+        bool denied = false;
+        e = entry_exact(n, broot);
+        if (e)
+                denied = e->access == PATH_ACCESS_DENY;
+        for (size_t i = 0; i < n->n_dropped; i++)
+                denied = denied || (streq(n->dropped[i].entry.path, broot) &&
+                                    n->dropped[i].entry.access == PATH_ACCESS_DENY);
+        TAP_CHECK(denied && !entry_exact(n, socket) && !entry_exact(n, bin) && !entry_exact(n, scudo),
+                  "... every broker out of reach (or dropped as changing nothing), none bound");
+
+        for (int access = PATH_ACCESS_WRITE; access <= PATH_ACCESS_READ; access++) {
+                _cleanup_(plan_freep) Plan *g = plan_new();
+                _cleanup_free_ char *error = NULL;
+                if (!g || plan_add_path(g, (PathAccess) access, socket, "p.toml:3") < 0 ||
+                    !(g->exec_path = strdup("/bin/true")) || strv_extend(&g->argv, "true") < 0)
+                        abort();
+                int r = plan_check(g, &error);
+                TAP_CHECK(r < 0 && error && strstr(error, "p.toml:3") && strstr(error, "delegation brokers"),
+                          "a profile's %s grant of a broker's socket is refused (%s)",
+                          path_access_to_string((PathAccess) access), strempty(error));
+        }
+}
+
 int main(void) {
         snprintf(root, sizeof(root), "/tmp/scudo-plan-harden-XXXXXX");
         if (!mkdtemp(root))
@@ -502,6 +565,7 @@ int main(void) {
         test_system_bus();
         test_derived_never_overrides_deny();
         test_git_config_copies();
+        test_brokers();
         _cleanup_free_ char *cmd = NULL;
         if (asprintf(&cmd, "rm -rf '%s'", root) >= 0)
                 (void) system(cmd);
