@@ -2,7 +2,6 @@
 -- From the combined profile values to the plan C validates, recording for `scudo explain`
 -- where each entry came from and what was dropped.
 local util = require("scudo.util")
-local sys = require("scudo.sys")
 local text = require("scudo.text")
 local expand = require("scudo.expand")
 local load = require("scudo.load")
@@ -15,16 +14,11 @@ local ACCESS = { "write", "read", "hide", "deny" }
 local KEY = { write = "filesystem.write", read = "filesystem.read", hide = "filesystem.hide",
     deny = "filesystem.deny" }
 
--- The canonical form C will check: realpath of the longest existing prefix, the rest
--- appended with "." and ".." applied. Same as plan_normalize's, so explain shows what runs.
-function M.canonical(p)
-    return sys.canonical(p)
-end
-
--- "//" and "/./" collapsed, a trailing "/" or "/." dropped; ".." is left for C, which applies
--- it where the kernel would (after a symlink, not lexically). Enough to merge entries for one
--- path during a run; plan_normalize() canonicalizes, and merges again, in C. Most paths are
--- clean already and come back as they are (one C call, where the checks took four).
+-- Paths are keyed as written, cleaned: "//" and "/./" collapsed, a trailing "/" or "/."
+-- dropped; ".." is left for C, which applies it where the kernel would (after a symlink, not
+-- lexically). plan_normalize() canonicalizes, applies the leads-out rule and merges again, in
+-- C, for a run and for explain alike: explain shows C's result (explain.lua), so no path is
+-- resolved here. Most paths are clean already and come back as they are.
 
 local Builder = {}
 Builder.__index = Builder
@@ -35,8 +29,8 @@ function M.new(request, values, explain, order)
         values = values,
         order_of = order or {},
         vars = expand.new(request, values),
-        paths = {},             -- canonical path -> entry
-        order = {},             -- canonical paths in first-seen order
+        paths = {},             -- cleaned path -> entry
+        order = {},             -- cleaned paths in first-seen order
         props = {},             -- name -> { name, value, origin }
         net_allow = {},
         net_deny = {},
@@ -165,26 +159,12 @@ function Builder:add_path(access, raw, origin, base, create)
         self:drop(key, raw, origin, derived)
         return
     end
-    local c, err
-    if self.explain.canonical then
-        c, err = M.canonical(p)
-    else
-        c = text.clean_path(p)
-    end
-    if not c then
-        self:drop(key, raw, origin, err)
-        return
-    end
+    local c = text.clean_path(p)
     local e
     if self.keep_written then
         e = { access = access, path = c, origin = origin, written = raw, expanded = p, derived = derived or nil }
     else
         e = { access = access, path = c, origin = origin, derived = derived or nil }
-    end
-    if self.explain.canonical then
-        -- C's leads-out rule walks the path as given, not the canonical one explain shows
-        -- (plan_normalize: a run gives it that, and C makes it canonical itself).
-        e.given = p
     end
     local refused = access == "write" and derived and self:derived_write_refused(c)
     if view and not withheld and (not refused or self:roots_withheld()) then

@@ -133,41 +133,48 @@ local function data(request, ex, validation_error, hardening)
         d.profiles[#d.profiles + 1] = { name = a.name, how = w.kind, pattern = w.pattern, origin = w.origin,
             why = why_text(w), extends = array(table.move(a.resolved.chain, 2, #a.resolved.chain, 1, {})) }
     end
-    for _, p in ipairs(plan.paths) do
+    -- The filesystem as a run gets it: C's plan once normalized (canonical paths, the
+    -- leads-out rule, one entry per path) and hardened, each entry by what it was written as
+    -- (the builder's entry for the path C was given); before the plan got that far, the
+    -- builder's entries as they are.
+    local function shown(x)
         -- A grant made when missing: whether this run would make it (explain makes nothing).
         local created
-        if p.create then
-            created = require("scudo.sys").lstat(p.path) and "exists" or "would be created"
+        if x.create and x.create ~= "placeholder" then
+            created = require("scudo.sys").lstat(x.path) and "exists" or "would be created"
         end
-        d.filesystem[#d.filesystem + 1] = { access = p.access, path = p.path, written = p.written,
-            origin = p.origin, derived = p.derived or false, create = p.create, created = created }
+        return { access = x.access, path = x.path, written = x.written or x.path, origin = x.origin,
+            reason = x.reason, derived = x.derived or false, create = x.create, created = created,
+            dropped = x.dropped }
     end
-    -- What the hardening step (src/plan/plan-harden.c) did: an entry it dropped says why; what
-    -- it added follows, origin "scudo", with its reason.
     if hardening then
-        local dropped = {}
-        for _, x in ipairs(hardening.dropped) do
-            dropped[x.access .. "\0" .. x.path] = x
+        local written = {}
+        for _, p in ipairs(plan.paths) do
+            written[p.path] = p.written
         end
-        for _, f in ipairs(d.filesystem) do
-            local x = dropped[f.access .. "\0" .. f.path]
-            if x and not x.reason then
-                f.dropped = x.dropped
+        local function add(x)
+            x.written = written[x.given or x.path]
+            d.filesystem[#d.filesystem + 1] = shown(x)
+        end
+        -- the profiles' entries, kept then dropped (with why); then scudo's, dropped as
+        -- changing nothing then added, each with its reason
+        for _, list in ipairs({ hardening.paths, hardening.dropped }) do
+            for _, x in ipairs(list) do
+                if not x.reason then
+                    add(x)
+                end
             end
         end
-        for _, x in ipairs(hardening.dropped) do
-            if x.reason then
-                d.filesystem[#d.filesystem + 1] = { access = x.access, path = x.path, written = x.path,
-                    origin = x.origin, reason = x.reason, derived = false, dropped = x.dropped }
+        for _, list in ipairs({ hardening.dropped, hardening.paths }) do
+            for _, x in ipairs(list) do
+                if x.reason then
+                    add(x)
+                end
             end
         end
-        for _, x in ipairs(hardening.added) do
-            local created
-            if x.create and x.create ~= "placeholder" then
-                created = require("scudo.sys").lstat(x.path) and "exists" or "would be created"
-            end
-            d.filesystem[#d.filesystem + 1] = { access = x.access, path = x.path, written = x.path,
-                origin = x.origin, reason = x.reason, derived = false, create = x.create, created = created }
+    else
+        for _, p in ipairs(plan.paths) do
+            d.filesystem[#d.filesystem + 1] = shown(p)
         end
     end
     for _, x in ipairs(ex.dropped) do

@@ -85,11 +85,9 @@ local function applied_profiles(request, index, files)
     return list
 end
 
--- explain: whether the paths are to be shown canonical (a run leaves that to plan_normalize
--- in C, which does it anyway, rather than resolving every path twice).
+-- explain: what explain alone needs is kept (written paths, notices).
 local function evaluate(request, explain)
     local ex = new_explain()
-    ex.canonical = explain
     ex.lean = not explain       -- a run: nothing made for explain alone (see build.lua)
     local files, store = read_files(request, ex)
     local index = merge.index(files)

@@ -463,11 +463,9 @@ static int normalize_paths(Plan *p, char **ret_error) {
                         return fail(ret_error, "%s: filesystem.%s: '/' would leave nothing to run",
                                     strempty(e->origin), path_access_to_string(e->access));
                 /* The path as given is kept for the leads-out rule (and the warning it makes),
-                 * unless the policy engine gave it already (explain, whose paths are canonical). */
-                if (e->given)
-                        free(e->path);
-                else
-                        e->given = e->path;
+                 * and for explain, which shows the entry as it was written by it. */
+                free(e->given);
+                e->given = e->path;
                 e->path = TAKE_PTR(c);
         }
 

@@ -17,6 +17,12 @@ static void push_entry(lua_State *L, const PlanPath *e, const char *dropped) {
         lua_setfield(L, -2, "path");
         lua_pushstring(L, strempty(e->origin));
         lua_setfield(L, -2, "origin");
+        if (e->given && !streq(e->given, e->path)) {
+                lua_pushstring(L, e->given);
+                lua_setfield(L, -2, "given");
+        }
+        lua_pushboolean(L, e->derived);
+        lua_setfield(L, -2, "derived");
         if (e->reason) {
                 lua_pushstring(L, e->reason);
                 lua_setfield(L, -2, "reason");
@@ -31,26 +37,25 @@ static void push_entry(lua_State *L, const PlanPath *e, const char *dropped) {
         }
 }
 
-/* What the hardening step did to a plan (NULL: it did not run), for explain: { added = {
- * entry... }, dropped = { entry... }, private_pids = bool, git_watch = { dir... }, git_pins = {
- * path... } }, each entry { access, path, origin, reason (why scudo added it), dropped (why it
- * was taken out), create }. Through
- * lua_engine_cpcall. */
+/* The plan as a run gets it, once normalized, checked and hardened (NULL: it did not get that
+ * far), for explain: { paths = { entry... } (every entry, in the plan's order), dropped = {
+ * entry... }, private_pids = bool, git_watch = { dir... }, git_pins = { path... } }, each entry
+ * { access, path (canonical), given (the path before it was made canonical, where it differs),
+ * origin, derived, reason (why scudo added it), dropped (why it was taken out), create }.
+ * Through lua_engine_cpcall. */
 int push_hardening(lua_State *L) {
         const Plan *p = lua_touserdata(L, 1);
         if (!p) {
                 lua_pushnil(L);
                 return 1;
         }
-        lua_createtable(L, 0, 3);
-        lua_newtable(L);
-        lua_Integer n = 0;
-        for (size_t i = 0; i < p->n_paths; i++)
-                if (p->paths[i].reason) {
-                        push_entry(L, &p->paths[i], NULL);
-                        lua_rawseti(L, -2, ++n);
-                }
-        lua_setfield(L, -2, "added");
+        lua_createtable(L, 0, 5);
+        lua_createtable(L, (int) MIN(p->n_paths, (size_t) INT_MAX), 0);
+        for (size_t i = 0; i < p->n_paths; i++) {
+                push_entry(L, &p->paths[i], NULL);
+                lua_rawseti(L, -2, (lua_Integer) i + 1);
+        }
+        lua_setfield(L, -2, "paths");
         lua_createtable(L, (int) MIN(p->n_dropped, (size_t) INT_MAX), 0);
         for (size_t i = 0; i < p->n_dropped; i++) {
                 push_entry(L, &p->dropped[i].entry, p->dropped[i].reason);

@@ -123,9 +123,9 @@ static int read_plan(lua_State *L) {
                         PathAccess a = path_access_from_string(get_string(L, "access", ""));
                         PathCreate c = path_create_from_string(get_string(L, "create", "none"));
                         const char *path = get_string(L, "path", NULL);
-                        /* For explain, `path` is canonical already, and plan_create_check needs the
-                         * path as written to tell a symlink on the way: `expanded` (a run passes
-                         * it as written, and `expanded` only with hooks). */
+                        /* plan_create_check needs the path as written to tell a symlink on the
+                         * way: `expanded`, where the builder kept it (explain, hooks), is that
+                         * before it was cleaned. */
                         if (c > 0)
                                 path = get_string(L, "expanded", path);
                         if (a < 0 || c < 0 || !path)
@@ -136,11 +136,6 @@ static int read_plan(lua_State *L) {
                                 p->paths[p->n_paths - 1].derived = get_bool(L, "derived");
                                 const char *od = get_string(L, "over_deny", NULL);
                                 if (od && !(p->paths[p->n_paths - 1].over_deny = strdup(od)))
-                                        r = -ENOMEM;
-                                /* explain's path as given, before it was made canonical: what
-                                 * the leads-out rule walks (plan_normalize) */
-                                const char *given = get_string(L, "given", NULL);
-                                if (given && !(p->paths[p->n_paths - 1].given = strdup(given)))
                                         r = -ENOMEM;
                                 p->paths[p->n_paths - 1].create = c;
                         }

@@ -246,3 +246,45 @@ def test_explain_creates_nothing_and_shows_what_scudo_adds(tb, work):
                  extra_env="XDG_CONFIG_HOME=%s" % cfg)
     assert "t=0" not in r.out and tb.root("test -d %s/scudo" % cfg).rc == 0, r
     tb.root("rm -rf %s" % cfg)
+
+
+def filesystem_of_dry_run(out):
+    """{(access, path)} a run gets, and {(access, path)} it drops, from --dry-run's lines."""
+    kept, dropped = set(), set()
+    for line in out.splitlines():
+        m = re.match(r"(dropped )?filesystem\.(\w+): (\S+)   \(", line)
+        if m:
+            (dropped if m.group(1) else kept).add((m.group(2), m.group(3)))
+    return kept, dropped
+
+
+def test_explain_shows_the_filesystem_a_run_gets(tb, work):
+    # explain's filesystem is the run's plan, entry for entry: C's canonical paths, its
+    # leads-out rule and its one entry per path, not a merge of its own. Here a deny and a read
+    # that reach one file, the read through a link in the writable start directory: a run drops
+    # the read (it leads out) and keeps the deny, and so must explain (it once let the read
+    # replace the deny before the read was dropped, and showed neither).
+    tag = work[-8:]
+    secret = "/var/tmp/secret-%s" % tag
+    tb.root("mkdir -p %s && echo s > %s/f && chown -R dev %s" % (secret, secret, secret))
+    tb.dev("ln -sfn %s %s/link" % (secret, work))
+    try:
+        for argv in (["--fs-deny", secret, "--fs-read", "%s/link" % work, "true"],
+                     ["--fs-read", "%s/link/f" % work, "--fs-deny", secret, "true"],
+                     ["--fs-write", "/home/dev", "git", "status"],
+                     ["npm", "install"]):
+            run = tb.scudo(["--dry-run"] + argv, cwd=work)
+            assert run.rc == 0, run
+            kept, dropped = filesystem_of_dry_run(run.out)
+            assert kept, run
+            ex = tb.scudo(["explain", "--json"] + argv, cwd=work)
+            assert ex.rc == 0, ex
+            fs = json.loads(ex.out)["filesystem"]
+            ex_kept = {(f["access"], f["path"]) for f in fs if "dropped" not in f}
+            ex_dropped = {(f["access"], f["path"]) for f in fs if "dropped" in f}
+            assert ex_kept == kept, (argv, sorted(ex_kept ^ kept))
+            assert ex_dropped == dropped, (argv, sorted(ex_dropped ^ dropped))
+            if argv[0] == "--fs-deny":
+                assert ("deny", secret) in kept and ("read", secret) not in kept, run.out
+    finally:
+        tb.root("rm -rf %s %s/link" % (secret, work))
