@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "plan/git-config-walk.h"
 #include "plan/harden-internal.h"
@@ -60,27 +61,38 @@ static int visit_config(const char *canonical, const GitConfigFiltered *f, void 
 }
 
 int harden_git_config(Plan *p, const HardenContext *ctx) {
-        _cleanup_strv_free_ char **start = NULL;
         const char *home = ctx->home && path_is_absolute(ctx->home) ? ctx->home : NULL;
+        size_t n = 0;
         int r;
 
+        /* Filled by index: a plan may hold thousands of entries, and appending one at a time
+         * would copy the list each time. */
+        _cleanup_strv_free_ char **start = calloc(2 + 2 * p->n_paths + 1, sizeof(char *));
+        if (!start)
+                return -ENOMEM;
         if (home) {
-                _cleanup_free_ char *xdg = ctx->config_home && path_is_absolute(ctx->config_home) ?
+                start[n++] = ctx->config_home && path_is_absolute(ctx->config_home) ?
                         path_join(ctx->config_home, "git/config") : path_join(home, ".config/git/config");
-                _cleanup_free_ char *dot = path_join(home, ".gitconfig");
-                if (!xdg || !dot || strv_extend(&start, xdg) < 0 || strv_extend(&start, dot) < 0)
+                start[n++] = path_join(home, ".gitconfig");
+                if (!start[0] || !start[1])
                         return -ENOMEM;
         }
         for (size_t i = 0; i < p->n_paths; i++) {
                 const PlanPath *e = &p->paths[i];
+                struct stat st;
                 if (e->access != PATH_ACCESS_WRITE && e->access != PATH_ACCESS_READ)
                         continue;
-                for (const char *const *f = (const char *const[]) { ".git/config", ".git/config.worktree", NULL };
-                     *f; f++) {
-                        _cleanup_free_ char *cfg = path_join(e->path, *f);
-                        if (!cfg || strv_extend(&start, cfg) < 0)
-                                return -ENOMEM;
-                }
+                /* only where there is a .git directory (git reads no config below a .git file) */
+                _cleanup_free_ char *git = path_join(e->path, ".git");
+                if (!git)
+                        return -ENOMEM;
+                if (lstat(git, &st) < 0 || !S_ISDIR(st.st_mode))
+                        continue;
+                start[n] = path_join(e->path, ".git/config");
+                start[n + 1] = path_join(e->path, ".git/config.worktree");
+                if (!start[n] || !start[n + 1])
+                        return -ENOMEM;
+                n += 2;
         }
         r = git_config_walk(start, home, &(GitConfigVisitor) {
                 .target = keep_git_include, .visit = visit_config, .userdata = p });
