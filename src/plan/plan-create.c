@@ -7,18 +7,8 @@
 #include "plan/plan-create.h"
 #include "plan/plan-validate.h"
 #include "util/macro.h"
+#include "util/error-message.h"
 #include "util/path-util.h"
-
-_printf_(2, 3) static int refuse(char **ret_error, const char *fmt, ...) {
-        va_list ap;
-        if (ret_error) {
-                va_start(ap, fmt);
-                if (vasprintf(ret_error, fmt, ap) < 0)
-                        *ret_error = NULL;
-                va_end(ap);
-        }
-        return -EINVAL;
-}
 
 /* A place creating may start from: the directory as written (normalized) and as the kernel
  * resolves it. Left empty when it is unset, relative, "/" or cannot be resolved. */
@@ -85,21 +75,21 @@ int plan_create_check(const Plan *p, const char *home, const char *runtime_dir, 
                 if (e->create == PATH_CREATE_NONE)
                         continue;
                 if (e->create < 0 || e->create >= PATH_CREATE_PLACEHOLDER)
-                        return refuse(ret_error, "%s: filesystem.%s: bad create kind", origin, strempty(key));
+                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: bad create kind", origin, strempty(key));
                 if (e->access != PATH_ACCESS_WRITE && e->access != PATH_ACCESS_READ)
-                        return refuse(ret_error, "%s: filesystem.%s: '%s': only a path granted (write or "
+                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '%s': only a path granted (write or "
                                       "read) can be created", origin, strempty(key), strempty(e->path));
                 r = e->path ? path_normalize(e->path, &normalized) : -EINVAL;
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
-                        return refuse(ret_error, "%s: filesystem.%s: '%s' is not an absolute path", origin,
+                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '%s' is not an absolute path", origin,
                                       key, strempty(e->path));
                 r = plan_path_canonicalize(e->path, &canonical);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
-                        return refuse(ret_error, "%s: filesystem.%s: cannot resolve '%s': %s", origin, key,
+                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: cannot resolve '%s': %s", origin, key,
                                       e->path, strerror(-r));
 
                 /* Below which root the kernel puts it, whatever the spelling. */
@@ -110,7 +100,7 @@ int plan_create_check(const Plan *p, const char *home, const char *runtime_dir, 
                          !streq(canonical, rt.canonical))
                         root = &rt;
                 if (!root)
-                        return refuse(ret_error, "%s: filesystem.%s: '%s' is to be created when missing, but "
+                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '%s' is to be created when missing, but "
                                       "%s lies outside the home directory (%s) and the runtime directory "
                                       "(%s): scudo creates nothing anywhere else", origin, key, e->path,
                                       canonical, h.canonical ?: "unknown", rt.canonical ?: "unknown");
@@ -124,7 +114,7 @@ int plan_create_check(const Plan *p, const char *home, const char *runtime_dir, 
                 if (r < 0)
                         return r;
                 if (!streq(expected, canonical))
-                        return refuse(ret_error, "%s: filesystem.%s: '%s' is to be created when missing, but "
+                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '%s' is to be created when missing, but "
                                       "it leads through a symlink (to %s): scudo creates nothing through a "
                                       "symlink, which a command that could write there may have planted",
                                       origin, key, e->path, canonical);

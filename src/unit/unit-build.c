@@ -11,6 +11,7 @@
 #include "unit-build.h"
 #include "git-config-copies.h"
 #include "util/env-util.h"
+#include "util/error-message.h"
 #include "util/path-util.h"
 #include "util/strv.h"
 
@@ -92,10 +93,10 @@ typedef struct MountLists {
  * once. */
 _printf_(3, 4) static int mount_error(MountLists *l, int r, const char *fmt, ...) {
         va_list ap;
-        va_start(ap, fmt);
         free(l->error);
-        if (vasprintf(&l->error, fmt, ap) < 0)
-                l->error = NULL;
+        l->error = NULL;
+        va_start(ap, fmt);
+        r = error_messagev(&l->error, r, fmt, ap);
         va_end(ap);
         return r;
 }

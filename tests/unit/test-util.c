@@ -7,6 +7,7 @@
 
 #include "tap.h"
 #include "util/env-util.h"
+#include "util/error-message.h"
 #include "util/file-util.h"
 #include "util/macro.h"
 #include "util/path-util.h"
@@ -271,7 +272,18 @@ static void test_sandbox_unit(void) {
         TAP_CHECK(sandbox_unit_of(-1, unit) < 0, "an unreadable listing is an error, not an answer");
 }
 
+/* A refusal's message handed back, not printed (util/error-message.h). */
+static void test_error_message(void) {
+        char *msg = NULL;
+        TAP_CHECK(error_message(&msg, -EPERM, "%s: %d", "why", 7) == -EPERM && msg && streq(msg, "why: 7"),
+                  "error_message returns r and hands back the message (%s)", strempty(msg));
+        free(msg);
+        TAP_CHECK(error_message(NULL, -EINVAL, "nobody asks %s", "this") == -EINVAL,
+                  "error_message without a place for the message still returns r");
+}
+
 int main(void) {
+        test_error_message();
         test_normalize();
         test_startswith();
         test_lexically_clean();
