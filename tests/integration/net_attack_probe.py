@@ -109,17 +109,9 @@ def other_roots():
 def act(a):
     kind, _, arg = a.partition(":")
     if kind == "tcp":
-        h, p = hostport(arg)
-        s = socket.socket(family(h), socket.SOCK_STREAM)
-        s.settimeout(3)
-        s.connect((h, p))
+        s = net_probe.tcp_connect(arg)
         s.send(b"tcp")
         s.close()
-        return ""
-    if kind == "udp":
-        h, p = hostport(arg)
-        s = socket.socket(family(h), socket.SOCK_DGRAM)
-        s.sendto(b"probe", (h, p))
         return ""
     if kind == "udpmsg":
         h, p = hostport(arg)
@@ -216,10 +208,7 @@ def act(a):
         return dns_forge(*arg.split(":"))
     if kind == "dnsspoof":
         return dns_spoof(*arg.split(":"))
-    if kind == "sleep":
-        time.sleep(float(arg))
-        return ""
-    raise ValueError("unknown action " + a)
+    return net_probe.act(a)     # udp, sleep: as there
 
 
 def dns_spoof(server, name, src, port):

@@ -58,14 +58,19 @@ def show_addr(a):
     return "%s:%d" % a
 
 
+def tcp_connect(arg):
+    """A TCP socket connected to HOST:PORT."""
+    h, p = hostport(arg)
+    s = socket.socket(family(h), socket.SOCK_STREAM)
+    s.settimeout(3)
+    s.connect((h, p))
+    return s
+
+
 def act(a):
     kind, _, arg = a.partition(":")
     if kind == "tcp":
-        h, p = hostport(arg)
-        s = socket.socket(family(h), socket.SOCK_STREAM)
-        s.settimeout(3)
-        s.connect((h, p))
-        s.close()
+        tcp_connect(arg).close()
         return ""
     if kind == "udp":
         h, p = hostport(arg)
