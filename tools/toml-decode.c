@@ -97,16 +97,6 @@ static void print_number(FILE *f, lua_State *L, int idx) {
         print_tagged(f, "float", buf);
 }
 
-/* Whether the value at idx has the metatable registered under name. */
-static bool has_metatable(lua_State *L, int idx, const char *name) {
-        if (!lua_getmetatable(L, idx))
-                return false;
-        luaL_getmetatable(L, name);
-        bool eq = lua_rawequal(L, -1, -2);
-        lua_pop(L, 2);
-        return eq;
-}
-
 static void print_value(FILE *f, lua_State *L, int idx);
 
 static void print_array(FILE *f, lua_State *L, int idx) {
@@ -168,9 +158,9 @@ static void print_value(FILE *f, lua_State *L, int idx) {
                 print_number(f, L, idx);
                 break;
         case LUA_TTABLE:
-                if (has_metatable(L, idx, TOML_ARRAY_METATABLE))
+                if (toml_is_array(L, idx))
                         print_array(f, L, idx);
-                else if (has_metatable(L, idx, TOML_DATETIME_METATABLE))
+                else if (toml_is_datetime(L, idx))
                         print_datetime(f, L, idx);
                 else
                         print_table(f, L, idx);

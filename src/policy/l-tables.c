@@ -26,16 +26,6 @@ static int key_cmp(const void *a, const void *b) {
         return lua_string_order(x->s, x->len, y->s, y->len);
 }
 
-static bool has_metatable(lua_State *L, int idx, const char *name) {
-        bool r = false;
-        if (lua_getmetatable(L, idx)) {                                         /* stack: mt */
-                luaL_getmetatable(L, name);                                     /* stack: mt named */
-                r = lua_rawequal(L, -1, -2);
-                lua_pop(L, 2);
-        }
-        return r;
-}
-
 /* tables.sorted_keys(t) -> { keys, sorted } | nil when a key is not a string (the caller sorts
  * those its own way). */
 static int l_tables_sorted_keys(lua_State *L) {
@@ -72,7 +62,7 @@ static bool is_list(lua_State *L, int idx) {
 
         if (lua_type(L, idx) != LUA_TTABLE)
                 return false;
-        if (has_metatable(L, idx, TOML_ARRAY_METATABLE))
+        if (toml_is_array(L, idx))
                 return true;
         for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) {
                 if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1) {
@@ -97,8 +87,7 @@ static int l_tables_is_table(lua_State *L) {
         bool r = false;
 
         lua_settop(L, 1);
-        if (lua_type(L, 1) == LUA_TTABLE && !has_metatable(L, 1, TOML_ARRAY_METATABLE) &&
-            !has_metatable(L, 1, TOML_DATETIME_METATABLE)) {
+        if (lua_type(L, 1) == LUA_TTABLE && !toml_is_array(L, 1) && !toml_is_datetime(L, 1)) {
                 lua_pushnil(L);
                 if (!lua_next(L, 1))                                            /* empty */
                         r = true;

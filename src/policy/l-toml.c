@@ -49,25 +49,13 @@ static int l_toml_line_tables(lua_State *L) {
 
 /* toml.is_array(t) -> boolean: an array, as opposed to a table (both are Lua tables). */
 static int l_toml_is_array(lua_State *L) {
-        bool r = false;
-        if (lua_type(L, 1) == LUA_TTABLE && lua_getmetatable(L, 1)) {           /* stack: t mt */
-                luaL_getmetatable(L, TOML_ARRAY_METATABLE);                     /* stack: t mt amt */
-                r = lua_rawequal(L, -1, -2);
-                lua_pop(L, 2);
-        }
-        lua_pushboolean(L, r);
+        lua_pushboolean(L, toml_is_array(L, 1));
         return 1;
 }
 
 /* toml.is_datetime(v) -> boolean */
 static int l_toml_is_datetime(lua_State *L) {
-        bool r = false;
-        if (lua_type(L, 1) == LUA_TTABLE && lua_getmetatable(L, 1)) {
-                luaL_getmetatable(L, TOML_DATETIME_METATABLE);
-                r = lua_rawequal(L, -1, -2);
-                lua_pop(L, 2);
-        }
-        lua_pushboolean(L, r);
+        lua_pushboolean(L, toml_is_datetime(L, 1));
         return 1;
 }
 

@@ -687,6 +687,24 @@ static int parse_document(TomlParser *p) {
         }
 }
 
+static bool has_metatable(lua_State *L, int idx, const char *name) {
+        bool r = false;
+        if (lua_type(L, idx) == LUA_TTABLE && lua_getmetatable(L, idx)) {      /* stack: mt */
+                luaL_getmetatable(L, name);                                     /* stack: mt named */
+                r = lua_rawequal(L, -1, -2);
+                lua_pop(L, 2);
+        }
+        return r;
+}
+
+bool toml_is_array(lua_State *L, int idx) {
+        return has_metatable(L, idx, TOML_ARRAY_METATABLE);
+}
+
+bool toml_is_datetime(lua_State *L, int idx) {
+        return has_metatable(L, idx, TOML_DATETIME_METATABLE);
+}
+
 static void push_lines_registry(lua_State *L) {
         if (luaL_getsubtable(L, LUA_REGISTRYINDEX, TOML_LINES_KEY))
                 return;

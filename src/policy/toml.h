@@ -29,6 +29,8 @@
  * Errors are "NAME:LINE:COLUMN: message". Lines and columns are 1-based; columns count
  * characters (Unicode code points), a tab counting as one. */
 
+#include <stdbool.h>
+
 #include <lua.h>
 #include <stddef.h>
 
@@ -54,6 +56,11 @@
  * Lua errors never leak C memory: all Lua work runs inside lua_pcall() and the C buffers are
  * owned by this function's frame. Needs up to 3 free Lua stack slots on entry. */
 int toml_parse(lua_State *L, const char *data, size_t size, const char *name, char **ret_error);
+
+/* Whether the value at idx is a TOML array, or a date-time, as toml_parse() makes them (by
+ * their metatables: both are Lua tables). Use no stack slot of the caller's. */
+bool toml_is_array(lua_State *L, int idx);
+bool toml_is_datetime(lua_State *L, int idx);
 
 /* Pushes the line-origin table { [key or index] = line } of the parsed table or array at idx, or
  * nil when the value at idx was not produced by toml_parse(). May raise a Lua memory error. */

@@ -148,19 +148,9 @@ static int get(lua_State *L, int idx, const char *key) {
         return lua_getfield(L, idx, key);
 }
 
-static bool has_metatable(lua_State *L, int idx, const char *name) {
-        idx = lua_absindex(L, idx);
-        if (!lua_getmetatable(L, idx))
-                return false;
-        luaL_getmetatable(L, name);
-        bool eq = lua_rawequal(L, -1, -2);
-        lua_pop(L, 2);
-        return eq;
-}
-
 static void check_datetime(lua_State *L, int root, const char *key, const char *kind, const char *value) {
         get(L, root, key);
-        TAP_CHECK(has_metatable(L, -1, TOML_DATETIME_METATABLE), "%s has the datetime metatable", key);
+        TAP_CHECK(toml_is_datetime(L, -1), "%s has the datetime metatable", key);
         get(L, -1, "kind");
         TAP_STREQ(lua_tostring(L, -1), kind, "%s kind", key);
         lua_pop(L, 1);
@@ -231,18 +221,18 @@ static void test_values(lua_State *L) {
         lua_settop(L, root);
 
         get(L, root, "empty_array");
-        TAP_CHECK(lua_type(L, -1) == LUA_TTABLE && has_metatable(L, -1, TOML_ARRAY_METATABLE) &&
+        TAP_CHECK(lua_type(L, -1) == LUA_TTABLE && toml_is_array(L, -1) &&
                   lua_rawlen(L, -1) == 0, "empty array has the array metatable");
         get(L, root, "empty_table");
         TAP_CHECK(lua_type(L, -1) == LUA_TTABLE && !lua_getmetatable(L, -1), "empty table has no metatable");
         get(L, root, "arr");
-        TAP_CHECK(has_metatable(L, -1, TOML_ARRAY_METATABLE) && lua_rawlen(L, -1) == 3, "array of 3");
+        TAP_CHECK(toml_is_array(L, -1) && lua_rawlen(L, -1) == 3, "array of 3");
         lua_rawgeti(L, -1, 3);
-        TAP_CHECK(has_metatable(L, -1, TOML_ARRAY_METATABLE), "nested array has the array metatable");
+        TAP_CHECK(toml_is_array(L, -1), "nested array has the array metatable");
         lua_settop(L, root);
 
         get(L, root, "aot");
-        TAP_CHECK(has_metatable(L, -1, TOML_ARRAY_METATABLE) && lua_rawlen(L, -1) == 2,
+        TAP_CHECK(toml_is_array(L, -1) && lua_rawlen(L, -1) == 2,
                   "array of tables is an array");
         lua_rawgeti(L, -1, 1);
         TAP_CHECK(lua_type(L, -1) == LUA_TTABLE && !lua_getmetatable(L, -1), "its elements are plain tables");
