@@ -7,12 +7,11 @@ local expand = require("scudo.expand")
 local load = require("scudo.load")
 local match = require("scudo.match")
 local merge = require("scudo.merge")
+local schema = require("scudo.schema")
 
 local M = {}
 
-local ACCESS = { "write", "read", "hide", "deny" }
-local KEY = { write = "filesystem.write", read = "filesystem.read", hide = "filesystem.hide",
-    deny = "filesystem.deny" }
+local ACCESS, KEY = schema.FS_ACCESS, schema.FS_KEY
 
 -- Paths are keyed as written, cleaned: "//" and "/./" collapsed, a trailing "/" or "/."
 -- dropped; ".." is left for C, which applies it where the kernel would (after a symlink, not

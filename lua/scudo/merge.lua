@@ -14,9 +14,9 @@ local tables = require("scudo.tables")
 
 local KEYS = schema.KEYS
 -- Within one definition, a path named under two keys gets the more restrictive: the keys are
--- ordered from least to most restrictive and the later entry wins. (In a fixed order: the
--- order of a table's keys is not one, it changes from run to run.)
-local FS_KEYS = { "filesystem.write", "filesystem.read", "filesystem.hide", "filesystem.deny" }
+-- taken from least to most restrictive (schema.FS_ACCESS) and the later entry wins. (In a
+-- fixed order: the order of a table's keys is not one, it changes from run to run.)
+local FS_ACCESS, FS_KEY = schema.FS_ACCESS, schema.FS_KEY
 
 local M = {}
 
@@ -46,7 +46,7 @@ end
 -- Lists hold the items themselves (never copies). The order of filesystem items across keys
 -- (a child's `filesystem.hide` of a path its parent made writable comes later, and later wins)
 -- is kept in one more list per resolved profile, `order`: the parents' orders, then the
--- profile's own items (see FS_KEYS). build.lua adds filesystem entries in that order.
+-- profile's own items (see FS_ACCESS). build.lua adds filesystem entries in that order.
 local function append(dst, src)
     local n = #src
     if n > 0 then
@@ -125,8 +125,8 @@ function M.resolve(index, name, via, stack)
         local d = defs[i]
         local values = d.values
         merge_into(acc, values, d.replace, false)
-        for k = 1, #FS_KEYS do
-            local list = values[FS_KEYS[k]]
+        for k = 1, #FS_ACCESS do
+            local list = values[FS_KEY[FS_ACCESS[k]]]
             if list then
                 append(order, list)
             end

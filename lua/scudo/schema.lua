@@ -17,81 +17,112 @@ local tables = require("scudo.tables")
 
 local M = {}
 
--- kind, and for lists and scalars the check of one value. `noinherit`: not taken over by a
--- profile that extends this one (what selects a profile, and its description, are its own).
-local KEYS = {
-    ["extend"] = { kind = "list", check = "name", single = true },
-    ["match"] = { kind = "list", check = "match", noinherit = true },
-    ["description"] = { kind = "scalar", check = "string", noinherit = true },
-    ["delegable"] = { kind = "scalar", check = "boolean" },
-    ["delegate.all"] = { kind = "scalar", check = "boolean" },
-    ["delegate.names"] = { kind = "list", check = "name" },
-    ["confirm"] = { kind = "scalar", check = "boolean" },
+-- Every key of a profile, in one list: its path, its kind, and for lists and scalars the
+-- check of one value. `noinherit`: not taken over by a profile that extends this one (what
+-- selects a profile, and its description, are its own). `implied`: set by scudo, never
+-- written (network.filter: a profile with a network section filters). What a profile table
+-- may hold, what each section may hold, and what `replace` may name are all read off it.
+local KEY_LIST = {
+    { "extend", kind = "list", check = "name", single = true },
+    { "match", kind = "list", check = "match", noinherit = true },
+    { "description", kind = "scalar", check = "string", noinherit = true },
+    { "delegable", kind = "scalar", check = "boolean" },
+    { "delegate.all", kind = "scalar", check = "boolean" },
+    { "delegate.names", kind = "list", check = "name" },
+    { "confirm", kind = "scalar", check = "boolean" },
     -- `grant`: an item may also be { path = "...", create = "dir" | "file" } (M.grant_item).
-    ["filesystem.write"] = { kind = "list", check = "path", grant = true },
-    ["filesystem.read"] = { kind = "list", check = "path", grant = true },
-    ["filesystem.hide"] = { kind = "list", check = "path" },
-    ["filesystem.deny"] = { kind = "list", check = "path" },
-    ["network.allow"] = { kind = "list", check = "netrule" },
-    ["network.deny"] = { kind = "list", check = "netrule" },
-    ["network.dns"] = { kind = "scalar", check = { "filtered", "open" } },
-    ["network.filter"] = { kind = "scalar", check = "boolean" },
-    ["dbus.session"] = { kind = "scalar", check = { "none", "filtered", "allow" } },
-    ["dbus.talk"] = { kind = "list", check = "busname" },
-    ["dbus.own"] = { kind = "list", check = "busname" },
-    ["dbus.see"] = { kind = "list", check = "busname" },
-    ["dbus.system"] = { kind = "scalar", check = { "none", "filtered", "allow" } },
-    ["dbus.system_talk"] = { kind = "list", check = "busname" },
-    ["deny_env"] = { kind = "list", check = "glob", single = true },
-    ["allow_env"] = { kind = "list", check = "glob", single = true },
-    ["env.copy"] = { kind = "list", check = "envname" },
-    ["env.set"] = { kind = "map" },
-    ["unit"] = { kind = "map" },
-    ["log.target"] = { kind = "scalar", check = "string" },
-    ["log.report"] = { kind = "list", check = { "file", "net", "dns" } },
-    ["lookup"] = { kind = "map" },
-    ["args"] = { kind = "map" },
-    ["hook"] = { kind = "list", check = "hook" },
+    -- In FS_ACCESS's order, least to most restrictive.
+    { "filesystem.write", kind = "list", check = "path", grant = true },
+    { "filesystem.read", kind = "list", check = "path", grant = true },
+    { "filesystem.hide", kind = "list", check = "path" },
+    { "filesystem.deny", kind = "list", check = "path" },
+    { "network.allow", kind = "list", check = "netrule" },
+    { "network.deny", kind = "list", check = "netrule" },
+    { "network.dns", kind = "scalar", check = { "filtered", "open" } },
+    { "network.filter", kind = "scalar", check = "boolean", implied = true },
+    { "dbus.session", kind = "scalar", check = { "none", "filtered", "allow" } },
+    { "dbus.talk", kind = "list", check = "busname" },
+    { "dbus.own", kind = "list", check = "busname" },
+    { "dbus.see", kind = "list", check = "busname" },
+    { "dbus.system", kind = "scalar", check = { "none", "filtered", "allow" } },
+    { "dbus.system_talk", kind = "list", check = "busname" },
+    { "deny_env", kind = "list", check = "glob", single = true },
+    { "allow_env", kind = "list", check = "glob", single = true },
+    { "env.copy", kind = "list", check = "envname" },
+    { "env.set", kind = "map" },
+    { "unit", kind = "map" },
+    { "log.target", kind = "scalar", check = "string" },
+    { "log.report", kind = "list", check = { "file", "net", "dns" } },
+    { "lookup", kind = "map" },
+    { "args", kind = "map" },
+    { "hook", kind = "list", check = "hook" },
 }
+local KEYS = {}
+for _, k in ipairs(KEY_LIST) do
+    KEYS[k[1]] = k
+end
 M.KEYS = KEYS
 
--- The keys a profile table may hold, and the sub-keys of its sections.
-local TOP = { "extend", "match", "replace", "description", "delegable", "delegate", "confirm",
-    "filesystem", "network", "dbus", "deny_env", "allow_env", "env", "unit", "log", "lookup",
-    "args", "hook" }
-local SECTIONS = {
-    filesystem = { "write", "read", "hide", "deny" },
-    network = { "allow", "deny", "dns" },
-    dbus = { "session", "talk", "own", "see", "system", "system_talk" },
-    log = { "target", "report" },
-}
+-- The filesystem accesses, least to most restrictive, and the key of each.
+M.FS_ACCESS = { "write", "read", "hide", "deny" }
+M.FS_KEY = {}
+for _, a in ipairs(M.FS_ACCESS) do
+    M.FS_KEY[a] = "filesystem." .. a
+end
+
+-- The sections read key by key (a table of keys with values); env and delegate have readers
+-- of their own.
 local SECTION_NAMES = { "filesystem", "network", "dbus", "log" }
--- What an unknown key of a section is named after ("filesystem.foo").
-local SECTION_PREFIX = { filesystem = "filesystem.", network = "network.", dbus = "dbus.", log = "log." }
--- What `replace` may name: every key path, and sections for all their keys. Made when a
--- profile first says `replace` (most runs read none).
+local SECTION_PREFIX, SECTIONS = {}, {}
+for _, sec in ipairs(SECTION_NAMES) do
+    SECTION_PREFIX[sec] = sec .. "."
+    SECTIONS[sec] = {}
+end
+-- The keys a profile table may hold (`replace` is no key of the schema: it says what a
+-- profile's own keys start over from), and the sub-keys of its sections; the lists and
+-- scalars at the top, read one by one.
+local TOP, LIST_KEYS, SCALAR_KEYS = { "replace" }, {}, {}
+do
+    local seen = { replace = true }
+    for _, k in ipairs(KEY_LIST) do
+        local name = k[1]
+        local top, sub = name:match("^([%w_]+)%.(.+)$")
+        top = top or name
+        if not seen[top] then
+            seen[top] = true
+            TOP[#TOP + 1] = top
+        end
+        if sub and SECTIONS[top] and not k.implied then
+            SECTIONS[top][#SECTIONS[top] + 1] = sub
+        elseif not sub and k.kind == "list" then
+            LIST_KEYS[#LIST_KEYS + 1] = name
+        elseif not sub and k.kind == "scalar" then
+            SCALAR_KEYS[#SCALAR_KEYS + 1] = name
+        end
+    end
+end
+
+-- What `replace` may name: each key that is written as a whole (at the top, or in a section
+-- read key by key), and each section or dotted group for all its keys. Made when a profile
+-- first says `replace` (most runs read none).
 local REPLACEABLE
 
 local function replaceable()
     if REPLACEABLE then
         return REPLACEABLE
     end
-    REPLACEABLE = {
-        ["filesystem"] = { "filesystem.write", "filesystem.read", "filesystem.hide", "filesystem.deny" },
-        ["network"] = { "network.allow", "network.deny", "network.dns", "network.filter" },
-        ["dbus"] = { "dbus.session", "dbus.talk", "dbus.own", "dbus.see", "dbus.system", "dbus.system_talk" },
-        ["log"] = { "log.target", "log.report" },
-        ["env"] = { "env.copy", "env.set" },
-        ["delegate"] = { "delegate.all", "delegate.names" },
-    }
-    for k in next, KEYS do
-        local dotted = k:find(".", 1, true)
-        local sec = dotted and k:match("^(%w+)%.")
-        if not dotted or sec == "filesystem" or sec == "network" or sec == "dbus" or sec == "log" then
-            REPLACEABLE[k] = REPLACEABLE[k] or { k }
+    REPLACEABLE = {}
+    for _, k in ipairs(KEY_LIST) do
+        local name = k[1]
+        local group = name:match("^([%w_]+)%.")
+        if group then
+            REPLACEABLE[group] = REPLACEABLE[group] or {}
+            table.insert(REPLACEABLE[group], name)
+        end
+        if not k.implied and (not group or SECTIONS[group]) then
+            REPLACEABLE[name] = { name }
         end
     end
-    REPLACEABLE["network.filter"] = nil
     return REPLACEABLE
 end
 
@@ -504,9 +535,6 @@ local function args_entry(r, k, a, o)
     end
     return ok and spec or nil
 end
-
-local LIST_KEYS = { "extend", "match", "deny_env", "allow_env", "hook" }
-local SCALAR_KEYS = { "description", "delegable", "confirm" }
 
 -- Reads profile `name` (table p) of the file into a definition; errors go to the reader.
 -- With `light`, only `match` and `replace` (see M.file). With `done`, the light definition
