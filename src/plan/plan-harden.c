@@ -275,8 +275,10 @@ static const PlanPath *parent_entry(const PlanPath **sorted, size_t n, const cha
         return NULL;
 }
 
-/* Why the hide or deny entry e changes nothing (*ret), or NULL when it may matter. */
-static int unchanging_reason(const PlanPath **sorted, size_t n, const PlanPath *e, char **ret) {
+/* Why the hide or deny entry e changes nothing (*ret), or NULL when it may matter. runtime_dir:
+ * the caller's, canonical, or NULL. */
+static int unchanging_reason(const PlanPath **sorted, size_t n, const PlanPath *e, const char *runtime_dir,
+                             char **ret) {
         struct stat st;
         const char *verb = e->access == PATH_ACCESS_HIDE ? "hide" : "deny";
 
@@ -294,9 +296,11 @@ static int unchanging_reason(const PlanPath **sorted, size_t n, const PlanPath *
         const PlanPath *up = parent_entry(sorted, n, e->path, buf);
         if (!up || (up->access != PATH_ACCESS_HIDE && up->access != PATH_ACCESS_DENY))
                 return 0;
-        /* An empty directory inside an empty one: without the mount it would not be there at
-         * all ($XDG_RUNTIME_DIR under the empty /run) */
-        if (e->access == PATH_ACCESS_HIDE && up->access == PATH_ACCESS_HIDE)
+        /* An empty directory inside an empty one only makes the directory be there: kept for
+         * $XDG_RUNTIME_DIR under the empty /run, where commands are told to put their sockets
+         * and could not make it themselves; any other (/run/log/journal) changes nothing. */
+        if (e->access == PATH_ACCESS_HIDE && up->access == PATH_ACCESS_HIDE && runtime_dir &&
+            streq(e->path, runtime_dir))
                 return 0;
         if (asprintf(ret, "lies under %s, which the command %s: nothing to %s", up->path,
                      up->access == PATH_ACCESS_HIDE ? "sees empty" : "cannot reach", verb) < 0)
@@ -307,13 +311,17 @@ static int unchanging_reason(const PlanPath **sorted, size_t n, const PlanPath *
 /* Drops every hide or deny entry whose mount would change nothing (see plan-harden.h): each
  * mount costs the unit's start about 0.6 ms, and most of these lie under a hidden home or
  * runtime directory. A read or write entry always stays. */
-static int drop_unchanging(Plan *p) {
+static int drop_unchanging(Plan *p, const HardenContext *ctx) {
         size_t n = p->n_paths;
+        _cleanup_free_ char *runtime_dir = NULL;
         _cleanup_free_ const PlanPath **sorted = calloc(n + 1, sizeof(PlanPath *));
         _cleanup_free_ char **reasons = calloc(n + 1, sizeof(char *));
         int r = 0;
 
         if (!sorted || !reasons)
+                return -ENOMEM;
+        if (ctx->runtime_dir && path_is_absolute(ctx->runtime_dir) &&
+            plan_path_canonicalize(ctx->runtime_dir, &runtime_dir) == -ENOMEM)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 sorted[i] = &p->paths[i];
@@ -321,7 +329,7 @@ static int drop_unchanging(Plan *p) {
         for (size_t i = 0; i < n && r >= 0; i++) {
                 const PlanPath *e = &p->paths[i];
                 if (e->access == PATH_ACCESS_HIDE || e->access == PATH_ACCESS_DENY)
-                        r = unchanging_reason(sorted, n, e, &reasons[i]);
+                        r = unchanging_reason(sorted, n, e, runtime_dir, &reasons[i]);
         }
         if (r >= 0)
                 r = plan_drop_marked(p, reasons);       /* takes the reasons it moves */
@@ -406,7 +414,7 @@ int plan_harden(Plan *p, const HardenContext *ctx) {
         if (r >= 0)
                 r = harden_sockets(p, ctx);
         if (r >= 0)
-                r = drop_unchanging(p);
+                r = drop_unchanging(p, ctx);
         if (r >= 0)
                 r = pin_ancestors(p);
         if (r < 0)

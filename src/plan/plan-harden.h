@@ -36,7 +36,8 @@
  *      broker's directory (broker-paths.h), but in the sandbox that delegates: there, its own
  *      broker's socket and routing links in an empty directory, and scudo at its path;
  *   4. dropped: every hide or deny entry whose mount would change nothing, because its path
- *      does not exist or lies under a directory the command sees empty or cannot reach (and no
+ *      does not exist or lies under a directory the command sees empty or cannot reach (a
+ *      hide under a hide only makes an empty directory: kept for the runtime directory; and no
  *      entry between gives it back). Read and write entries all stay: one whose path is
  *      missing is still checked to be missing inside (scudo-confine);
  *   5. pinned: every existing directory between a read, hide or deny entry and the writable

@@ -23,7 +23,7 @@
 static char root[64];
 
 static char *in_root(const char *rel) {
-        char *p = path_join(root, rel);
+        char *p = *rel ? path_join(root, rel) : strdup(root);
         if (!p)
                 abort();
         return p;
@@ -68,6 +68,9 @@ static const Case cases[] = {
         { "under a denied directory: nothing to deny; a hide of a missing path is dropped",
           { "d:home", "d:home/.ssh", "h:nothing/here" },
           .want = { "=d:home", "-d:home/.ssh:cannot reach", "-h:nothing/here:nothing to hide" } },
+        { "an empty directory in an empty one changes nothing, but the runtime directory's",
+          { "h:", "h:run", "h:home" },
+          .want = { "=h:run", "-h:home:lies under", "-d:run/systemd:lies under", "-d:run/bus:lies under" } },
         { "read and write entries stay, even of a missing path",
           { "h:home", "w:home/missing", "r:gone" },
           .want = { "=h:home", "=w:home/missing", "=r:gone" } },
