@@ -309,8 +309,8 @@ static int unchanging_reason(const PlanPath **sorted, size_t n, const PlanPath *
 }
 
 /* Drops every hide or deny entry whose mount would change nothing (see plan-harden.h): each
- * mount costs the unit's start about 0.6 ms, and most of these lie under a hidden home or
- * runtime directory. A read or write entry always stays. */
+ * mount adds to the unit's start, and most of these lie under a hidden home or runtime
+ * directory. A read or write entry always stays. */
 static int drop_unchanging(Plan *p, const HardenContext *ctx) {
         size_t n = p->n_paths;
         _cleanup_free_ char *runtime_dir = NULL;
