@@ -25,6 +25,19 @@ static int keep_git_include(const char *path, void *userdata) {
         return harden_keep_runs_later(userdata, path, true, false);
 }
 
+/* Puts a and b at start[*n] and the slot after, or frees both: a NULL among them would end
+ * the list early, and what came after it would not be freed. */
+static int add_pair(char **start, size_t *n, char *a, char *b) {
+        if (!a || !b) {
+                free(a);
+                free(b);
+                return -ENOMEM;
+        }
+        start[(*n)++] = a;
+        start[(*n)++] = b;
+        return 0;
+}
+
 /* Whether the sandbox shows `path` (canonical) and the command cannot write it: read-only by
  * its entry or the closest one above, or by none (ProtectSystem=strict, ProtectHome=). A .git's
  * config at the top of a writable directory has its own read-only entry (harden-git.c). */
@@ -71,11 +84,11 @@ int harden_git_config(Plan *p, const HardenContext *ctx) {
         if (!start)
                 return -ENOMEM;
         if (home) {
-                start[n++] = ctx->config_home && path_is_absolute(ctx->config_home) ?
-                        path_join(ctx->config_home, "git/config") : path_join(home, ".config/git/config");
-                start[n++] = path_join(home, ".gitconfig");
-                if (!start[0] || !start[1])
-                        return -ENOMEM;
+                r = add_pair(start, &n, ctx->config_home && path_is_absolute(ctx->config_home) ?
+                             path_join(ctx->config_home, "git/config") : path_join(home, ".config/git/config"),
+                             path_join(home, ".gitconfig"));
+                if (r < 0)
+                        return r;
         }
         for (size_t i = 0; i < p->n_paths; i++) {
                 const PlanPath *e = &p->paths[i];
@@ -88,11 +101,10 @@ int harden_git_config(Plan *p, const HardenContext *ctx) {
                         return -ENOMEM;
                 if (lstat(git, &st) < 0 || !S_ISDIR(st.st_mode))
                         continue;
-                start[n] = path_join(e->path, ".git/config");
-                start[n + 1] = path_join(e->path, ".git/config.worktree");
-                if (!start[n] || !start[n + 1])
-                        return -ENOMEM;
-                n += 2;
+                r = add_pair(start, &n, path_join(e->path, ".git/config"),
+                             path_join(e->path, ".git/config.worktree"));
+                if (r < 0)
+                        return r;
         }
         r = git_config_walk(start, home, &(GitConfigVisitor) {
                 .target = keep_git_include, .visit = visit_config, .userdata = p });
