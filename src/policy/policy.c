@@ -4,6 +4,7 @@
  * plan table it returns is read back into a Plan (plan-from-lua.c), made canonical by
  * plan_normalize(), checked by plan_check() and hardened by plan_harden(). Nothing here prints:
  * warnings go back to the caller. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +35,12 @@ static int engine_new(LuaEngine **ret) {
 /* ---- hardening ------------------------------------------------------------------------- */
 
 /* What the hardening step needs to know of the caller. scudo_path: scudo itself, for a plan
- * that delegates (the caller frees it). */
-static HardenContext harden_context(const Request *req, const Plan *p, char **scudo_path) {
-        *scudo_path = strv_length(p->delegate) > 0 ? realpath("/proc/self/exe", NULL) : NULL;
-        return (HardenContext) {
+ * that delegates (the routing links lead to it; the caller frees it). */
+static int harden_context(const Request *req, const Plan *p, char **scudo_path, HardenContext *ret) {
+        *scudo_path = NULL;
+        if (strv_length(p->delegate) > 0 && !(*scudo_path = realpath("/proc/self/exe", NULL)))
+                return -errno;
+        *ret = (HardenContext) {
                 .home = req->home,
                 .runtime_dir = req->runtime_dir,
                 .config_home = env_get(req->environ, "XDG_CONFIG_HOME"),
@@ -49,6 +52,7 @@ static HardenContext harden_context(const Request *req, const Plan *p, char **sc
                 .bpfd_socket = secure_getenv("SCUDO_BPFD_SOCKET"),
                 .scudo_path = *scudo_path,
         };
+        return 0;
 }
 
 /* Inside a sandbox nothing that would widen what it grants may be asked for. A run refuses
@@ -163,8 +167,10 @@ static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char *
                 }
         }
         _cleanup_free_ char *scudo_path = NULL;
-        HardenContext hc = harden_context(req, p, &scudo_path);
-        r = plan_harden(p, &hc);
+        HardenContext hc;
+        r = harden_context(req, p, &scudo_path, &hc);
+        if (r >= 0)
+                r = plan_harden(p, &hc);
         if (r < 0)
                 return r;
         *ret_plan = TAKE_PTR(p);
@@ -211,8 +217,10 @@ int policy_explain(const Request *req, bool json, char **ret_text, char **ret_er
                 r = plan_create_check(p, req->home, req->runtime_dir, &invalid);
         if (r >= 0 && plan_normalize(p, &invalid) >= 0 && plan_check(p, &invalid) >= 0) {
                 _cleanup_free_ char *scudo_path = NULL;
-                HardenContext hc = harden_context(req, p, &scudo_path);
-                r = plan_harden(p, &hc);
+                HardenContext hc;
+                r = harden_context(req, p, &scudo_path, &hc);
+                if (r >= 0)
+                        r = plan_harden(p, &hc);
                 hardened = r >= 0;
         }
         if (r < 0 && !invalid)
