@@ -231,6 +231,13 @@ static uint64_t monotonic_ns(void) {
         return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
 }
 
+/* A screen (--tui's) that keeps what it is shown, one line after another, in a 64 KiB text. */
+static void collect_notice(const char *line, void *userdata) {
+        char *text = userdata;
+        size_t l = strlen(text);
+        (void) snprintf(text + l, 65536 - l, "%s\n", line);
+}
+
 static void test_feed(void) {
         char name[] = "/tmp/test-report-json-XXXXXX", path[32], text[65536];
         ReportFeedConfig c = { .target = REPORT_TARGET_FILE, .kinds = { true, true, false } };
@@ -293,6 +300,21 @@ static void test_feed(void) {
         TAP_CHECK(now_ms() - t0 < 1500, "pushing and finishing did not wait on the writer: %.0f ms", now_ms() - t0);
         f = report_feed_free(f);
         safe_close(pipefd[0]);
+
+        /* What the kernel or the helper dropped: file events are failed calls nobody judged,
+         * not refusals; a network report dropped is one. */
+        c = (ReportFeedConfig) { .target = REPORT_TARGET_STDERR, .file_fd = -EBADF, .json_fd = -EBADF,
+                                 .kinds = { true, true, true } };
+        TAP_CHECK(report_feed_new(&c, &f) == 0, "a feed to the screen");
+        text[0] = 0;
+        report_feed_set_screen(f, collect_notice, text);
+        report_feed_lost(f, REPORT_FILE, 7);
+        report_feed_lost(f, REPORT_NET, 3);
+        report_feed_finish(f, 2000);
+        TAP_CHECK(strstr(text, "file: 7 failed calls went unexamined") && !strstr(text, "file: 7 more refusals"),
+                  "dropped file events are not called refusals");
+        TAP_CHECK(strstr(text, "network: 3 more refusals not reported"), "dropped network reports are counted as such");
+        f = report_feed_free(f);
         unlink(name);
 }
 
