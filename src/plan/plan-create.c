@@ -75,22 +75,24 @@ int plan_create_check(const Plan *p, const char *home, const char *runtime_dir, 
                 if (e->create == PATH_CREATE_NONE)
                         continue;
                 if (e->create < 0 || e->create >= PATH_CREATE_PLACEHOLDER)
-                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: bad create kind", origin, strempty(key));
+                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: bad create kind",
+                                             origin, strempty(key));
                 if (e->access != PATH_ACCESS_WRITE && e->access != PATH_ACCESS_READ)
-                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '%s': only a path granted (write or "
-                                      "read) can be created", origin, strempty(key), strempty(e->path));
+                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '%s': only a path "
+                                             "granted (write or read) can be created", origin, strempty(key),
+                                             strempty(e->path));
                 r = e->path ? path_normalize(e->path, &normalized) : -EINVAL;
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
-                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '%s' is not an absolute path", origin,
-                                      key, strempty(e->path));
+                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '%s' is not an absolute "
+                                             "path", origin, key, strempty(e->path));
                 r = plan_path_canonicalize(e->path, &canonical);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
-                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: cannot resolve '%s': %s", origin, key,
-                                      e->path, strerror(-r));
+                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: cannot resolve '%s': "
+                                             "%s", origin, key, e->path, strerror(-r));
 
                 /* Below which root the kernel puts it, whatever the spelling. */
                 const Root *root = NULL;
@@ -100,10 +102,11 @@ int plan_create_check(const Plan *p, const char *home, const char *runtime_dir, 
                          !streq(canonical, rt.canonical))
                         root = &rt;
                 if (!root)
-                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '%s' is to be created when missing, but "
-                                      "%s lies outside the home directory (%s) and the runtime directory "
-                                      "(%s): scudo creates nothing anywhere else", origin, key, e->path,
-                                      canonical, h.canonical ?: "unknown", rt.canonical ?: "unknown");
+                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '%s' is to be created "
+                                             "when missing, but %s lies outside the home directory (%s) and "
+                                             "the runtime directory (%s): scudo creates nothing anywhere "
+                                             "else", origin, key, e->path, canonical,
+                                             h.canonical ?: "unknown", rt.canonical ?: "unknown");
 
                 /* And the path as written reaches it with no symlink below the root. */
                 r = through_root(root, normalized, &expected);
@@ -114,10 +117,11 @@ int plan_create_check(const Plan *p, const char *home, const char *runtime_dir, 
                 if (r < 0)
                         return r;
                 if (!streq(expected, canonical))
-                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '%s' is to be created when missing, but "
-                                      "it leads through a symlink (to %s): scudo creates nothing through a "
-                                      "symlink, which a command that could write there may have planted",
-                                      origin, key, e->path, canonical);
+                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '%s' is to be created "
+                                             "when missing, but it leads through a symlink (to %s): scudo "
+                                             "creates nothing through a symlink, which a command that could "
+                                             "write there may have planted", origin, key, e->path,
+                                             canonical);
         }
         return 0;
 }

@@ -95,8 +95,8 @@ int plan_delegate(Plan *p, const Request *req, const DelegationContext *ctx, Del
         if (!what)
                 what = command_line_origin(p);
         if (what)
-                return error_message(ret_error, -EPERM, "%s is refused in a delegated request: only the profiles' match "
-                              "patterns choose what a delegated command gets", what);
+                return error_message(ret_error, -EPERM, "%s is refused in a delegated request: only the "
+                                     "profiles' match patterns choose what a delegated command gets", what);
 
         const char *by = delegated_profile(p, ctx);
         if (!by) {
@@ -107,24 +107,25 @@ int plan_delegate(Plan *p, const Request *req, const DelegationContext *ctx, Del
         /* One profile that says delegable = false stops the delegated run, whatever else
          * matches: the run fails rather than get what that profile grants. */
         if (p->undelegable)
-                return error_message(ret_error, -EPERM, "'%s' matches profile '%s', which is not delegable (delegable = "
-                              "false): it is not run for %s", command_of(p), p->undelegable[0], ctx->caller_unit);
+                return error_message(ret_error, -EPERM, "'%s' matches profile '%s', which is not delegable "
+                                     "(delegable = false): it is not run for %s", command_of(p),
+                                     p->undelegable[0], ctx->caller_unit);
 
         /* Nothing is asked: its standard input is the caller's, who could answer. */
         if (p->untrusted_files)
-                return error_message(ret_error, -EPERM, "%s is not trusted, and a delegated command cannot ask: not running "
-                              "'%s' (to trust it, outside any sandbox: scudo trust %s)", p->untrusted_files[0],
-                              command_of(p), p->untrusted_files[0]);
+                return error_message(ret_error, -EPERM, "%s is not trusted, and a delegated command cannot "
+                                     "ask: not running '%s' (to trust it, outside any sandbox: scudo trust "
+                                     "%s)", p->untrusted_files[0], command_of(p), p->untrusted_files[0]);
         if (p->confirm)
-                return error_message(ret_error, -EPERM, "%s: confirm = true, and a delegated command cannot ask: not running "
-                              "'%s'", strempty(p->confirm_origin), command_of(p));
+                return error_message(ret_error, -EPERM, "%s: confirm = true, and a delegated command cannot "
+                                     "ask: not running '%s'", strempty(p->confirm_origin), command_of(p));
 
         /* Where it starts: the broker has made sure this is the caller's very directory
          * (src/broker/peer.c); it must also be one the caller may write. */
         if (!p->working_directory || !delegation_caller_can_write(ctx, p->working_directory))
-                return error_message(ret_error, -EPERM, "the working directory %s is not one that %s can write: '%s' is not "
-                              "delegated from there", strempty(p->working_directory), ctx->caller_unit,
-                              command_of(p));
+                return error_message(ret_error, -EPERM, "the working directory %s is not one that %s can "
+                                     "write: '%s' is not delegated from there",
+                                     strempty(p->working_directory), ctx->caller_unit, command_of(p));
 
         /* What the profiles work out from the request stays inside what the caller can write:
          * a write where the caller can write, a read inside the caller's writable area. Paths
@@ -142,16 +143,18 @@ int plan_delegate(Plan *p, const Request *req, const DelegationContext *ctx, Del
                 else
                         continue;       /* hiding or denying only takes away */
                 if (!ok)
-                        return error_message(ret_error, -EPERM, "%s: %s access to %s, worked out from the request, lies outside "
-                                      "what %s can write: '%s' is not delegated", strempty(e->origin),
-                                      path_access_to_string(e->access), e->path, ctx->caller_unit, command_of(p));
+                        return error_message(ret_error, -EPERM, "%s: %s access to %s, worked out from the "
+                                             "request, lies outside what %s can write: '%s' is not "
+                                             "delegated", strempty(e->origin),
+                                             path_access_to_string(e->access), e->path, ctx->caller_unit,
+                                             command_of(p));
         }
 
         /* A delegated command runs sandboxed or not at all. */
         if (plan_adds_up_to_nothing(p))
-                return error_message(ret_error, -EPERM, "the profiles of '%s' add up to no sandbox (nothing hidden or denied, "
-                              "ProtectSystem= and ProtectHome= off): it is not run outside every sandbox for %s",
-                              command_of(p), ctx->caller_unit);
+                return error_message(ret_error, -EPERM, "the profiles of '%s' add up to no sandbox (nothing "
+                                     "hidden or denied, ProtectSystem= and ProtectHome= off): it is not run "
+                                     "outside every sandbox for %s", command_of(p), ctx->caller_unit);
 
         /* What the delegated sandbox turns away is the caller's to read, beside the output. */
         char *t = strdup("stderr");

@@ -426,9 +426,10 @@ static int drop_repeated(Plan *p, bool *drop) {
 static int normalize_paths(Plan *p, char **ret_error) {
         if (p->n_paths > PLAN_PATHS_MAX) {
                 const PlanPath *e = &p->paths[PLAN_PATHS_MAX];
-                return error_message(ret_error, -EINVAL, "%s: filesystem.%s: more than %d filesystem paths in one plan; "
-                            "that is the most scudo takes (each one is a mount in the sandbox)",
-                            strempty(e->origin), path_access_to_string(e->access), PLAN_PATHS_MAX);
+                return error_message(ret_error, -EINVAL, "%s: filesystem.%s: more than %d filesystem paths "
+                                     "in one plan; that is the most scudo takes (each one is a mount in the "
+                                     "sandbox)", strempty(e->origin), path_access_to_string(e->access),
+                                     PLAN_PATHS_MAX);
         }
 
         _cleanup_(path_memo_done) PathMemo memo = {};
@@ -439,19 +440,21 @@ static int normalize_paths(Plan *p, char **ret_error) {
                 if (e->access < 0 || e->access >= _PATH_ACCESS_MAX)
                         return error_message(ret_error, -EINVAL, "%s: bad access mode", strempty(e->origin));
                 if (!e->path || !path_is_absolute(e->path))
-                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '%s' is not an absolute path",
-                                    strempty(e->origin), path_access_to_string(e->access), strempty(e->path));
+                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '%s' is not an absolute "
+                                             "path", strempty(e->origin), path_access_to_string(e->access),
+                                             strempty(e->path));
                 int r = plan_path_canonicalize_memo(&memo, e->path, &c);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
-                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: cannot resolve '%s': %s",
-                                    strempty(e->origin), path_access_to_string(e->access), e->path,
-                                    strerror(-r));
+                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: cannot resolve '%s': "
+                                             "%s", strempty(e->origin), path_access_to_string(e->access),
+                                             e->path, strerror(-r));
                 /* Refused as it is seen, as a later entry for "/" would take its place. */
                 if (streq(c, "/") && (e->access == PATH_ACCESS_HIDE || e->access == PATH_ACCESS_DENY))
-                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '/' would leave nothing to run",
-                                    strempty(e->origin), path_access_to_string(e->access));
+                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '/' would leave nothing "
+                                             "to run", strempty(e->origin),
+                                             path_access_to_string(e->access));
                 /* The path as given is kept for the leads-out rule (and the warning it makes),
                  * and for explain, which shows the entry as it was written by it. */
                 free(e->given);
@@ -486,7 +489,8 @@ static int validate_rules(char **rules, const char *key, char **ret_error) {
                 NetRule rule;
                 const char *reason = NULL;
                 if (net_rule_parse_reason(*r, &rule, &reason) < 0)
-                        return error_message(ret_error, -EINVAL, "%s: bad rule '%s': %s", key, *r, reason ?: "does not parse");
+                        return error_message(ret_error, -EINVAL, "%s: bad rule '%s': %s", key, *r,
+                                             reason ?: "does not parse");
         }
         return 0;
 }
@@ -513,7 +517,8 @@ static int normalize_log_target(Plan *p, char **ret_error) {
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return error_message(ret_error, -EINVAL, "log.target: cannot resolve '%s': %s", dir, strerror(-r));
+                return error_message(ret_error, -EINVAL, "log.target: cannot resolve '%s': %s", dir,
+                                     strerror(-r));
         char *t = path_join(c, slash + 1);
         if (!t)
                 return -ENOMEM;
@@ -533,12 +538,13 @@ int plan_check(const Plan *p, char **ret_error) {
         int r;
 
         if (!p->exec_path || !path_is_absolute(p->exec_path))
-                return error_message(ret_error, -EINVAL, "the command's executable '%s' is not an absolute path",
-                            strempty(p->exec_path));
+                return error_message(ret_error, -EINVAL, "the command's executable '%s' is not an absolute "
+                                     "path", strempty(p->exec_path));
         if (strv_length(p->argv) == 0)
                 return error_message(ret_error, -EINVAL, "the command line is empty");
         if (p->working_directory && !path_is_absolute(p->working_directory))
-                return error_message(ret_error, -EINVAL, "the working directory '%s' is not absolute", p->working_directory);
+                return error_message(ret_error, -EINVAL, "the working directory '%s' is not absolute",
+                                     p->working_directory);
 
         /* No grant reaches a delegation broker: only the hardening step binds one, and only
          * into the sandbox it serves (broker-paths.h). */
@@ -550,21 +556,23 @@ int plan_check(const Plan *p, char **ret_error) {
                 const PlanPath *e = &p->paths[i];
                 if ((e->access == PATH_ACCESS_WRITE || e->access == PATH_ACCESS_READ) &&
                     path_startswith(e->path, broker_root))
-                        return error_message(ret_error, -EINVAL, "%s: %s is where the delegation brokers' sockets are, which no "
-                                    "profile can grant", strempty(e->origin), e->path);
+                        return error_message(ret_error, -EINVAL, "%s: %s is where the delegation brokers' "
+                                             "sockets are, which no profile can grant", strempty(e->origin),
+                                             e->path);
         }
 
         for (size_t i = 0; i < p->n_properties; i++) {
                 const PlanProperty *q = &p->properties[i];
                 _cleanup_free_ char *error = NULL;
                 if (!q->name || !q->value)
-                        return error_message(ret_error, -EINVAL, "%s: incomplete unit property", strempty(q->origin));
+                        return error_message(ret_error, -EINVAL, "%s: incomplete unit property",
+                                             strempty(q->origin));
                 r = unit_property_check(q->name, q->value, &error);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
                         return error_message(ret_error, -EINVAL, "%s: %s", strempty(q->origin),
-                                    error ?: "invalid unit property");
+                                             error ?: "invalid unit property");
         }
 
         r = validate_rules(p->net_allow, "network.allow", ret_error);
@@ -574,39 +582,45 @@ int plan_check(const Plan *p, char **ret_error) {
         if (r < 0)
                 return r;
         if (!p->network_filtered && (p->net_allow || p->net_deny))
-                return error_message(ret_error, -EINVAL, "network rules in a plan whose network is not filtered");
+                return error_message(ret_error, -EINVAL, "network rules in a plan whose network is not "
+                                     "filtered");
         if (p->dns < 0 || p->dns >= _DNS_MODE_MAX)
                 return error_message(ret_error, -EINVAL, "network.dns: bad mode");
         if (p->dbus < 0 || p->dbus >= _DBUS_MODE_MAX)
                 return error_message(ret_error, -EINVAL, "dbus.session: bad mode");
         if (p->dbus == DBUS_ALLOW && strv_length(p->delegate) > 0)
-                return error_message(ret_error, -EINVAL, "delegate needs a sealed sandbox, but dbus.session = \"allow\" "
-                            "gives the command the real session bus; refusing the combination");
+                return error_message(ret_error, -EINVAL, "delegate needs a sealed sandbox, but dbus.session "
+                                     "= \"allow\" gives the command the real session bus; refusing the "
+                                     "combination");
         if (p->dbus_system < 0 || p->dbus_system >= _DBUS_MODE_MAX)
                 return error_message(ret_error, -EINVAL, "dbus.system: bad mode");
         if (p->dbus_system == DBUS_ALLOW && strv_length(p->delegate) > 0)
-                return error_message(ret_error, -EINVAL, "delegate needs a sealed sandbox, but dbus.system = \"allow\" "
-                            "gives the command the real system bus; refusing the combination");
+                return error_message(ret_error, -EINVAL, "delegate needs a sealed sandbox, but dbus.system = "
+                                     "\"allow\" gives the command the real system bus; refusing the "
+                                     "combination");
 
         STRV_FOREACH(e, p->environment) {
                 if (!env_assignment_is_valid(*e))
-                        return error_message(ret_error, -EINVAL, "environment: '%s' is not NAME=VALUE (or holds what "
-                                    "systemd cannot carry)", *e);
+                        return error_message(ret_error, -EINVAL, "environment: '%s' is not NAME=VALUE (or "
+                                             "holds what systemd cannot carry)", *e);
         }
         STRV_FOREACH(e, p->unset_environment)
                 if (!env_name_is_valid(*e, strlen(*e)))
-                        return error_message(ret_error, -EINVAL, "environment: '%s' is not a variable name", *e);
+                        return error_message(ret_error, -EINVAL, "environment: '%s' is not a variable name",
+                                             *e);
 
         if (p->log_target && !streq(p->log_target, "stderr") && !streq(p->log_target, "journald")) {
                 if (!path_is_absolute(p->log_target))
-                        return error_message(ret_error, -EINVAL, "log.target: '%s' is not stderr, journald or an absolute path",
-                                    p->log_target);
+                        return error_message(ret_error, -EINVAL, "log.target: '%s' is not stderr, journald "
+                                             "or an absolute path", p->log_target);
                 _cleanup_free_ char *n = NULL;
                 r = path_normalize(p->log_target, &n);
                 if (r < 0)
-                        return r == -ENOMEM ? r : error_message(ret_error, -EINVAL, "log.target: bad path '%s'", p->log_target);
+                        return r == -ENOMEM ? r : error_message(ret_error, -EINVAL, "log.target: bad path "
+                                                                "'%s'", p->log_target);
                 if (!strrchr(n, '/')[1])
-                        return error_message(ret_error, -EINVAL, "log.target: '%s' is a directory, not a file", p->log_target);
+                        return error_message(ret_error, -EINVAL, "log.target: '%s' is a directory, not a "
+                                             "file", p->log_target);
         }
         STRV_FOREACH(k, p->log_report)
                 if (!streq(*k, "file") && !streq(*k, "net") && !streq(*k, "dns"))
