@@ -153,32 +153,33 @@ static int identify(MountLists *l, const char *path, struct stat *st) {
         return r > 0 ? 1 : 0;   /* unreadable (EACCES): systemd, as the same user, cannot bind it */
 }
 
-/* What the runner started for the run, bound read-only at the entry's path: a filtered bus's
- * socket (where the bus is: connecting to a socket needs no write access to the mount), the
- * delegation broker's socket and its routing links. NULL when it is no such entry. */
-static const char *runtime_source(const PlanPath *p, const UnitContext *ctx, const char **ret_what) {
-        switch (p->source) {
+/* What the runner starts for the run and an entry of source `s` is bound from, read-only at the
+ * entry's path: a filtered bus's socket (where the bus is: connecting to a socket needs no write
+ * access to the mount), the delegation broker's socket and its routing links. Returns what it
+ * is, for messages, with *ret_src where it is (NULL when not started); NULL for any other
+ * source. */
+static const char *runtime_source(PathSource s, const UnitContext *ctx, const char **ret_src) {
+        switch (s) {
         case PATH_SOURCE_BUS_PROXY:
-                *ret_what = "the session bus proxy";
-                return ctx->bus_proxy_socket;
+                *ret_src = ctx->bus_proxy_socket;
+                return "the session bus proxy";
         case PATH_SOURCE_SYSTEM_BUS_PROXY:
-                *ret_what = "the system bus proxy";
-                return ctx->system_bus_proxy_socket;
+                *ret_src = ctx->system_bus_proxy_socket;
+                return "the system bus proxy";
         case PATH_SOURCE_BROKER_SOCKET:
-                *ret_what = "the delegation broker";
-                return ctx->broker_socket;
+                *ret_src = ctx->broker_socket;
+                return "the delegation broker";
         case PATH_SOURCE_BROKER_BIN:
-                *ret_what = "the delegation broker's routing links";
-                return ctx->broker_bin;
+                *ret_src = ctx->broker_bin;
+                return "the delegation broker's routing links";
         default:
-                *ret_what = NULL;
+                *ret_src = NULL;
                 return NULL;
         }
 }
 
-static int bind_runtime_source(MountLists *l, const PlanPath *p, const UnitContext *ctx) {
+static int bind_runtime_source(MountLists *l, const PlanPath *p, const char *what, const char *src) {
         struct stat st;
-        const char *what, *src = runtime_source(p, ctx, &what);
         if (p->access != PATH_ACCESS_READ || !src)
                 return mount_error(l, -EINVAL, "the plan asks for %s, which has not been started", what);
         int r = identify(l, src, &st);
@@ -214,9 +215,9 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
 
                 if ((i > 0 && streq(sorted[i - 1]->path, p->path)) || !path_is_absolute(p->path))
                         return -EINVAL;         /* one entry per path, canonical: plan_normalize() */
-                const char *what;
-                if (runtime_source(p, ctx, &what) || what) {
-                        r = bind_runtime_source(l, p, ctx);
+                const char *started, *what = runtime_source(p->source, ctx, &started);
+                if (what) {
+                        r = bind_runtime_source(l, p, what, started);
                         if (r < 0)
                                 return r;
                         continue;
