@@ -5,6 +5,7 @@
 #include "plan.h"
 #include "plan/unit-properties.h"
 #include "util/env-util.h"
+#include "util/parse-util.h"
 #include "util/strv.h"
 
 static const char * const path_access_table[_PATH_ACCESS_MAX] = {

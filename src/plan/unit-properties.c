@@ -30,18 +30,6 @@ typedef struct UnitProperty {
         const char *controller; /* the cgroup controller without which it does nothing, or NULL */
 } UnitProperty;
 
-int parse_boolean(const char *s) {
-        static const char * const yes[] = { "1", "yes", "y", "true", "t", "on" };
-        static const char * const no[] = { "0", "no", "n", "false", "f", "off" };
-        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
-                if (strcasecmp(s, yes[i]) == 0)
-                        return 1;
-        for (size_t i = 0; i < ELEMENTSOF(no); i++)
-                if (strcasecmp(s, no[i]) == 0)
-                        return 0;
-        return -EINVAL;
-}
-
 /* "50%" → parts per UINT32_MAX, as systemd's *Scale properties want them. */
 static int parse_percent_scale(const char *s, uint32_t *ret) {
         uint64_t p;

@@ -54,6 +54,3 @@ int unit_fixed_properties_write(const PropertyWriter *w);
 
 /* Prints every accepted name with its expected value, one per line. */
 void unit_property_dump(FILE *f);
-
-/* Parses a boolean the way systemd does: yes/no, true/false, on/off, 1/0. */
-int parse_boolean(const char *s);

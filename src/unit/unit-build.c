@@ -12,6 +12,7 @@
 #include "git-config-copies.h"
 #include "util/env-util.h"
 #include "util/error-message.h"
+#include "util/parse-util.h"
 #include "util/path-util.h"
 #include "util/strv.h"
 

@@ -2,9 +2,22 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #include "macro.h"
 #include "parse-util.h"
+
+int parse_boolean(const char *s) {
+        static const char * const yes[] = { "1", "yes", "y", "true", "t", "on" };
+        static const char * const no[] = { "0", "no", "n", "false", "f", "off" };
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
+                if (strcasecmp(s, yes[i]) == 0)
+                        return 1;
+        for (size_t i = 0; i < ELEMENTSOF(no); i++)
+                if (strcasecmp(s, no[i]) == 0)
+                        return 0;
+        return -EINVAL;
+}
 
 int parse_u64_prefix(const char *s, uint64_t *ret, const char **ret_rest) {
         char *end;

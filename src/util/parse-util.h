@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #pragma once
 
-/* Numbers as systemd's unit files write them: plain, with a size or time suffix, or as a
- * percentage. Each returns 0, or -EINVAL for text that is malformed or out of range (and then
- * leaves *ret alone). */
+/* Values as systemd's unit files write them: booleans, and numbers plain, with a size or time
+ * suffix, or as a percentage. Each returns 0 (parse_boolean: its value), or -EINVAL for text that
+ * is malformed or out of range (and then leaves *ret alone). */
 
 #include <stdint.h>
+
+/* A boolean as systemd writes it: yes/no, y/n, true/false, t/f, on/off, 1/0, in any case; 1
+ * or 0, or -EINVAL. */
+int parse_boolean(const char *s);
 
 /* The decimal digits at the start of s: at least one, no sign, no space, at most UINT64_MAX.
  * *ret_rest points past them, at whatever suffix follows. */
