@@ -34,13 +34,14 @@ static int engine_new(LuaEngine **ret) {
 
 /* ---- hardening ------------------------------------------------------------------------- */
 
-/* What the hardening step needs to know of the caller. scudo_path: scudo itself, for a plan
- * that delegates (the routing links lead to it; the caller frees it). */
-static int harden_context(const Request *req, const Plan *p, char **scudo_path, HardenContext *ret) {
-        *scudo_path = NULL;
-        if (strv_length(p->delegate) > 0 && !(*scudo_path = realpath("/proc/self/exe", NULL)))
+/* The hardening step for the caller of `req`: where its home, runtime directory and
+ * configuration are, and, for a plan that delegates, scudo itself (the routing links lead to
+ * it). */
+static int harden(Plan *p, const Request *req) {
+        _cleanup_free_ char *scudo_path = NULL;
+        if (strv_length(p->delegate) > 0 && !(scudo_path = realpath("/proc/self/exe", NULL)))
                 return -errno;
-        *ret = (HardenContext) {
+        return plan_harden(p, &(HardenContext) {
                 .home = req->home,
                 .runtime_dir = req->runtime_dir,
                 .config_home = env_get(req->environ, "XDG_CONFIG_HOME"),
@@ -50,9 +51,8 @@ static int harden_context(const Request *req, const Plan *p, char **scudo_path, 
                 /* the helper's socket when it is not the system one (file-capabilities mode,
                  * tests): kept out of the sandbox like the default */
                 .bpfd_socket = secure_getenv("SCUDO_BPFD_SOCKET"),
-                .scudo_path = *scudo_path,
-        };
-        return 0;
+                .scudo_path = scudo_path,
+        });
 }
 
 /* Inside a sandbox nothing that would widen what it grants may be asked for. A run refuses
@@ -166,11 +166,7 @@ static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char *
                         return 0;
                 }
         }
-        _cleanup_free_ char *scudo_path = NULL;
-        HardenContext hc;
-        r = harden_context(req, p, &scudo_path, &hc);
-        if (r >= 0)
-                r = plan_harden(p, &hc);
+        r = harden(p, req);
         if (r < 0)
                 return r;
         *ret_plan = TAKE_PTR(p);
@@ -216,11 +212,7 @@ int policy_explain(const Request *req, bool json, char **ret_text, char **ret_er
         if (r >= 0)
                 r = plan_create_check(p, req->home, req->runtime_dir, &invalid);
         if (r >= 0 && plan_normalize(p, &invalid) >= 0 && plan_check(p, &invalid) >= 0) {
-                _cleanup_free_ char *scudo_path = NULL;
-                HardenContext hc;
-                r = harden_context(req, p, &scudo_path, &hc);
-                if (r >= 0)
-                        r = plan_harden(p, &hc);
+                r = harden(p, req);
                 hardened = r >= 0;
         }
         if (r < 0 && !invalid)

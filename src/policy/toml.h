@@ -58,7 +58,7 @@
 int toml_parse(lua_State *L, const char *data, size_t size, const char *name, char **ret_error);
 
 /* Whether the value at idx is a TOML array, or a date-time, as toml_parse() makes them (by
- * their metatables: both are Lua tables). Use no stack slot of the caller's. */
+ * their metatables: both are Lua tables). The stack is left as it was. */
 bool toml_is_array(lua_State *L, int idx);
 bool toml_is_datetime(lua_State *L, int idx);
 
