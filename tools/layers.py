@@ -13,10 +13,15 @@
 
 The table below is the one statement of it, used twice by meson.build:
 
-    layers.py include-trees SRC OUT   at configure time: OUT/LAYER/ holds a link to src/DIR
-                                      for LAYER and each DIR below it, and LAYER's static
-                                      library is compiled with -I OUT/LAYER alone, so an
-                                      #include "DIR/..." that points up finds no file;
+    layers.py configure SRC OUT       at configure time: the include trees (below), then each
+                                      layer that is a library of scudo's with the layers
+                                      below it, one "LAYER:BELOW,..." a line, in an order that
+                                      builds the ones below first; meson.build makes the
+                                      static libraries from it;
+    layers.py include-trees SRC OUT   OUT/LAYER/ holds a link to src/DIR for LAYER and each
+                                      DIR below it, and LAYER's static library is compiled
+                                      with -I OUT/LAYER alone, so an #include "DIR/..." that
+                                      points up finds no file;
     layers.py check SRC [STAMP]       at every build: the same table read off the #include
                                       lines, with file and line, including the system headers
                                       only some layers may use (SYSTEM_HEADERS) and directories
@@ -41,6 +46,9 @@ BELOW = {
     "bpfd": {"util", "net"},
     "confine": {"util"},
 }
+
+# Programs of their own, not libraries of scudo's.
+PROGRAMS = {"bpfd", "confine"}
 
 # System headers that only some layers may include: D-Bus is the runner's business (a plan is
 # data, and the policy engine must not reach the bus), Lua the policy engine's alone.
@@ -127,12 +135,28 @@ def include_trees(src, out):
     return 0
 
 
+def configure(src, out):
+    """The include trees, then each layer built as a library of scudo's, in an order where the
+    layers below come first: "LAYER:BELOW,BELOW..." a line. bpfd and confine are programs of
+    their own (meson.build and src/bpfd/meson.build list what they compile)."""
+    include_trees(src, out)
+    done = set()
+    for layer in [l for l in BELOW if l not in PROGRAMS]:
+        below = sorted(BELOW[layer])
+        assert set(below) <= done, layer
+        print("%s:%s" % (layer, ",".join(below)))
+        done.add(layer)
+    return 0
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "configure":
+        return configure(sys.argv[2], sys.argv[3])
     if len(sys.argv) >= 3 and sys.argv[1] == "check":
         return check(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
     if len(sys.argv) == 4 and sys.argv[1] == "include-trees":
         return include_trees(sys.argv[2], sys.argv[3])
-    print("usage: layers.py check SRC [STAMP] | include-trees SRC OUT", file=sys.stderr)
+    print("usage: layers.py check SRC [STAMP] | include-trees SRC OUT | configure SRC OUT", file=sys.stderr)
     return 2
 
 

@@ -89,6 +89,17 @@ with tempfile.TemporaryDirectory() as tmp:
     else:
         print("ok %d # SKIP no cc" % (n + 1))
         n += 1
+    r = subprocess.run([sys.executable, LAYERS_PY, "configure", SRC, os.path.join(tmp, "conf")],
+                       capture_output=True, text=True)
+    order = [l.split(":") for l in r.stdout.split()]
+    seen, ordered = set(), True
+    for layer, below in order:
+        ordered = ordered and all(b in seen for b in below.split(",") if b)
+        seen.add(layer)
+    ok(r.returncode == 0 and ordered and {"util", "plan", "cli"} <= seen,
+       "configure lists each library after the layers below it")
+    ok(not seen & {"bpfd", "confine"}, "configure lists no program as a library")
+    ok(dict(order).get("plan") == "net,util", "configure links plan with net and util alone")
     os.symlink(SRC, os.path.join(trees, "util", "stale"))
     subprocess.run([sys.executable, LAYERS_PY, "include-trees", SRC, trees], check=True)
     ok(os.listdir(os.path.join(trees, "util")) == ["util"], "a second run removes what is not the layer's")
