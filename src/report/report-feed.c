@@ -507,22 +507,22 @@ void report_feed_finish(ReportFeed *f, unsigned timeout_ms) {
         for (unsigned i = 0; i < SEEN_SLOTS; i++)
                 if (f->seen[i].hash && f->seen[i].count > 1)
                         emit(f, &f->seen[i].k.r, f->seen[i].count);
-        for (ReportKind k = 0; k < _REPORT_KIND_MAX; k++)
+        for (ReportKind k = 0; k < _REPORT_KIND_MAX; k++) {
                 if (f->lost[k] == 0)
                         continue;
                 /* A file event is a call that failed, dropped before anyone looked whether the
                  * same call works outside: most are searches that find nothing anywhere (a
                  * module path, a library path), so they are not counted as refusals. */
-                else if (k == REPORT_FILE) {
-                        (void) snprintf(line, sizeof(line), "%s: %u failed calls went unexamined (too many at "
-                                        "once for the kernel's or the helper's share); refusals among them "
-                                        "are not reported", report_kind_to_string(k), f->lost[k]);
-                        report_feed_notice(f, line);
-                } else {
+                if (k == REPORT_FILE)
+                        (void) snprintf(line, sizeof(line), "%s: %u failed calls went unexamined (too many "
+                                        "at once for the kernel's or the helper's share); refusals among "
+                                        "them are not reported", report_kind_to_string(k), f->lost[k]);
+                else
                         (void) snprintf(line, sizeof(line), "%s: %u more refusals not reported (too many "
-                                        "at once for the helper's share)", report_kind_to_string(k), f->lost[k]);
-                        report_feed_notice(f, line);
-                }
+                                        "at once for the helper's share)", report_kind_to_string(k),
+                                        f->lost[k]);
+                report_feed_notice(f, line);
+        }
         (void) pthread_mutex_lock(&f->lock);
         dropped = f->stats.flood + f->stats.queue_full;
         (void) pthread_mutex_unlock(&f->lock);
