@@ -84,8 +84,9 @@ int harden_git_config(Plan *p, const HardenContext *ctx) {
         if (!start)
                 return -ENOMEM;
         if (home) {
-                r = add_pair(start, &n, ctx->config_home && path_is_absolute(ctx->config_home) ?
-                             path_join(ctx->config_home, "git/config") : path_join(home, ".config/git/config"),
+                bool xdg = ctx->config_home && path_is_absolute(ctx->config_home);
+                r = add_pair(start, &n, xdg ? path_join(ctx->config_home, "git/config") :
+                                              path_join(home, ".config/git/config"),
                              path_join(home, ".gitconfig"));
                 if (r < 0)
                         return r;

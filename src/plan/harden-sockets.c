@@ -136,10 +136,12 @@ static int brokers(Plan *p, const HardenContext *ctx) {
                 return -ENOMEM;
         r = harden_force_entry(p, PATH_ACCESS_HIDE, root, WHY_BROKER_DIR, PATH_SOURCE_BROKER_DIR);
         if (r >= 0)
-                r = harden_force_entry(p, PATH_ACCESS_READ, socket, WHY_BROKER_SOCKET, PATH_SOURCE_BROKER_SOCKET);
+                r = harden_force_entry(p, PATH_ACCESS_READ, socket, WHY_BROKER_SOCKET,
+                                       PATH_SOURCE_BROKER_SOCKET);
         if (r >= 0)
                 r = harden_force_entry(p, PATH_ACCESS_READ, bin, WHY_BROKER_BIN, PATH_SOURCE_BROKER_BIN);
-        if (r >= 0 && ctx->scudo_path && path_is_absolute(ctx->scudo_path) && !plan_names_path(p, ctx->scudo_path))
+        if (r >= 0 && ctx->scudo_path && path_is_absolute(ctx->scudo_path) &&
+            !plan_names_path(p, ctx->scudo_path))
                 r = harden_add_entry(p, PATH_ACCESS_READ, ctx->scudo_path, WHY_SCUDO, PATH_CREATE_NONE,
                                      PATH_SOURCE_SELF);
         return r;
