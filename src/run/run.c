@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* One run, from a plan to its end (run.h, run-internal.h). */
 #include "run/run-internal.h"
+#include "unit/persist-check.h"
 
 static void run_context_done(RunContext *c) {
         /* The .git placeholders go when the sandbox is gone; while it may still run (scudo lost
@@ -541,6 +542,7 @@ int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
         /* What a full inotify queue may have hidden, and what came after the kill. */
         if (gitdir_watch_sweep(c.gitdir_watch) > 0)
                 c.gitdir_refused = true;
+        (void) persist_check(plan, &unit_start);        /* what stays behind: persist-check.h */
 
         if (c.gitdir_refused)
                 r = log_error_errno(SYNTHETIC_ERRNO(EPERM), "The command was stopped: it planted something git "

@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unit/persist-check.h"
+#include "util/file-util.h"
+#include "util/log.h"
+#include "util/macro.h"
+#include "util/path-util.h"
+#include "util/strv.h"
+
+/* git stops at this depth of included configuration files ("exceeded maximum include depth"):
+ * what lies deeper is never read. */
+#define GIT_INCLUDE_DEPTH 10
+#define GIT_CONFIG_MAX (4U * 1024 * 1024)
+
+/* The keys `git init`, `git clone` and `cargo new` write: none of them names a program, a
+ * hook or another place to read configuration or write a working tree from. */
+static const char * const benign_keys[] = {
+        "core.repositoryformatversion", "core.filemode", "core.bare", "core.logallrefupdates",
+        "core.ignorecase", "core.precomposeunicode", "core.symlinks", "extensions.objectformat",
+        "remote.*.url", "remote.*.fetch", "branch.*.remote", "branch.*.merge", "user.name", "user.email",
+};
+
+typedef struct Check {
+        const Plan *plan;
+        struct timespec since;
+        char **dirs;            /* the walk's directories still to look at: a stack */
+        size_t n_dirs, n_alloc;
+        unsigned count;
+} Check;
+
+static int push_dir(Check *c, char *path) {
+        if (c->n_dirs == c->n_alloc) {
+                size_t n = c->n_alloc ? 2 * c->n_alloc : 64;
+                char **d = reallocarray(c->dirs, n, sizeof(char *));
+                if (!d)
+                        return -ENOMEM;
+                c->dirs = d;
+                c->n_alloc = n;
+        }
+        c->dirs[c->n_dirs++] = path;
+        return 0;
+}
+
+static bool is_new(const Check *c, const struct stat *st) {
+        return st->st_ctim.tv_sec > c->since.tv_sec ||
+               (st->st_ctim.tv_sec == c->since.tv_sec && st->st_ctim.tv_nsec >= c->since.tv_nsec);
+}
+
+/* The plan's entry that decides for `path`: the longest at or above it. */
+static const PlanPath *entry_for(const Plan *plan, const char *path) {
+        const PlanPath *best = NULL;
+        size_t best_len = 0;
+        for (size_t i = 0; i < plan->n_paths; i++) {
+                const PlanPath *p = &plan->paths[i];
+                size_t n = strlen(p->path);
+                if (path_startswith(path, p->path) && (!best || n > best_len)) {
+                        best = p;
+                        best_len = n;
+                }
+        }
+        return best;
+}
+
+static bool is_writable_place(const PlanPath *p) {
+        return p && p->access == PATH_ACCESS_WRITE && p->source == PATH_SOURCE_SELF;
+}
+
+static bool inside_writable(const Check *c, const char *path) {
+        return is_writable_place(entry_for(c->plan, path));
+}
+
+static bool is_plan_entry(const Check *c, const char *path) {
+        for (size_t i = 0; i < c->plan->n_paths; i++)
+                if (streq(c->plan->paths[i].path, path))
+                        return true;
+        return false;
+}
+
+/* What `abs` leads to when followed: realpath(), or for a path whose end is missing, the
+ * canonical form of its longest existing beginning with the rest (made clean) after it. NULL
+ * when it cannot be followed at all (a loop, a directory that cannot be searched). */
+static char *leads_to(const char *abs) {
+        char buf[PATH_MAX];
+        if (realpath(abs, buf))
+                return strdup(buf);
+        if (errno != ENOENT && errno != ENOTDIR)
+                return NULL;
+        _cleanup_free_ char *head = strdup(abs);
+        if (!head)
+                return NULL;
+        for (;;) {
+                char *slash = strrchr(head, '/');
+                if (!slash)
+                        return NULL;
+                const char *rest = abs + (slash - head) + 1;
+                if (slash == head)
+                        head[1] = 0;
+                else
+                        *slash = 0;
+                if (realpath(head, buf)) {
+                        _cleanup_free_ char *joined = path_join(buf, rest);
+                        char *clean = NULL;
+                        if (!joined || path_normalize(joined, &clean) < 0)
+                                return NULL;
+                        return clean;
+                }
+                if ((errno != ENOENT && errno != ENOTDIR) || streq(head, "/"))
+                        return NULL;
+        }
+}
+
+/* Moves dir/name aside to name.scudo-inert (or .scudo-inert.N), never over anything. */
+static int move_aside(int dfd, const char *name, char **ret_name) {
+        for (unsigned i = 0; i < 100; i++) {
+                char to[NAME_MAX + 1];
+                int n = i == 0 ? snprintf(to, sizeof(to), "%s.scudo-inert", name)
+                               : snprintf(to, sizeof(to), "%s.scudo-inert.%u", name, i);
+                if (n < 0 || (size_t) n >= sizeof(to))
+                        return -ENAMETOOLONG;
+                if (renameat2(dfd, name, dfd, to, RENAME_NOREPLACE) >= 0) {
+                        if (ret_name)
+                                *ret_name = strdup(to);
+                        return 0;
+                }
+                if (errno != EEXIST)
+                        return -errno;
+        }
+        return -EEXIST;
+}
+
+static void judge_symlink(Check *c, int dfd, const char *dir, const char *name) {
+        char target[PATH_MAX];
+        ssize_t n = readlinkat(dfd, name, target, sizeof(target) - 1);
+        if (n < 0)
+                return;
+        target[n] = 0;
+        _cleanup_free_ char *link = path_join(dir, name);
+        if (!link || strv_contains(c->plan->git_pins, link))
+                return;         /* a .git symlink of the user's, put back as it was (gitdir-watch.h) */
+        _cleanup_free_ char *abs = target[0] == '/' ? strdup(target) : path_join(dir, target);
+        if (!abs)
+                return;
+        _cleanup_free_ char *to = leads_to(abs);
+        if (to && inside_writable(c, to))
+                return;
+        if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT) {
+                log_error("%s, a symlink the command made, leads to %s, outside what it may write, and "
+                          "could not be removed (%m): remove it before a program follows it", link, target);
+                return;
+        }
+        c->count++;
+        log_warning("%s, a symlink the command made, led to %s, outside what it may write: removed "
+                    "(a program following it later would read or write there)", link, to ?: target);
+}
+
+/* A ".git" file the command made: it stays when it leads into the writable places, where the
+ * git directory it names is judged like any other. */
+static void judge_gitfile(Check *c, int dfd, const char *dir) {
+        _cleanup_close_ int fd = openat(dfd, ".git", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_free_ char *text = NULL;
+        size_t size;
+        if (fd < 0 || read_regular_fd(fd, PATH_MAX + 16, &text, &size) < 0 || !text)
+                return;
+        const char *v = startswith(text, "gitdir:");
+        if (!v)
+                return;         /* git refuses it: not a repository */
+        v += strspn(v, " \t");
+        _cleanup_free_ char *target = strndup(v, strcspn(v, "\r\n"));
+        _cleanup_free_ char *abs = !target ? NULL : target[0] == '/' ? strdup(target) : path_join(dir, target);
+        _cleanup_free_ char *to = abs ? leads_to(abs) : NULL;
+        if (to && inside_writable(c, to))
+                return;
+        _cleanup_free_ char *git = path_join(dir, ".git");
+        int r = move_aside(dfd, ".git", NULL);
+        if (r < 0) {
+                log_error("%s, a \"gitdir:\" file the command made, leads to %s, outside what it may write, "
+                          "and could not be moved aside (%s): remove it before running git there",
+                          git ?: ".git", target ?: "?", strerror(-r));
+                return;
+        }
+        c->count++;
+        log_warning("%s, a \"gitdir:\" file the command made, led to %s, outside what it may write: moved "
+                    "aside to .git.scudo-inert (git run there would take that repository)", git ?: ".git",
+                    target ?: "?");
+}
+
+typedef struct GitJudge {
+        bool changed;           /* a code-bearing part changed during the run */
+        bool benign;            /* nothing in it git would run or follow elsewhere */
+        const char *what;       /* the first part found changed */
+} GitJudge;
+
+static bool key_benign(const char *section, bool sub, const char *key) {
+        char full[256];
+        int n = snprintf(full, sizeof(full), "%s.%s%s", section, sub ? "*." : "", key);
+        if (n < 0 || (size_t) n >= sizeof(full))
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(benign_keys); i++)
+                if (streq(full, benign_keys[i]))
+                        return true;
+        return false;
+}
+
+static void judge_config_file(Check *c, const char *path, unsigned depth, GitJudge *j);
+
+/* The include at `value` of the configuration file `path`, as git finds it. */
+static void judge_include(Check *c, const char *path, const char *value, unsigned depth, GitJudge *j) {
+        _cleanup_free_ char *v = strdup(value);
+        if (!v)
+                return;
+        size_t n = strlen(v);
+        while (n > 0 && isspace((unsigned char) v[n - 1]))
+                v[--n] = 0;
+        if (n >= 2 && v[0] == '"' && v[n - 1] == '"') {
+                v[n - 1] = 0;
+                memmove(v, v + 1, n - 1);
+        }
+        _cleanup_free_ char *dir = strdup(path);
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+        if (!slash)
+                return;
+        *slash = 0;
+        const char *home = getenv("HOME");
+        _cleanup_free_ char *abs = NULL;
+        if (startswith(v, "~/") && home)
+                abs = path_join(home, v + 2);
+        else if (v[0] == '/')
+                abs = strdup(v);
+        else
+                abs = path_join(dir[0] ? dir : "/", v);
+        if (abs)
+                judge_config_file(c, abs, depth + 1, j);
+}
+
+/* A configuration file of a git directory (or one it includes): whether it changed in the run
+ * and whether it sets only benign keys; what it includes, likewise. */
+static void judge_config_file(Check *c, const char *path, unsigned depth, GitJudge *j) {
+        struct stat st;
+        if (depth > GIT_INCLUDE_DEPTH || stat(path, &st) < 0)
+                return;
+        if (is_new(c, &st) && !j->changed) {
+                j->changed = true;
+                j->what = depth == 0 ? "configuration" : "included configuration";
+        }
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        _cleanup_free_ char *text = NULL;
+        size_t size;
+        if (fd < 0 || read_regular_fd(fd, GIT_CONFIG_MAX, &text, &size) < 0 || !text) {
+                j->benign = false;      /* what git would make of it cannot be told */
+                return;
+        }
+        char section[128] = "";
+        bool sub = false;
+        for (char *line = text, *next; line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = 0;
+                char *s = line + strspn(line, " \t\r");
+                if (!*s || *s == '#' || *s == ';')
+                        continue;
+                if (*s == '[') {
+                        char *end = strchr(s, ']');
+                        if (!end) {
+                                j->benign = false;
+                                continue;
+                        }
+                        *end = 0;
+                        size_t k = strcspn(s + 1, " \t\".");
+                        if (k >= sizeof(section))
+                                k = sizeof(section) - 1;
+                        for (size_t i = 0; i < k; i++)
+                                section[i] = (char) tolower((unsigned char) s[1 + i]);
+                        section[k] = 0;
+                        sub = s[1 + k] != 0;
+                        const char *after = end + 1 + strspn(end + 1, " \t\r");
+                        if (*after && *after != '#' && *after != ';')
+                                j->benign = false;      /* a key on the header's line */
+                        continue;
+                }
+                size_t k = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-");
+                char key[128];
+                if (k == 0 || k >= sizeof(key)) {
+                        j->benign = false;
+                        continue;
+                }
+                for (size_t i = 0; i < k; i++)
+                        key[i] = (char) tolower((unsigned char) s[i]);
+                key[k] = 0;
+                size_t len = strlen(s);
+                if (len > 0 && s[len - 1] == '\\')
+                        j->benign = false;      /* a value going on to the next line */
+                if (!key_benign(section, sub, key))
+                        j->benign = false;
+                if ((streq(section, "include") || streq(section, "includeif")) && streq(key, "path")) {
+                        const char *v = s + k + strspn(s + k, " \t");
+                        if (*v == '=')
+                                judge_include(c, path, v + 1 + strspn(v + 1, " \t"), depth, j);
+                }
+        }
+}
+
+/* hooks/ of a git directory: changed in the run, and holding anything but git's samples. */
+static void judge_hooks(Check *c, int gfd, GitJudge *j) {
+        struct stat st;
+        if (fstatat(gfd, "hooks", &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return;
+        if (is_new(c, &st) && !j->changed) {
+                j->changed = true;
+                j->what = "hooks";
+        }
+        if (!S_ISDIR(st.st_mode)) {
+                j->benign = false;
+                return;
+        }
+        _cleanup_close_ int fd = openat(gfd, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d) {
+                j->benign = false;
+                return;
+        }
+        fd = -EBADF;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+                if (streq(e->d_name, ".") || streq(e->d_name, ".."))
+                        continue;
+                size_t n = strlen(e->d_name);
+                bool sample = n > 7 && streq(e->d_name + n - 7, ".sample");
+                if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) || !sample)
+                        j->benign = false;
+                else if (is_new(c, &st) && !j->changed) {
+                        j->changed = true;
+                        j->what = "hooks";
+                }
+        }
+        (void) closedir(d);
+}
+
+/* The code-bearing parts of the git directory open at gfd (at path). */
+static void judge_gitdir_parts(Check *c, int gfd, const char *path, GitJudge *j) {
+        static const char * const configs[] = { "config", "config.worktree" };
+        struct stat st;
+        for (size_t i = 0; i < ELEMENTSOF(configs); i++) {
+                _cleanup_free_ char *p = path_join(path, configs[i]);
+                if (p)
+                        judge_config_file(c, p, 0, j);
+        }
+        judge_hooks(c, gfd, j);
+        if (fstatat(gfd, "commondir", &st, 0) >= 0) {
+                if (is_new(c, &st) && !j->changed) {
+                        j->changed = true;
+                        j->what = "commondir";
+                }
+                j->benign = false;      /* it takes its configuration from another directory */
+        }
+}
+
+static void judge_gitdir(Check *c, int gfd, const char *path) {
+        GitJudge j = { .benign = true };
+        judge_gitdir_parts(c, gfd, path, &j);
+        if (!j.changed || j.benign)
+                return;
+        _cleanup_free_ char *head = NULL;
+        int r = move_aside(gfd, "HEAD", &head);
+        if (r < 0) {
+                log_error("%s is a git repository whose %s the command changed, and git run there outside "
+                          "would run or follow what it says; it could not be made inert (%s): look at it "
+                          "before running git there", path, j.what, strerror(-r));
+                return;
+        }
+        (void) move_aside(gfd, "config", NULL);
+        c->count++;
+        log_warning("%s is a git repository whose %s the command made or changed: git run there outside would "
+                    "run or follow what it says; made inert (HEAD and config moved aside to *.scudo-inert): "
+                    "look at its config and hooks before moving them back", path, j.what);
+}
+
+/* Looks at the directory `path`: its new symlinks and ".git" files, whether it is a git
+ * directory, and its subdirectories (pushed onto c->dirs). */
+static int visit(Check *c, const char *path) {
+        _cleanup_close_ int fd = path_open_no_symlinks(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        if (fd < 0)
+                return fd == -ENOMEM ? fd : 0;  /* gone, or not a directory (a file entry) */
+        int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (dup_fd < 0)
+                return -errno;
+        DIR *d = fdopendir(dup_fd);
+        if (!d) {
+                (void) close(dup_fd);
+                return -errno;
+        }
+        _cleanup_strv_free_ char **links = NULL;
+        bool head = false, objects = false, refs = false, commondir = false, gitfile = false;
+        struct dirent *e;
+        int r = 0;
+        while (r >= 0 && (e = readdir(d))) {
+                const char *n = e->d_name;
+                if (streq(n, ".") || streq(n, ".."))
+                        continue;
+                head = head || streq(n, "HEAD");
+                objects = objects || streq(n, "objects");
+                refs = refs || streq(n, "refs");
+                commondir = commondir || streq(n, "commondir");
+                unsigned char type = e->d_type;
+                struct stat st;
+                if (type == DT_UNKNOWN) {
+                        if (fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                                continue;
+                        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK :
+                               S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+                }
+                if (type == DT_DIR) {
+                        _cleanup_free_ char *sub = path_join(path, n);
+                        if (!sub)
+                                r = -ENOMEM;
+                        else if (!is_plan_entry(c, sub) &&      /* its own entry decides for it */
+                                 (r = push_dir(c, sub)) >= 0)
+                                sub = NULL;
+                } else if (type == DT_LNK) {
+                        if (fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) >= 0 && is_new(c, &st))
+                                r = strv_extend(&links, n);
+                } else if (type == DT_REG && streq(n, ".git"))
+                        gitfile = fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) >= 0 && is_new(c, &st);
+        }
+        (void) closedir(d);
+        if (r < 0)
+                return r;
+        STRV_FOREACH(l, links)
+                judge_symlink(c, fd, path, *l);
+        if (gitfile)
+                judge_gitfile(c, fd, path);
+        /* git's is_git_directory(): HEAD, with objects/ and refs/ here or in commondir's */
+        if (head && (commondir || (objects && refs)))
+                judge_gitdir(c, fd, path);
+        return 0;
+}
+
+int persist_check(const Plan *plan, const struct timespec *since) {
+        Check c = { .plan = plan, .since = *since };
+        int r = 0;
+
+        for (size_t i = 0; i < plan->n_paths && r >= 0; i++)
+                if (is_writable_place(&plan->paths[i])) {
+                        char *p = strdup(plan->paths[i].path);
+                        r = p ? push_dir(&c, p) : -ENOMEM;
+                        if (r < 0)
+                                free(p);
+                }
+        /* depth first, without recursion: no depth is too deep to look at */
+        while (r >= 0 && c.n_dirs > 0) {
+                _cleanup_free_ char *dir = c.dirs[--c.n_dirs];
+                r = visit(&c, dir);
+        }
+        while (c.n_dirs > 0)
+                free(c.dirs[--c.n_dirs]);
+        free(c.dirs);
+        if (r < 0)
+                return log_error_errno(r, "Cannot look at what the command left in the places it may write: %m");
+        return (int) c.count;
+}
