@@ -16,10 +16,8 @@
 #include "util/strv.h"
 
 /* How deep below a .git's modules/ a submodule's git directory is looked for (its name may
- * hold slashes), and how much of a refused directory is removed. */
+ * hold slashes): what lies deeper is judged when the run ends (persist-check.h). */
 #define MODULES_DEPTH 4
-#define REMOVE_DEPTH 16
-#define REMOVE_ENTRIES_MAX 100000U
 
 typedef enum DirKind {
         DIR_TOP,                /* a git directory: only the names git makes there */
@@ -142,17 +140,15 @@ static int add_module_paths(GitdirWatch *w, const char *dir, unsigned depth) {
         return 0;
 }
 
-/* Removes `name` in the directory open at dfd, whatever it is, following no symlink. */
-static int remove_at(int dfd, const char *name, unsigned depth, unsigned *budget) {
-        if (unlinkat(dfd, name, 0) >= 0 || errno == ENOENT)
-                return 0;
-        if (errno != EISDIR && errno != EPERM)
-                return -errno;
-        if (depth == 0)
-                return -ELOOP;
-        _cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
+typedef struct Level {
+        char *name;             /* of the directory below, in this one */
+        dev_t dev;              /* this directory's identity: what ".." must lead back to */
+        ino_t ino;
+} Level;
+
+/* The first name in the directory open at fd, other than "." and ".."; with the files among
+ * its entries removed on the way. 1 with *ret a subdirectory's name, 0 when it is empty. */
+static int first_subdir(int fd, char **ret) {
         int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
         if (dup_fd < 0)
                 return -errno;
@@ -162,28 +158,111 @@ static int remove_at(int dfd, const char *name, unsigned depth, unsigned *budget
                 return -errno;
         }
         int r = 0;
-        struct dirent *e;
-        while (r >= 0 && (e = readdir(d))) {
-                if (streq(e->d_name, ".") || streq(e->d_name, ".."))
-                        continue;
-                if ((*budget)-- == 0)
-                        r = -E2BIG;
-                else
-                        r = remove_at(fd, e->d_name, depth - 1, budget);
+        for (bool again = true; r == 0 && again;) {
+                /* names removed as it is read may hide others from this pass: then one more */
+                again = false;
+                rewinddir(d);
+                struct dirent *e;
+                while (r == 0 && (e = readdir(d))) {
+                        if (streq(e->d_name, ".") || streq(e->d_name, ".."))
+                                continue;
+                        if (unlinkat(fd, e->d_name, 0) >= 0) {
+                                again = true;
+                                continue;
+                        }
+                        if (errno == ENOENT)
+                                continue;
+                        if (errno != EISDIR && errno != EPERM)
+                                r = -errno;
+                        else if (!(*ret = strdup(e->d_name)))
+                                r = -ENOMEM;
+                        else
+                                r = 1;
+                }
         }
         (void) closedir(d);
-        if (r < 0)
-                return r;
-        return unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -errno : 0;
+        return r;
+}
+
+/* Removes `name` in the directory open at dfd, whatever it is and however deep, following no
+ * symlink: down by name, one directory open at a time, and back up by "..", which must lead to
+ * the directory it left (else something moved it: nothing more is removed). */
+static int remove_at(int dfd, const char *name) {
+        if (unlinkat(dfd, name, 0) >= 0 || errno == ENOENT)
+                return 0;
+        if (errno != EISDIR && errno != EPERM)
+                return -errno;
+        struct stat st;
+        if (fstat(dfd, &st) < 0)
+                return -errno;
+        Level *levels = malloc(sizeof(Level));
+        size_t n = 1, alloc = 1;
+        if (!levels)
+                return -ENOMEM;
+        levels[0] = (Level) { .name = strdup(name), .dev = st.st_dev, .ino = st.st_ino };
+        int fd = levels[0].name ? openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+        int r = levels[0].name ? (fd < 0 ? -errno : 0) : -ENOMEM;
+        while (r >= 0 && n > 0) {
+                char *sub = NULL;
+                r = first_subdir(fd, &sub);
+                if (r > 0) {
+                        /* down into it */
+                        if (n == alloc) {
+                                Level *l = reallocarray(levels, alloc * 2, sizeof(Level));
+                                if (!l) {
+                                        r = -ENOMEM;
+                                        free(sub);
+                                        break;
+                                }
+                                levels = l;
+                                alloc *= 2;
+                        }
+                        int child = fstat(fd, &st) < 0 ? -1 :
+                                    openat(fd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (child < 0) {
+                                r = -errno;
+                                free(sub);
+                                break;
+                        }
+                        levels[n++] = (Level) { .name = sub, .dev = st.st_dev, .ino = st.st_ino };
+                        (void) close(fd);
+                        fd = child;
+                        r = 0;
+                        continue;
+                }
+                if (r < 0)
+                        break;
+                /* empty: up, and removed from there */
+                Level *up = &levels[n - 1];
+                int parent = n == 1 ? fcntl(dfd, F_DUPFD_CLOEXEC, 3)
+                                    : openat(fd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (parent < 0 || fstat(parent, &st) < 0 || st.st_dev != up->dev || st.st_ino != up->ino) {
+                        r = parent < 0 ? -errno : -ESTALE;
+                        if (parent >= 0)
+                                (void) close(parent);
+                        break;
+                }
+                (void) close(fd);
+                fd = parent;
+                if (unlinkat(fd, up->name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                        r = -errno;
+                free(up->name);
+                n--;
+        }
+        if (fd >= 0)
+                (void) close(fd);
+        for (size_t i = 0; i < n; i++)
+                free(levels[i].name);
+        free(levels);
+        return r;
 }
 
 /* Removes dir/name; whether that worked. */
 static bool remove_entry(const char *dir, const char *name) {
         _cleanup_close_ int dfd = path_open_no_symlinks(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-        unsigned budget = REMOVE_ENTRIES_MAX;
         if (dfd < 0)
                 return false;
-        return remove_at(dfd, name, REMOVE_DEPTH, &budget) >= 0;
+        return remove_at(dfd, name) >= 0;
 }
 
 static void refuse(GitdirWatch *w, const Watched *d, const char *name) {
@@ -203,7 +282,6 @@ static void refuse(GitdirWatch *w, const Watched *d, const char *name) {
 static bool restore_pin(const Watched *d) {
         _cleanup_close_ int dfd = path_open_no_symlinks(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
         char buf[PATH_MAX];
-        unsigned budget = REMOVE_ENTRIES_MAX;
         if (dfd < 0)
                 return false;
         ssize_t n = readlinkat(dfd, ".git", buf, sizeof(buf) - 1);
@@ -212,7 +290,7 @@ static bool restore_pin(const Watched *d) {
                 if (streq(buf, d->pin_target))
                         return true;
         }
-        if (remove_at(dfd, ".git", REMOVE_DEPTH, &budget) < 0)
+        if (remove_at(dfd, ".git") < 0)
                 return false;
         return symlinkat(d->pin_target, dfd, ".git") >= 0;
 }

@@ -144,3 +144,20 @@ def test_ordinary_git_work_leaves_the_repository_as_it_was(tb, work):
     assert "inert" not in r.err and "removed" not in r.err, r
     r = host(tb, work, "git log --format=%s")
     assert r.rc == 0 and "two" in r.out, r
+
+
+def test_a_refused_hook_too_deep_to_remove_is_gone(tb, work):
+    # hooks/ made in the project, with many deep trees beside the hook, then moved into a .git
+    # without one in a single rename: the watch refuses it, and removes all of it.
+    repo(tb, work)
+    tb.dev("rm -rf %s/.git/hooks" % work)
+    m = marker(tb)
+    deep = "/".join(["d"] * 24)
+    r = tb.scudo(["--profile", "git-project", "sh", "-c",
+                  "mkdir -p t/hooks && for i in $(seq 30); do mkdir -p t/hooks/z$i/%s; done && "
+                  "printf '#!/bin/sh\\ntouch %s\\n' > t/hooks/post-checkout && chmod +x t/hooks/post-checkout && "
+                  "mv t/hooks .git/hooks && sleep 1" % (deep, m)], cwd=work)
+    assert not exists(tb, work + "/.git/hooks"), r
+    r = host(tb, work, "git checkout -q -b other && git checkout -q main && git log --format=%s")
+    assert r.rc == 0 and "one" in r.out, r
+    assert not exists(tb, m)
