@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "unit/persist-check.h"
@@ -384,54 +385,90 @@ static void judge_gitdir(Check *c, int gfd, const char *path) {
                     "look at its config and hooks before moving them back", path, j.what);
 }
 
+/* A directory of the user's the command took the read permission from (git outside can still go
+ * through it, with x alone): given back its owner's read and search, and opened. */
+static int open_unreadable(const char *path) {
+        _cleanup_close_ int pfd = path_open_no_symlinks(path, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+        struct stat st;
+        char proc[64];
+        if (pfd < 0)
+                return pfd;
+        if (fstat(pfd, &st) < 0 || st.st_uid != geteuid())
+                return -EACCES;
+        (void) snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+        if (chmod(proc, (st.st_mode & 07777) | S_IRUSR | S_IXUSR) < 0)
+                return -errno;
+        return path_open_no_symlinks(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+}
+
+/* One entry of the directory open at fd (at path): a subdirectory is pushed to be looked at, a
+ * symlink made in the run added to *links. 1 for a ".git" file made in the run. */
+static int look_at_entry(Check *c, int fd, const char *path, const char *n, unsigned char type,
+                         char ***links) {
+        struct stat st;
+        if (streq(n, ".") || streq(n, ".."))
+                return 0;
+        if (type == DT_UNKNOWN) {
+                if (fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        return 0;
+                type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK :
+                       S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+        }
+        if (type == DT_DIR) {
+                char *sub = path_join(path, n);
+                if (!sub)
+                        return -ENOMEM;
+                if (is_plan_entry(c, sub) || push_dir(c, sub) < 0) {   /* its own entry decides for it */
+                        bool oom = !is_plan_entry(c, sub);
+                        free(sub);
+                        return oom ? -ENOMEM : 0;
+                }
+                return 0;
+        }
+        if (type == DT_LNK)
+                return fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) >= 0 && is_new(c, &st) ? strv_extend(links, n) : 0;
+        if (type == DT_REG && streq(n, ".git"))
+                return fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) >= 0 && is_new(c, &st) ? 1 : 0;
+        return 0;
+}
+
 /* Looks at the directory `path`: its new symlinks and ".git" files, whether it is a git
  * directory, and its subdirectories (pushed onto c->dirs). */
 static int visit(Check *c, const char *path) {
         _cleanup_close_ int fd = path_open_no_symlinks(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        if (fd == -EACCES)
+                fd = open_unreadable(path);
         if (fd < 0)
                 return fd == -ENOMEM ? fd : 0;  /* gone, or not a directory (a file entry) */
-        int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (dup_fd < 0)
-                return -errno;
-        DIR *d = fdopendir(dup_fd);
-        if (!d) {
-                (void) close(dup_fd);
-                return -errno;
-        }
         _cleanup_strv_free_ char **links = NULL;
         bool head = false, objects = false, refs = false, commondir = false, gitfile = false;
-        struct dirent *e;
+        /* getdents64() itself: two system calls for most directories, where readdir() on a
+         * dup of the fd takes five */
+        union {
+                struct dirent64 align;
+                char buf[32 * 1024];
+        } u;
         int r = 0;
-        while (r >= 0 && (e = readdir(d))) {
-                const char *n = e->d_name;
-                if (streq(n, ".") || streq(n, ".."))
-                        continue;
-                head = head || streq(n, "HEAD");
-                objects = objects || streq(n, "objects");
-                refs = refs || streq(n, "refs");
-                commondir = commondir || streq(n, "commondir");
-                unsigned char type = e->d_type;
-                struct stat st;
-                if (type == DT_UNKNOWN) {
-                        if (fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                                continue;
-                        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK :
-                               S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+        for (;;) {
+                ssize_t got = syscall(SYS_getdents64, fd, u.buf, sizeof(u.buf));
+                if (got < 0)
+                        return -errno;
+                if (got == 0)
+                        break;
+                for (ssize_t off = 0; r >= 0 && off < got;) {
+                        const struct dirent64 *e = (const struct dirent64 *) (u.buf + off);
+                        off += e->d_reclen;
+                        r = look_at_entry(c, fd, path, e->d_name, e->d_type, &links);
+                        head = head || streq(e->d_name, "HEAD");
+                        objects = objects || streq(e->d_name, "objects");
+                        refs = refs || streq(e->d_name, "refs");
+                        commondir = commondir || streq(e->d_name, "commondir");
+                        if (r > 0)
+                                gitfile = true;
                 }
-                if (type == DT_DIR) {
-                        _cleanup_free_ char *sub = path_join(path, n);
-                        if (!sub)
-                                r = -ENOMEM;
-                        else if (!is_plan_entry(c, sub) &&      /* its own entry decides for it */
-                                 (r = push_dir(c, sub)) >= 0)
-                                sub = NULL;
-                } else if (type == DT_LNK) {
-                        if (fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) >= 0 && is_new(c, &st))
-                                r = strv_extend(&links, n);
-                } else if (type == DT_REG && streq(n, ".git"))
-                        gitfile = fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) >= 0 && is_new(c, &st);
+                if (r < 0)
+                        return r;
         }
-        (void) closedir(d);
         if (r < 0)
                 return r;
         STRV_FOREACH(l, links)
