@@ -139,6 +139,26 @@ static int move_aside(int dfd, const char *name, char **ret_name) {
         return -EEXIST;
 }
 
+/* Whether `path` (canonical) is another user's that this one cannot write, nor make where it is
+ * missing: the system's programs and libraries (a venv's bin/python -> /usr/bin/python3).
+ * Following a symlink to it gives a program outside nothing it could not do without it. */
+static bool nothing_to_write(const char *path) {
+        _cleanup_free_ char *p = strdup(path);
+        struct stat st;
+        if (!p)
+                return false;
+        for (;;) {
+                if (lstat(p, &st) >= 0)
+                        return st.st_uid != geteuid() && faccessat(AT_FDCWD, p, W_OK, AT_EACCESS) < 0;
+                if (errno != ENOENT)
+                        return false;
+                char *slash = strrchr(p, '/');
+                if (!slash || slash == p)
+                        return false;
+                *slash = 0;     /* missing: what would be made in its parent */
+        }
+}
+
 static void judge_symlink(Check *c, int dfd, const char *dir, const char *name) {
         char target[PATH_MAX];
         ssize_t n = readlinkat(dfd, name, target, sizeof(target) - 1);
@@ -152,7 +172,7 @@ static void judge_symlink(Check *c, int dfd, const char *dir, const char *name) 
         if (!abs)
                 return;
         _cleanup_free_ char *to = leads_to(abs);
-        if (to && inside_writable(c, to))
+        if (to && (inside_writable(c, to) || nothing_to_write(to)))
                 return;
         if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT) {
                 log_error("%s, a symlink the command made, leads to %s, outside what it may write, and "

@@ -60,12 +60,15 @@ def test_a_symlink_out_of_a_writable_cache_is_removed_and_one_inside_stays(tb, w
                   "echo 'echo tool' > node_modules/pkg/bin.js && "
                   "ln -s ../pkg/bin.js node_modules/.bin/tool && "
                   "ln -s %s cache/_update-notifier-last-checked && "
-                  "ln -s ../../../../../../../../%s cache/relative && ln -s /etc/passwd cache/abs"
+                  "ln -s ../../../../../../../../%s cache/relative && ln -s /home/dev cache/home && "
+                  "mkdir -p venv/bin && ln -s /usr/bin/python3 venv/bin/python"
                   % (target, target)], cwd=work)
     assert r.rc == 0, r
     assert not exists(tb, work + "/cache/_update-notifier-last-checked"), r
     assert not exists(tb, work + "/cache/relative"), r
-    assert not exists(tb, work + "/cache/abs"), r
+    assert not exists(tb, work + "/cache/home"), r
+    # a venv's python: the system's, which the user cannot write either; it stays
+    assert is_link(tb, work + "/venv/bin/python"), r
     assert "_update-notifier-last-checked" in r.err and target in r.err, r
     assert is_link(tb, work + "/node_modules/.bin/tool")
     assert "echo tool" in host(tb, work, "cat node_modules/.bin/tool").out
