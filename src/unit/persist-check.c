@@ -266,10 +266,11 @@ static void judge_include(Check *c, const char *path, const char *value, unsigne
 /* A configuration file of a git directory (or one it includes): whether it changed in the run
  * and whether it sets only benign keys; what it includes, likewise. */
 static void judge_config_file(Check *c, const char *path, unsigned depth, GitJudge *j) {
-        struct stat st;
+        struct stat st, lst;
         if (depth > GIT_INCLUDE_DEPTH || stat(path, &st) < 0)
                 return;
-        if (is_new(c, &st) && !j->changed) {
+        /* the file, or a symlink to it made in the run (to a file of the project's, say) */
+        if ((is_new(c, &st) || (lstat(path, &lst) >= 0 && is_new(c, &lst))) && !j->changed) {
                 j->changed = true;
                 j->what = depth == 0 ? "configuration" : "included configuration";
         }

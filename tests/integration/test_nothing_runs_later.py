@@ -164,3 +164,16 @@ def test_a_refused_hook_too_deep_to_remove_is_gone(tb, work):
     r = host(tb, work, "git checkout -q -b other && git checkout -q main && git log --format=%s")
     assert r.rc == 0 and "one" in r.out, r
     assert not exists(tb, m)
+
+
+def test_a_config_symlinked_to_an_old_project_file_is_made_inert(tb, work):
+    # the file the configuration leads to is the project's, older than the run; the symlink
+    # to it is the run's
+    m = marker(tb)
+    r = host(tb, work, "printf '[core]\\n\\tfsmonitor = touch %s; false\\n' > gitconf" % m)
+    assert r.rc == 0, r
+    r = tb.scudo(["sh", "-c", "git init -q sub && rm sub/.git/config && ln -s ../../gitconf sub/.git/config"],
+                 cwd=work)
+    assert "inert" in r.err, r
+    host(tb, work + "/sub", "git status >/dev/null 2>&1; true")
+    assert not exists(tb, m)
