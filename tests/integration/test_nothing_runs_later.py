@@ -3,8 +3,15 @@
 Each attack is made from inside; then the program it aims at is run outside, as dev, the way
 the user would (git in the planted directory, a write through a cache's symlink), and what it
 did is judged from outside."""
+import json
+import os
 import shlex
 import uuid
+
+import pytest
+
+from conftest import built, stop_bpfd
+from test_network import install_helper
 
 HOOK = "#!/bin/sh\necho PWNED\n"
 
@@ -177,3 +184,33 @@ def test_a_config_symlinked_to_an_old_project_file_is_made_inert(tb, work):
     assert "inert" in r.err, r
     host(tb, work + "/sub", "git status >/dev/null 2>&1; true")
     assert not exists(tb, m)
+
+
+def test_npm_install_keeps_its_links_and_loses_a_planted_one(tb, work):
+    # the npm profile has network rules: the helper runs, as in test_tools.py
+    if not os.path.exists(built("src/bpfd/scudo-bpfd")):
+        pytest.skip("scudo-bpfd not built (meson -Dbpf=enabled): npm's profile has network rules")
+    if tb.dev("command -v npm").rc != 0:
+        pytest.skip("npm is not installed in the testbed (tools/install-deps installs it)")
+    install_helper(tb)
+    try:
+        target = "/home/dev/.config/npm-target-" + uuid.uuid4().hex[:8]
+        tb.dev("mkdir -p ~/.config ~/.npm %s/tool && echo precious > %s" % (work, target))
+        pkg = {"name": "proj", "version": "1.0.0", "dependencies": {"tool": "file:./tool"},
+               "scripts": {"postinstall": "ln -sf %s $HOME/.npm/_update-notifier-last-checked" % target}}
+        tool = {"name": "tool", "version": "1.0.0", "bin": {"tool": "bin.js"}}
+        tb.dev("cd %s && printf '%%s' %s > package.json && printf '%%s' %s > tool/package.json && "
+               "printf '#!/usr/bin/env node\\nconsole.log(\"tool ok\")\\n' > tool/bin.js"
+               % (work, shlex.quote(json.dumps(pkg)), shlex.quote(json.dumps(tool))))
+        r = tb.scudo(["npm", "install", "--offline", "--no-audit", "--no-fund"], cwd=work, timeout=180)
+        assert r.rc == 0, r
+        assert not exists(tb, "/home/dev/.npm/_update-notifier-last-checked"), r
+        assert "_update-notifier-last-checked" in r.err, r
+        # npm's own links, inside the project, stay and work outside
+        assert is_link(tb, work + "/node_modules/tool") and is_link(tb, work + "/node_modules/.bin/tool"), r
+        assert "tool ok" in host(tb, work, "node_modules/.bin/tool").out
+        # npm outside, then the file the planted link led to
+        host(tb, work, "npm --version >/dev/null 2>&1; echo 1 > ~/.npm/_update-notifier-last-checked")
+        assert tb.root("cat %s" % target).out.strip() == "precious"
+    finally:
+        stop_bpfd(tb)
