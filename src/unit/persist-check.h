@@ -9,7 +9,8 @@
  * less what the plan binds read-only, hides or denies inside them) is looked at:
  *  - a symlink made, retargeted or moved there during the run (its change time is the run's)
  *    stays only if what it leads to, followed as a program outside would, lies inside the
- *    run's writable places; any other is removed and reported with its target;
+ *    run's writable places, or is another user's that this one cannot write (/usr/bin/python3);
+ *    any other is removed and reported with its target;
  *  - every git directory git's discovery would take (a directory holding HEAD with objects/
  *    and refs/, or with commondir: a .git, a bare layout, a worktree's or a submodule's git
  *    directory, at any depth), whose code-bearing parts (config, config.worktree, commondir,
