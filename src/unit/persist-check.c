@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "unit/git-config-keys.h"
 #include "unit/persist-check.h"
 #include "util/file-util.h"
 #include "util/log.h"
@@ -22,14 +23,6 @@
  * what lies deeper is never read. */
 #define GIT_INCLUDE_DEPTH 10
 #define GIT_CONFIG_MAX (4U * 1024 * 1024)
-
-/* The keys `git init`, `git clone` and `cargo new` write: none of them names a program, a
- * hook or another place to read configuration or write a working tree from. */
-static const char * const benign_keys[] = {
-        "core.repositoryformatversion", "core.filemode", "core.bare", "core.logallrefupdates",
-        "core.ignorecase", "core.precomposeunicode", "core.symlinks", "extensions.objectformat",
-        "remote.*.url", "remote.*.fetch", "branch.*.remote", "branch.*.merge", "user.name", "user.email",
-};
 
 typedef struct Check {
         const Plan *plan;
@@ -221,18 +214,14 @@ typedef struct GitJudge {
         const char *what;       /* the first part found changed */
 } GitJudge;
 
-static bool key_benign(const char *section, bool sub, const char *key) {
-        char full[256];
-        int n = snprintf(full, sizeof(full), "%s.%s%s", section, sub ? "*." : "", key);
-        if (n < 0 || (size_t) n >= sizeof(full))
-                return false;
-        for (size_t i = 0; i < ELEMENTSOF(benign_keys); i++)
-                if (streq(full, benign_keys[i]))
-                        return true;
-        return false;
-}
-
 static void judge_config_file(Check *c, const char *path, unsigned depth, GitJudge *j);
+
+typedef struct IncludeContext {
+        Check *c;
+        const char *path;
+        unsigned depth;
+        GitJudge *j;
+} IncludeContext;
 
 /* The include at `value` of the configuration file `path`, as git finds it. */
 static void judge_include(Check *c, const char *path, const char *value, unsigned depth, GitJudge *j) {
@@ -263,6 +252,11 @@ static void judge_include(Check *c, const char *path, const char *value, unsigne
                 judge_config_file(c, abs, depth + 1, j);
 }
 
+static void on_include(const char *value, void *userdata) {
+        IncludeContext *ic = userdata;
+        judge_include(ic->c, ic->path, value, ic->depth, ic->j);
+}
+
 /* A configuration file of a git directory (or one it includes): whether it changed in the run
  * and whether it sets only benign keys; what it includes, likewise. */
 static void judge_config_file(Check *c, const char *path, unsigned depth, GitJudge *j) {
@@ -281,54 +275,9 @@ static void judge_config_file(Check *c, const char *path, unsigned depth, GitJud
                 j->benign = false;      /* what git would make of it cannot be told */
                 return;
         }
-        char section[128] = "";
-        bool sub = false;
-        for (char *line = text, *next; line; line = next) {
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = 0;
-                char *s = line + strspn(line, " \t\r");
-                if (!*s || *s == '#' || *s == ';')
-                        continue;
-                if (*s == '[') {
-                        char *end = strchr(s, ']');
-                        if (!end) {
-                                j->benign = false;
-                                continue;
-                        }
-                        *end = 0;
-                        size_t k = strcspn(s + 1, " \t\".");
-                        if (k >= sizeof(section))
-                                k = sizeof(section) - 1;
-                        for (size_t i = 0; i < k; i++)
-                                section[i] = (char) tolower((unsigned char) s[1 + i]);
-                        section[k] = 0;
-                        sub = s[1 + k] != 0;
-                        const char *after = end + 1 + strspn(end + 1, " \t\r");
-                        if (*after && *after != '#' && *after != ';')
-                                j->benign = false;      /* a key on the header's line */
-                        continue;
-                }
-                size_t k = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-");
-                char key[128];
-                if (k == 0 || k >= sizeof(key)) {
-                        j->benign = false;
-                        continue;
-                }
-                for (size_t i = 0; i < k; i++)
-                        key[i] = (char) tolower((unsigned char) s[i]);
-                key[k] = 0;
-                size_t len = strlen(s);
-                if (len > 0 && s[len - 1] == '\\')
-                        j->benign = false;      /* a value going on to the next line */
-                if (!key_benign(section, sub, key))
-                        j->benign = false;
-                if ((streq(section, "include") || streq(section, "includeif")) && streq(key, "path")) {
-                        const char *v = s + k + strspn(s + k, " \t");
-                        if (*v == '=')
-                                judge_include(c, path, v + 1 + strspn(v + 1, " \t"), depth, j);
-                }
-        }
+        IncludeContext ic = { .c = c, .path = path, .depth = depth, .j = j };
+        if (!git_config_keys_benign(text, on_include, &ic))
+                j->benign = false;
 }
 
 /* hooks/ of a git directory: changed in the run, and holding anything but git's samples. */
