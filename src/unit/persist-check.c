@@ -190,7 +190,8 @@ static void judge_gitfile(Check *c, int dfd, const char *dir) {
                 return;         /* git refuses it: not a repository */
         v += strspn(v, " \t");
         _cleanup_free_ char *target = strndup(v, strcspn(v, "\r\n"));
-        _cleanup_free_ char *abs = !target ? NULL : target[0] == '/' ? strdup(target) : path_join(dir, target);
+        _cleanup_free_ char *abs = !target ? NULL :
+                                   target[0] == '/' ? strdup(target) : path_join(dir, target);
         _cleanup_free_ char *to = abs ? leads_to(abs) : NULL;
         if (to && inside_writable(c, to))
                 return;
@@ -306,7 +307,8 @@ static void judge_hooks(Check *c, int gfd, GitJudge *j) {
                         continue;
                 size_t n = strlen(e->d_name);
                 bool sample = n > 7 && streq(e->d_name + n - 7, ".sample");
-                if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) || !sample)
+                if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+                    !sample)
                         j->benign = false;
                 else if (is_new(c, &st) && !j->changed) {
                         j->changed = true;
@@ -350,9 +352,9 @@ static void judge_gitdir(Check *c, int gfd, const char *path) {
         }
         (void) move_aside(gfd, "config", NULL);
         c->count++;
-        log_warning("%s is a git repository whose %s the command made or changed: git run there outside would "
-                    "run or follow what it says; made inert (HEAD and config moved aside to *.scudo-inert): "
-                    "look at its config and hooks before moving them back", path, j.what);
+        log_warning("%s is a git repository whose %s the command made or changed: git run there outside "
+                    "would run or follow what it says; made inert (HEAD and config moved aside to "
+                    "*.scudo-inert): look at its config and hooks before moving them back", path, j.what);
 }
 
 /* A directory of the user's the command took the read permission from (git outside can still go
@@ -396,7 +398,8 @@ static int look_at_entry(Check *c, int fd, const char *path, const char *n, unsi
                 return 0;
         }
         if (type == DT_LNK)
-                return fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) >= 0 && is_new(c, &st) ? strv_extend(links, n) : 0;
+                return fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) >= 0 && is_new(c, &st) ?
+                       strv_extend(links, n) : 0;
         if (type == DT_REG && streq(n, ".git"))
                 return fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) >= 0 && is_new(c, &st) ? 1 : 0;
         return 0;
@@ -471,6 +474,7 @@ int persist_check(const Plan *plan, const struct timespec *since) {
                 free(c.dirs[--c.n_dirs]);
         free(c.dirs);
         if (r < 0)
-                return log_error_errno(r, "Cannot look at what the command left in the places it may write: %m");
+                return log_error_errno(r, "Cannot look at what the command left in the places it may "
+                                       "write: %m");
         return (int) c.count;
 }
