@@ -31,9 +31,35 @@ typedef struct Token {
 } Token;
 
 /* The prefixes of well-known token formats, each with the shortest body real tokens have
- * (shorter bodies are names and words: "sk-learn", "npm_config"). A longer prefix comes before
- * a shorter one it starts with (sk-ant- before sk-). */
+ * (shorter bodies are names and words: "sk-learn", "npm_config"). In order of first character
+ * (token_ranges); a longer prefix comes before a shorter one it starts with (sk-ant- before
+ * sk-). */
 static const Token tokens[] = {
+        { "AKIA",        "an AWS access key id",            CS_UPPER_DIGIT, 16, 1, 0 },
+        { "ASIA",        "an AWS access key id",            CS_UPPER_DIGIT, 16, 1, 0 },
+        { "AIza",        "a Google API key",                CS_WORD_DASH,   35, 1, 0 },
+        { "AGE-SECRET-KEY-1", "an age secret key",          CS_UPPER_DIGIT, 50, 0, 0 },
+        { "ATATT3",      "an Atlassian token",              CS_WORD_DASH,   40, 0, 0 },
+        { "CFPAT-",      "a Contentful token",              CS_WORD_DASH,   40, 0, 0 },
+        { "FlyV1 ",      "a Fly.io token",                  CS_WORD_DASH,   32, 0, 0 },
+        { "FLWSECK-",    "a Flutterwave key",               CS_WORD_DASH,   32, 0, 0 },
+        { "GOOG1",       "a Google Cloud HMAC key",         CS_UPPER_DIGIT, 50, 0, 0 },
+        { "HRKU-",       "a Heroku key",                    CS_WORD_DASH,   40, 0, 0 },
+        { "LTAI",        "an Alibaba Cloud key",            CS_ALNUM,       16, 0, 1 },
+        { "NRAK-",       "a New Relic key",                 CS_UPPER_DIGIT, 27, 0, 0 },
+        { "PMAK-",       "a Postman key",                   CS_WORD_DASH,   40, 0, 0 },
+        { "SG.",         "a SendGrid key",                  CS_WORD_DASH,   20, 0, 0 },
+        { "apify_api_",  "an Apify token",                  CS_ALNUM,       30, 0, 0 },
+        { "dckr_pat_",   "a Docker token",                  CS_WORD_DASH,   20, 0, 0 },
+        { "dop_v1_",     "a DigitalOcean token",            CS_HEX,         64, 0, 0 },
+        { "doo_v1_",     "a DigitalOcean token",            CS_HEX,         64, 0, 0 },
+        { "dor_v1_",     "a DigitalOcean token",            CS_HEX,         64, 0, 0 },
+        { "dp.pt.",      "a Doppler token",                 CS_ALNUM,       40, 0, 0 },
+        { "dp.st.",      "a Doppler token",                 CS_WORD_DASH,   40, 0, 0 },
+        { "dapi",        "a Databricks token",              CS_HEX,         32, 0, 1 },
+        { "dt0c01.",     "a Dynatrace token",               CS_UPPER_DIGIT, 24, 0, 0 },
+        { "fo1_",        "a Fly.io token",                  CS_WORD_DASH,   32, 0, 0 },
+        { "figd_",       "a Figma token",                   CS_WORD_DASH,   32, 0, 0 },
         { "ghp_",        "a GitHub token",                  CS_ALNUM,       30, 0, 0 },
         { "gho_",        "a GitHub token",                  CS_ALNUM,       30, 0, 0 },
         { "ghu_",        "a GitHub token",                  CS_ALNUM,       30, 0, 0 },
@@ -49,6 +75,47 @@ static const Token tokens[] = {
         { "glsoat-",     "a GitLab token",                  CS_WORD_DASH,   20, 0, 0 },
         { "glc_",        "a Grafana token",                 CS_WORD_DASH,   32, 0, 0 },
         { "glsa_",       "a Grafana token",                 CS_WORD_DASH,   32, 0, 0 },
+        { "gsk_",        "a Groq key",                      CS_ALNUM,       40, 0, 0 },
+        { "hf_",         "a Hugging Face token",            CS_ALNUM,       30, 0, 0 },
+        { "hvs.",        "a Vault token",                   CS_WORD_DASH,   24, 0, 0 },
+        { "hvb.",        "a Vault token",                   CS_WORD_DASH,   24, 0, 0 },
+        { "hvr.",        "a Vault token",                   CS_WORD_DASH,   24, 0, 0 },
+        { "key-",        "a Mailgun key",                   CS_HEX,         32, 1, 1 },
+        { "lin_api_",    "a Linear key",                    CS_ALNUM,       32, 0, 0 },
+        { "npm_",        "an npm token",                    CS_ALNUM,       36, 1, 1 },
+        { "ntn_",        "a Notion token",                  CS_ALNUM,       40, 0, 0 },
+        { "oy2",         "a NuGet key",                     CS_LOWER_DIGIT, 43, 1, 0 },
+        { "ops_eyJ",     "a 1Password token",               CS_WORD_DASH,   40, 0, 0 },
+        { "pypi-",       "a PyPI token",                    CS_WORD_DASH,   50, 0, 0 },
+        { "pul-",        "a Pulumi token",                  CS_HEX,         40, 0, 0 },
+        { "pscale_tkn_", "a PlanetScale token",             CS_WORD_DASH,   32, 0, 0 },
+        { "pscale_pw_",  "a PlanetScale password",          CS_WORD_DASH,   32, 0, 0 },
+        { "pplx-",       "a Perplexity key",                CS_ALNUM,       40, 0, 0 },
+        { "phx_",        "a PostHog key",                   CS_ALNUM,       40, 0, 0 },
+        { "rk_live_",    "a Stripe key",                    CS_ALNUM,       20, 0, 0 },
+        { "rk_test_",    "a Stripe key",                    CS_ALNUM,       20, 0, 0 },
+        { "rubygems_",   "a RubyGems key",                  CS_HEX,         48, 0, 0 },
+        { "rnd_",        "a Render key",                    CS_ALNUM,       32, 0, 0 },
+        { "r8_",         "a Replicate token",               CS_ALNUM,       30, 0, 0 },
+        { "sk-ant-",     "an Anthropic key",                CS_WORD_DASH,   20, 0, 0 },
+        { "sk-",         "an OpenAI key",                   CS_WORD_DASH,   20, 0, 1 },
+        { "sk_live_",    "a Stripe key",                    CS_ALNUM,       20, 0, 0 },
+        { "sk_test_",    "a Stripe key",                    CS_ALNUM,       20, 0, 0 },
+        { "shpat_",      "a Shopify token",                 CS_ALNUM,       32, 0, 0 },
+        { "shpss_",      "a Shopify token",                 CS_ALNUM,       32, 0, 0 },
+        { "shpca_",      "a Shopify token",                 CS_ALNUM,       32, 0, 0 },
+        { "shppa_",      "a Shopify token",                 CS_ALNUM,       32, 0, 0 },
+        { "sq0atp-",     "a Square token",                  CS_WORD_DASH,   22, 0, 0 },
+        { "sq0csp-",     "a Square token",                  CS_WORD_DASH,   40, 0, 0 },
+        { "secret_",     "a Notion token",                  CS_ALNUM,       43, 0, 1 },
+        { "sntrys_",     "a Sentry token",                  CS_WORD_DASH,   40, 0, 0 },
+        { "sntryu_",     "a Sentry token",                  CS_HEX,         64, 0, 0 },
+        { "sbp_",        "a Supabase token",                CS_HEX,         40, 0, 0 },
+        { "sb_secret_",  "a Supabase key",                  CS_WORD_DASH,   24, 0, 0 },
+        { "sk.eyJ",      "a Mapbox token",                  CS_WORD_DASH,   40, 0, 0 },
+        { "shippo_live_", "a Shippo token",                 CS_HEX,         40, 0, 0 },
+        { "tskey-",      "a Tailscale key",                 CS_WORD_DASH,   20, 0, 1 },
+        { "whsec_",      "a Stripe key",                    CS_ALNUM,       24, 0, 0 },
         { "xoxa-",       "a Slack token",                   CS_WORD_DASH,   10, 0, 1 },
         { "xoxb-",       "a Slack token",                   CS_WORD_DASH,   10, 0, 1 },
         { "xoxp-",       "a Slack token",                   CS_WORD_DASH,   10, 0, 1 },
@@ -57,84 +124,27 @@ static const Token tokens[] = {
         { "xoxe-",       "a Slack token",                   CS_WORD_DASH,   10, 0, 1 },
         { "xoxe.",       "a Slack token",                   CS_WORD_DASH,   10, 0, 1 },
         { "xapp-",       "a Slack token",                   CS_WORD_DASH,   10, 0, 1 },
-        { "sk-ant-",     "an Anthropic key",                CS_WORD_DASH,   20, 0, 0 },
-        { "sk-",         "an OpenAI key",                   CS_WORD_DASH,   20, 0, 1 },
-        { "sk_live_",    "a Stripe key",                    CS_ALNUM,       20, 0, 0 },
-        { "sk_test_",    "a Stripe key",                    CS_ALNUM,       20, 0, 0 },
-        { "rk_live_",    "a Stripe key",                    CS_ALNUM,       20, 0, 0 },
-        { "rk_test_",    "a Stripe key",                    CS_ALNUM,       20, 0, 0 },
-        { "whsec_",      "a Stripe key",                    CS_ALNUM,       24, 0, 0 },
-        { "AKIA",        "an AWS access key id",            CS_UPPER_DIGIT, 16, 1, 0 },
-        { "ASIA",        "an AWS access key id",            CS_UPPER_DIGIT, 16, 1, 0 },
-        { "AIza",        "a Google API key",                CS_WORD_DASH,   35, 1, 0 },
-        { "ya29.",       "a Google OAuth token",            CS_WORD_DASH,   30, 0, 0 },
-        { "GOOG1",       "a Google Cloud HMAC key",         CS_UPPER_DIGIT, 50, 0, 0 },
-        { "npm_",        "an npm token",                    CS_ALNUM,       36, 1, 1 },
-        { "pypi-",       "a PyPI token",                    CS_WORD_DASH,   50, 0, 0 },
-        { "rubygems_",   "a RubyGems key",                  CS_HEX,         48, 0, 0 },
-        { "oy2",         "a NuGet key",                     CS_LOWER_DIGIT, 43, 1, 0 },
-        { "hf_",         "a Hugging Face token",            CS_ALNUM,       30, 0, 0 },
-        { "dckr_pat_",   "a Docker token",                  CS_WORD_DASH,   20, 0, 0 },
-        { "hvs.",        "a Vault token",                   CS_WORD_DASH,   24, 0, 0 },
-        { "hvb.",        "a Vault token",                   CS_WORD_DASH,   24, 0, 0 },
-        { "hvr.",        "a Vault token",                   CS_WORD_DASH,   24, 0, 0 },
-        { "dop_v1_",     "a DigitalOcean token",            CS_HEX,         64, 0, 0 },
-        { "doo_v1_",     "a DigitalOcean token",            CS_HEX,         64, 0, 0 },
-        { "dor_v1_",     "a DigitalOcean token",            CS_HEX,         64, 0, 0 },
-        { "SG.",         "a SendGrid key",                  CS_WORD_DASH,   20, 0, 0 },
-        { "shpat_",      "a Shopify token",                 CS_ALNUM,       32, 0, 0 },
-        { "shpss_",      "a Shopify token",                 CS_ALNUM,       32, 0, 0 },
-        { "shpca_",      "a Shopify token",                 CS_ALNUM,       32, 0, 0 },
-        { "shppa_",      "a Shopify token",                 CS_ALNUM,       32, 0, 0 },
-        { "sq0atp-",     "a Square token",                  CS_WORD_DASH,   22, 0, 0 },
-        { "sq0csp-",     "a Square token",                  CS_WORD_DASH,   40, 0, 0 },
-        { "AGE-SECRET-KEY-1", "an age secret key",          CS_UPPER_DIGIT, 50, 0, 0 },
-        { "lin_api_",    "a Linear key",                    CS_ALNUM,       32, 0, 0 },
-        { "ntn_",        "a Notion token",                  CS_ALNUM,       40, 0, 0 },
-        { "secret_",     "a Notion token",                  CS_ALNUM,       43, 0, 1 },
-        { "pul-",        "a Pulumi token",                  CS_HEX,         40, 0, 0 },
-        { "sntrys_",     "a Sentry token",                  CS_WORD_DASH,   40, 0, 0 },
-        { "sntryu_",     "a Sentry token",                  CS_HEX,         64, 0, 0 },
-        { "NRAK-",       "a New Relic key",                 CS_UPPER_DIGIT, 27, 0, 0 },
-        { "ATATT3",      "an Atlassian token",              CS_WORD_DASH,   40, 0, 0 },
-        { "dp.pt.",      "a Doppler token",                 CS_ALNUM,       40, 0, 0 },
-        { "dp.st.",      "a Doppler token",                 CS_WORD_DASH,   40, 0, 0 },
-        { "dapi",        "a Databricks token",              CS_HEX,         32, 0, 1 },
-        { "pscale_tkn_", "a PlanetScale token",             CS_WORD_DASH,   32, 0, 0 },
-        { "pscale_pw_",  "a PlanetScale password",          CS_WORD_DASH,   32, 0, 0 },
-        { "rnd_",        "a Render key",                    CS_ALNUM,       32, 0, 0 },
-        { "fo1_",        "a Fly.io token",                  CS_WORD_DASH,   32, 0, 0 },
-        { "FlyV1 ",      "a Fly.io token",                  CS_WORD_DASH,   32, 0, 0 },
-        { "LTAI",        "an Alibaba Cloud key",            CS_ALNUM,       16, 0, 1 },
-        { "figd_",       "a Figma token",                   CS_WORD_DASH,   32, 0, 0 },
-        { "dt0c01.",     "a Dynatrace token",               CS_UPPER_DIGIT, 24, 0, 0 },
         { "xkeysib-",    "a Brevo key",                     CS_HEX,         64, 0, 0 },
-        { "tskey-",      "a Tailscale key",                 CS_WORD_DASH,   20, 0, 1 },
-        { "ops_eyJ",     "a 1Password token",               CS_WORD_DASH,   40, 0, 0 },
-        { "gsk_",        "a Groq key",                      CS_ALNUM,       40, 0, 0 },
         { "xai-",        "an xAI key",                      CS_ALNUM,       40, 0, 0 },
-        { "pplx-",       "a Perplexity key",                CS_ALNUM,       40, 0, 0 },
-        { "r8_",         "a Replicate token",               CS_ALNUM,       30, 0, 0 },
-        { "CFPAT-",      "a Contentful token",              CS_WORD_DASH,   40, 0, 0 },
-        { "phx_",        "a PostHog key",                   CS_ALNUM,       40, 0, 0 },
-        { "sbp_",        "a Supabase token",                CS_HEX,         40, 0, 0 },
-        { "sb_secret_",  "a Supabase key",                  CS_WORD_DASH,   24, 0, 0 },
-        { "PMAK-",       "a Postman key",                   CS_WORD_DASH,   40, 0, 0 },
-        { "apify_api_",  "an Apify token",                  CS_ALNUM,       30, 0, 0 },
-        { "HRKU-",       "a Heroku key",                    CS_WORD_DASH,   40, 0, 0 },
-        { "sk.eyJ",      "a Mapbox token",                  CS_WORD_DASH,   40, 0, 0 },
-        { "key-",        "a Mailgun key",                   CS_HEX,         32, 1, 1 },
-        { "shippo_live_", "a Shippo token",                 CS_HEX,         40, 0, 0 },
-        { "FLWSECK-",    "a Flutterwave key",               CS_WORD_DASH,   32, 0, 0 },
+        { "ya29.",       "a Google OAuth token",            CS_WORD_DASH,   30, 0, 0 },
 };
 
 /* Field names that say their value is a secret: after lower-casing and dropping '_', '-',
  * '.', a name that ends with one of these (`MAVEN_OPTS=-Dgpg.passphrase=`, `AccountKey=`,
  * `X-Amz-Signature=`, npm's `_authToken=`). */
-static const char *const secret_fields[] = {
-        "password", "passwd", "pwd", "passphrase", "secret", "token", "apikey", "accountkey",
-        "accesskey", "privatekey", "secretkey", "sharedaccesskey", "sig", "signature", "auth",
-        "credential", "credentials", "clientsecret", "sessionkey", "masterkey",
+typedef struct Word {
+        const char *w;
+        size_t len;
+} Word;
+
+#define WORD(s) { s, sizeof(s) - 1 }
+
+static const Word secret_fields[] = {
+        WORD("password"), WORD("passwd"), WORD("pwd"), WORD("passphrase"), WORD("secret"),
+        WORD("token"), WORD("apikey"), WORD("accountkey"), WORD("accesskey"), WORD("privatekey"),
+        WORD("secretkey"), WORD("sharedaccesskey"), WORD("sig"), WORD("signature"), WORD("auth"),
+        WORD("credential"), WORD("credentials"), WORD("clientsecret"), WORD("sessionkey"),
+        WORD("masterkey"),
 };
 
 /* Values such a field holds that are no secret. */
@@ -208,8 +218,11 @@ static size_t span(const char *s, size_t n, unsigned charset) {
         return i;
 }
 
-static bool token_at(const Token *t, const char *s, size_t n) {
-        size_t pl = strlen(t->prefix);
+static size_t token_len[sizeof(tokens) / sizeof(tokens[0])];
+
+static bool token_at(size_t index, const char *s, size_t n) {
+        const Token *t = &tokens[index];
+        size_t pl = token_len[index];
         if (n < pl || memcmp(s, t->prefix, pl) != 0)
                 return false;
         size_t body = span(s + pl, n - pl, t->charset);
@@ -291,8 +304,9 @@ static bool secret_field(const char *k, size_t n) {
                         norm[l++] = lower(k[i]);
                 }
         for (size_t f = 0; f < sizeof(secret_fields) / sizeof(secret_fields[0]); f++) {
-                size_t fl = strlen(secret_fields[f]);
-                if (l >= fl && memcmp(norm + l - fl, secret_fields[f], fl) == 0)
+                size_t fl = secret_fields[f].len;
+                if (l >= fl && norm[l - 1] == secret_fields[f].w[fl - 1] &&
+                    memcmp(norm + l - fl, secret_fields[f].w, fl) == 0)
                         return true;
         }
         return false;
@@ -399,6 +413,30 @@ static bool url_token_path(const char *s, size_t n, size_t i) {
         return l >= 12 && digit && (i + l == n || s[i + l] == '/');
 }
 
+typedef struct TokenRange {
+        unsigned char start, end;
+} TokenRange;
+
+/* token_ranges[c]: the prefixes that start with c, tokens[start] to tokens[end - 1] (the table
+ * is in order of first character), so that each place in a value is looked up once instead
+ * of against every prefix. Made by the first call; a call that finds it unmade makes the same
+ * one again. */
+static TokenRange token_ranges[256];
+static bool token_ranges_made;
+
+static void make_token_ranges(void) {
+        if (__atomic_load_n(&token_ranges_made, __ATOMIC_ACQUIRE))
+                return;
+        for (size_t t = 0; t < sizeof(tokens) / sizeof(tokens[0]); t++) {
+                TokenRange *r = &token_ranges[(unsigned char) tokens[t].prefix[0]];
+                token_len[t] = strlen(tokens[t].prefix);
+                if (r->end == 0)
+                        r->start = (unsigned char) t;
+                r->end = (unsigned char) (t + 1);
+        }
+        __atomic_store_n(&token_ranges_made, true, __ATOMIC_RELEASE);
+}
+
 /* The fast path and the rules that look at a place in the value. */
 static const char *kind_at(const char *s, size_t n, size_t i) {
         char c = s[i];
@@ -423,8 +461,9 @@ static const char *kind_at(const char *s, size_t n, size_t i) {
                 return "an Authorization header";
         if (lower(c) == 'p' && netrc_password_at(s, n, i))
                 return "a netrc password";
-        for (size_t t = 0; t < sizeof(tokens) / sizeof(tokens[0]); t++)
-                if (tokens[t].prefix[0] == c && token_at(&tokens[t], s + i, n - i))
+        const TokenRange *range = &token_ranges[(unsigned char) c];
+        for (size_t t = range->start; t < range->end; t++)
+                if (token_at(t, s + i, n - i))
                         return tokens[t].kind;
         if (c == 't' && i > 0 && s[i - 1] == '/' && i + 2 < n && s[i + 1] == '/' && url_token_path(s, n, i + 2))
                 return "a URL with a token in its path";
@@ -632,5 +671,6 @@ static const char *judge(const char *s, size_t n, unsigned depth) {
 const char *secret_value_kind(const char *s, size_t n) {
         if (!s)
                 return NULL;
+        make_token_ranges();
         return judge(s, n, 0);
 }
