@@ -293,8 +293,7 @@ static bool is_key_char(char c) {
         return is_alnum(c) || c == '_' || c == '-' || c == '.';
 }
 
-/* Whether the key (the n bytes at k) names a secret: see secret_fields. */
-static bool secret_field(const char *k, size_t n) {
+bool secret_field_name(const char *k, size_t n) {
         char norm[64];
         size_t l = 0;
         for (size_t i = n > 256 ? n - 256 : 0; i < n; i++)
@@ -374,7 +373,7 @@ static bool secret_field_at(const char *s, size_t n, size_t i) {
                 return false;           /* none, or a path's last name ("/opt/secret:/usr/bin") */
         if (s[i] == ':' && i + 2 < n && s[i + 1] == '/' && s[i + 2] == '/')
                 return false;           /* a URL's scheme */
-        if (!secret_field(s + b, e - b))
+        if (!secret_field_name(s + b, e - b))
                 return false;
         size_t j = i + 1;
         while (j < n && (s[j] == ' ' || s[j] == '\t'))
@@ -383,6 +382,28 @@ static bool secret_field_at(const char *s, size_t n, size_t i) {
                 return secret_object_value(s + j, n - j);
         const char *v;
         size_t vl = field_value(s + i + 1, n - i - 1, &v);
+        return secret_field_value(v, vl);
+}
+
+/* An XML element named as a secret with text in it: `<password>x</password>`; `i` is the
+ * '>' of its start tag. */
+static bool secret_element_at(const char *s, size_t n, size_t i) {
+        size_t b = i;
+        while (b > 0 && is_key_char(s[b - 1]))
+                b--;
+        if (b == i || b == 0 || s[b - 1] != '<' || !secret_field_name(s + b, i - b))
+                return false;
+        size_t e = i + 1;
+        while (e < n && s[e] != '<')
+                e++;
+        const char *v = s + i + 1;
+        size_t vl = e - i - 1;
+        while (vl > 0 && is_space(*v)) {
+                v++;
+                vl--;
+        }
+        while (vl > 0 && is_space(v[vl - 1]))
+                vl--;
         return secret_field_value(v, vl);
 }
 
@@ -448,6 +469,8 @@ static const char *kind_at(const char *s, size_t n, size_t i) {
         if (c == '-' && pem_private_key_at(s + i, n - i))
                 return "a PEM private key";
         if ((c == '=' || c == ':') && secret_field_at(s, n, i))
+                return "a credential setting";
+        if (c == '>' && secret_element_at(s, n, i))
                 return "a credential setting";
         /* The rest start a word. */
         if (i > 0 && is_alnum(s[i - 1]))

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* A run of characters shorter than this is never taken for a random token by its entropy
@@ -18,3 +19,9 @@
  * the value itself. The one home of this rule: the environment (policy, build.lua through
  * scudo.text) and git's configuration (plan/git-config-filter.c) both ask it. */
 const char *secret_value_kind(const char *s, size_t n);
+
+/* Whether the n bytes at name are the name of a field that holds a secret, whatever its case
+ * and its '_', '-', '.': one that ends with password, passwd, pwd, passphrase, secret, token,
+ * apikey, accountkey, sig, auth, credential(s), ... (`javax.net.ssl.keyStorePassword`,
+ * `github-oauth`, `_authToken`). */
+bool secret_field_name(const char *name, size_t n);
