@@ -395,11 +395,18 @@ function Builder:environment()
     end
     -- Names denied outright (no wildcard) are also removed from what the service manager
     -- would add on its own; those the caller has are removed above already, or kept.
+    -- (The allow globs are looked at once for all of them: a tool's allow-list is long.)
+    local outright = {}
     for i = 1, #deny do
         local g = deny[i]
-        if caller[g] == nil and not copy[g] and not g:find("*", 1, true) and g:match("^[%a_][%w_]*$")
-            and not text.match_any(allow, g, true) then
-            unset[#unset + 1] = g
+        if caller[g] == nil and not copy[g] and not g:find("*", 1, true) and g:match("^[%a_][%w_]*$") then
+            outright[#outright + 1] = g
+        end
+    end
+    local given_back = #outright > 0 and text.matching(allow, outright, true) or {}
+    for i = 1, #outright do
+        if not given_back[outright[i]] then
+            unset[#unset + 1] = outright[i]
         end
     end
     if set then
