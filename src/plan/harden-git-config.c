@@ -137,6 +137,58 @@ static int add_git_dir_nested(char ***list, const char *git) {
         return r;
 }
 
+/* The first line of the small file at `path`, with `prefix` taken off when given (NULL when it
+ * does not start so), trailing blanks off; NULL when unreadable, or with errno ENOMEM. */
+static char *first_line(const char *path, const char *prefix) {
+        _cleanup_free_ char *text = NULL;
+        size_t size;
+        errno = 0;
+        if (read_regular_file(path, 4096, &text, &size) < 0) {
+                if (errno != ENOMEM)
+                        errno = 0;
+                return NULL;
+        }
+        size_t pl = prefix ? strlen(prefix) : 0;
+        if (pl && strncmp(text, prefix, pl) != 0)
+                return NULL;
+        size_t l = strcspn(text + pl, "\n");
+        while (l > 0 && (text[pl + l - 1] == ' ' || text[pl + l - 1] == '\r' || text[pl + l - 1] == '\t'))
+                l--;
+        return l > 0 ? strndup(text + pl, l) : NULL;
+}
+
+/* A linked worktree or a submodule's checkout shown in the sandbox (`dir` holds a .git file,
+ * "gitdir: PATH"): the configuration git reads for it, its own config.worktree and the
+ * repository's config (through commondir), wherever they are. */
+static int add_git_file_configs(char ***list, const char *dir, const char *git) {
+        _cleanup_free_ char *target = first_line(git, "gitdir: ");
+        if (!target)
+                return errno == ENOMEM ? -ENOMEM : 0;
+        _cleanup_free_ char *gitdir = path_is_absolute(target) ? strdup(target) : path_join(dir, target);
+        _cleanup_free_ char *commondir_file = gitdir ? path_join(gitdir, "commondir") : NULL;
+        if (!commondir_file)
+                return -ENOMEM;
+        _cleanup_free_ char *common = first_line(commondir_file, NULL);
+        if (!common && errno == ENOMEM)
+                return -ENOMEM;
+        _cleanup_free_ char *common_dir = !common ? strdup(gitdir) :
+                path_is_absolute(common) ? strdup(common) : path_join(gitdir, common);
+        char *files[] = {
+                path_join(gitdir, "config"), path_join(gitdir, "config.worktree"),
+                common_dir ? path_join(common_dir, "config") : NULL,
+        };
+        int r = 0;
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                if (r >= 0 && files[i])
+                        r = strv_push(list, files[i]);
+                else
+                        r = -ENOMEM;
+                if (r < 0)
+                        free(files[i]);
+        }
+        return r;
+}
+
 int harden_git_config(Plan *p, const HardenContext *ctx) {
         const char *home = ctx->home && path_is_absolute(ctx->home) ? ctx->home : NULL;
         size_t n = 0;
@@ -160,11 +212,19 @@ int harden_git_config(Plan *p, const HardenContext *ctx) {
                 struct stat st;
                 if (e->access != PATH_ACCESS_WRITE && e->access != PATH_ACCESS_READ)
                         continue;
-                /* only where there is a .git directory (git reads no config below a .git file) */
+                /* a .git directory, or a .git file that leads to one (a linked worktree) */
                 _cleanup_free_ char *git = path_join(e->path, ".git");
                 if (!git)
                         return -ENOMEM;
-                if (lstat(git, &st) < 0 || !S_ISDIR(st.st_mode))
+                if (lstat(git, &st) < 0)
+                        continue;
+                if (S_ISREG(st.st_mode)) {
+                        r = add_git_file_configs(&nested, e->path, git);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (!S_ISDIR(st.st_mode))
                         continue;
                 r = add_pair(start, &n, path_join(e->path, ".git/config"),
                              path_join(e->path, ".git/config.worktree"));
