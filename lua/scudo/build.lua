@@ -278,10 +278,14 @@ function Builder:env_lists()
     end
     local deny, deny_from = unique(list_values(v, "deny_env"), req.deny_env, "--deny-env")
     local allow, allow_from = unique(list_values(v, "allow_env"), req.allow_env, "--allow-env")
-    local copy, exact = {}, {}
+    -- A profile's plain name is a grant only for a name another deny_env glob than '*' catches
+    -- (claude's ANTHROPIC_API_KEY, npm-publish's NPM_TOKEN): a tool's allow-list (deny_env '*')
+    -- names what the tool reads, and their values are still looked at.
+    local copy, exact, listed = {}, {}, {}
     for _, g in ipairs(allow) do
         if not g:find("[%*%?%[\\]") then
-            exact[g:lower()] = exact[g:lower()] or ("allow_env, " .. allow_from[g])
+            local t = allow_from[g] == "--allow-env" and exact or listed
+            t[g:lower()] = t[g:lower()] or ("allow_env, " .. allow_from[g])
         end
     end
     for _, e in ipairs(list_values(v, "env.copy")) do
@@ -292,8 +296,14 @@ function Builder:env_lists()
         copy[n] = true
         exact[n:lower()] = exact[n:lower()] or "--env"
     end
+    local specific = {}
+    for _, g in ipairs(deny) do
+        if g ~= "*" then
+            specific[#specific + 1] = g
+        end
+    end
     self.env_deny, self.env_allow, self.env_copy = deny, allow, copy
-    self.env_deny_from, self.env_exact = deny_from, exact
+    self.env_deny_from, self.env_exact, self.env_listed, self.env_deny_specific = deny_from, exact, listed, specific
     return deny, allow, copy
 end
 
@@ -328,6 +338,21 @@ function Builder:withheld(name)
     return w
 end
 
+-- Whether an explicit grant names `name` (its value then passes whatever it is), and which:
+-- env, --env, --allow-env NAME, or a profile's allow_env NAME for a name another deny_env glob
+-- than '*' catches.
+function Builder:env_grant(name)
+    local l = name:lower()
+    local g = self.env_exact[l]
+    if g or not self.env_listed[l] then
+        return g
+    end
+    if #self.env_deny_specific > 0 and text.matching(self.env_deny_specific, { name }, true)[name] then
+        return self.env_listed[l]
+    end
+    return nil
+end
+
 -- The environment the command gets: the caller's, less what Builder:withheld_names removes by
 -- name and less every variable whose value is a credential by its shape (a URL with a password,
 -- a token of a well-known format: util/secret-value.c), whatever its name, unless an explicit
@@ -338,7 +363,6 @@ end
 function Builder:environment()
     local v, req = self.values, self.request
     local deny, allow, copy = self:env_lists()
-    local exact = self.env_exact
     -- The caller's names in order (policy.c sorts them).
     local caller, names = req.env, req.env_names or util.sorted_keys(req.env)
     local withheld = self:withheld_names(names)
@@ -347,10 +371,11 @@ function Builder:environment()
     -- Without env values to add, the values are the caller's, and the list is made as the names
     -- go, already in order.
     local list, unset, removed, why, kept, env = {}, {}, {}, {}, {}, set and {} or nil
+    local passed = {}
     for i = 1, #names do
         local name = names[i]
         local glob, kind = withheld[name], secret[name]
-        local grant = kind and exact[name:lower()]
+        local grant = kind and self:env_grant(name)
         if glob or (kind and not grant) then
             removed[#removed + 1] = name
             unset[#unset + 1] = name
@@ -360,6 +385,7 @@ function Builder:environment()
             if grant then
                 kept[#kept + 1] = { name = name, kind = kind, grant = grant }
             end
+            passed[#passed + 1] = name
             if env then
                 env[name] = caller[name]
             else
@@ -369,11 +395,18 @@ function Builder:environment()
     end
     -- Names denied outright (no wildcard) are also removed from what the service manager
     -- would add on its own; those the caller has are removed above already, or kept.
+    -- (The allow globs are looked at once for all of them: a tool's allow-list is long.)
+    local outright = {}
     for i = 1, #deny do
         local g = deny[i]
-        if caller[g] == nil and not copy[g] and not g:find("*", 1, true) and g:match("^[%a_][%w_]*$")
-            and not text.match_any(allow, g, true) then
-            unset[#unset + 1] = g
+        if caller[g] == nil and not copy[g] and not g:find("*", 1, true) and g:match("^[%a_][%w_]*$") then
+            outright[#outright + 1] = g
+        end
+    end
+    local given_back = #outright > 0 and text.matching(allow, outright, true) or {}
+    for i = 1, #outright do
+        if not given_back[outright[i]] then
+            unset[#unset + 1] = outright[i]
         end
     end
     if set then
@@ -389,6 +422,7 @@ function Builder:environment()
         list = util.sorted_keys(env)
     end
     self.explain.env_removed, self.explain.env_why, self.explain.env_kept = removed, why, kept
+    self.explain.env_passed = passed
     return list, env or caller, unset
 end
 

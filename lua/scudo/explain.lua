@@ -109,7 +109,7 @@ local function data(request, ex, validation_error, hardening)
         dbus = { session = plan.dbus, talk = array(plan.dbus_talk), own = array(plan.dbus_own),
             see = array(plan.dbus_see), system = plan.dbus_system, system_talk = array(plan.dbus_system_talk) },
         environment = { removed = array(ex.env_removed), why = array(ex.env_why), kept = array(ex.env_kept),
-            unset = array(plan.unset_environment) },
+            passed = array(ex.env_passed), unset = array(plan.unset_environment) },
         processes = { private = own_pids, origin = pids and pids.origin or nil },
         delegable = plan.delegable,
         not_delegable_because = ex.not_delegable_by,
@@ -347,19 +347,30 @@ local function text(d)
     if d.dbus.system == "filtered" then
         add("  talk: %s", #d.dbus.system_talk > 0 and table.concat(d.dbus.system_talk, ", ") or "(nothing)")
     end
-    -- Each variable removed and the rule that removed it; never a value.
+    -- Each variable removed and the rule that removed it, and the names the command keeps; never
+    -- a value. Under an allow-list (deny_env '*') the names it drops are one line.
     if #d.environment.removed > 0 then
         add("environment: inherited, less %d variable%s:", #d.environment.removed,
             #d.environment.removed == 1 and "" or "s")
+        local by_all, all_origin = {}, nil
         for _, w in ipairs(d.environment.why) do
-            if w.rule == "name" then
+            if w.rule == "name" and w.glob == "*" then
+                by_all[#by_all + 1] = w.name
+                all_origin = w.origin
+            elseif w.rule == "name" then
                 add("  %s: name matches deny_env '%s'   <- %s", w.name, w.glob, w.origin or "?")
             else
                 add("  %s: value is %s (whatever the name)", w.name, w.kind)
             end
         end
+        if #by_all > 0 then
+            add("  not in allow_env (deny_env '*'   <- %s): %s", all_origin or "?", table.concat(by_all, ", "))
+        end
     else
         add("environment: inherited")
+    end
+    if #d.environment.passed > 0 then
+        add("  keeps %d: %s", #d.environment.passed, table.concat(d.environment.passed, ", "))
     end
     for _, k in ipairs(d.environment.kept) do
         add("  %s: passed although its value is %s: named by %s", k.name, k.kind, k.grant)

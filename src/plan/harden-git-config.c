@@ -5,7 +5,9 @@
  * could write it; every file shown read-only that holds credentials is shown as a copy less
  * them (PATH_SOURCE_GIT_CONFIG_COPY), which the runner makes when the run starts
  * (unit/git-config-copies.h). */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +15,16 @@
 
 #include "plan/git-config-walk.h"
 #include "plan/harden-internal.h"
+#include "util/file-util.h"
+#include "util/macro.h"
 #include "util/path-util.h"
 #include "util/strv.h"
+
+/* How deep submodules' git directories are looked for below .git/modules (a submodule's name
+ * may hold slashes, and a submodule has submodules of its own below its modules/), and how
+ * many configuration files of them, at most, one run looks at. */
+#define MODULES_DEPTH 6
+#define MAX_NESTED_CONFIGS 256
 
 #define WHY_CREDENTIALS "git's configuration, which holds credentials: the command sees a copy without " \
         "them, made when the run starts"
@@ -73,6 +83,112 @@ static int visit_config(const char *canonical, const GitConfigFiltered *f, void 
         return show_as_copy(p, canonical);
 }
 
+/* The configuration files of the git directories below `dir` (a .git's modules/ or
+ * worktrees/, or a submodule's modules/), `depth` levels down at most, added to *list: each
+ * one's config and config.worktree (git reads a submodule's and a linked worktree's own). */
+static int add_nested_configs(char ***list, const char *dir, unsigned depth) {
+        _cleanup_close_ int fd = path_open_no_symlinks(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        if (fd < 0)
+                return fd == -ENOMEM ? fd : 0;
+        DIR *d = fdopendir(fd);
+        if (!d)
+                return -errno;
+        fd = -EBADF;
+        int r = 0;
+        struct dirent *e;
+        while (r >= 0 && strv_length(*list) < MAX_NESTED_CONFIGS && (e = readdir(d))) {
+                if ((e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) || streq(e->d_name, ".") ||
+                    streq(e->d_name, ".."))
+                        continue;
+                _cleanup_free_ char *sub = path_join(dir, e->d_name);
+                _cleanup_free_ char *head = sub ? path_join(sub, "HEAD") : NULL;
+                if (!head) {
+                        r = -ENOMEM;
+                        break;
+                }
+                struct stat st;
+                if (path_stat_no_symlinks(head, &st) > 0) {
+                        /* a git directory: its files, and its own submodules */
+                        char *c = path_join(sub, "config"), *w = path_join(sub, "config.worktree");
+                        _cleanup_free_ char *modules = path_join(sub, "modules");
+                        r = c ? strv_push(list, c) : -ENOMEM;
+                        if (r < 0)
+                                free(c);
+                        r = r >= 0 && w ? strv_push(list, w) : -ENOMEM;
+                        if (r < 0)
+                                free(w);
+                        if (r >= 0 && depth > 1)
+                                r = modules ? add_nested_configs(list, modules, depth - 1) : -ENOMEM;
+                } else if (depth > 1)
+                        r = add_nested_configs(list, sub, depth - 1);
+        }
+        (void) closedir(d);
+        return r;
+}
+
+/* The configuration files of the submodules and linked worktrees of the git directory `git`. */
+static int add_git_dir_nested(char ***list, const char *git) {
+        _cleanup_free_ char *modules = path_join(git, "modules"), *worktrees = path_join(git, "worktrees");
+        if (!modules || !worktrees)
+                return -ENOMEM;
+        int r = add_nested_configs(list, modules, MODULES_DEPTH);
+        if (r >= 0)
+                r = add_nested_configs(list, worktrees, 1);
+        return r;
+}
+
+/* The first line of the small file at `path`, with `prefix` taken off when given (NULL when it
+ * does not start so), trailing blanks off; NULL when unreadable, or with errno ENOMEM. */
+static char *first_line(const char *path, const char *prefix) {
+        _cleanup_free_ char *text = NULL;
+        size_t size;
+        errno = 0;
+        if (read_regular_file(path, 4096, &text, &size) < 0) {
+                if (errno != ENOMEM)
+                        errno = 0;
+                return NULL;
+        }
+        size_t pl = prefix ? strlen(prefix) : 0;
+        if (pl && strncmp(text, prefix, pl) != 0)
+                return NULL;
+        size_t l = strcspn(text + pl, "\n");
+        while (l > 0 && (text[pl + l - 1] == ' ' || text[pl + l - 1] == '\r' || text[pl + l - 1] == '\t'))
+                l--;
+        return l > 0 ? strndup(text + pl, l) : NULL;
+}
+
+/* A linked worktree or a submodule's checkout shown in the sandbox (`dir` holds a .git file,
+ * "gitdir: PATH"): the configuration git reads for it, its own config.worktree and the
+ * repository's config (through commondir), wherever they are. */
+static int add_git_file_configs(char ***list, const char *dir, const char *git) {
+        _cleanup_free_ char *target = first_line(git, "gitdir: ");
+        if (!target)
+                return errno == ENOMEM ? -ENOMEM : 0;
+        _cleanup_free_ char *gitdir = path_is_absolute(target) ? strdup(target) : path_join(dir, target);
+        _cleanup_free_ char *commondir_file = gitdir ? path_join(gitdir, "commondir") : NULL;
+        if (!commondir_file)
+                return -ENOMEM;
+        _cleanup_free_ char *common = first_line(commondir_file, NULL);
+        if (!common && errno == ENOMEM)
+                return -ENOMEM;
+        _cleanup_free_ char *common_dir = !common ? strdup(gitdir) :
+                path_is_absolute(common) ? strdup(common) : path_join(gitdir, common);
+        char *files[] = {
+                path_join(gitdir, "config"), path_join(gitdir, "config.worktree"),
+                common_dir ? path_join(common_dir, "config") : NULL,
+        };
+        int r = 0;
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                if (r >= 0 && files[i])
+                        r = strv_push(list, files[i]);
+                else
+                        r = -ENOMEM;
+                if (r < 0)
+                        free(files[i]);
+        }
+        return r;
+}
+
 int harden_git_config(Plan *p, const HardenContext *ctx) {
         const char *home = ctx->home && path_is_absolute(ctx->home) ? ctx->home : NULL;
         size_t n = 0;
@@ -80,7 +196,7 @@ int harden_git_config(Plan *p, const HardenContext *ctx) {
 
         /* Filled by index: a plan may hold thousands of entries, and appending one at a time
          * would copy the list each time. */
-        _cleanup_strv_free_ char **start = calloc(2 + 2 * p->n_paths + 1, sizeof(char *));
+        _cleanup_strv_free_ char **start = calloc(2 + 2 * p->n_paths + 1, sizeof(char *)), **nested = NULL;
         if (!start)
                 return -ENOMEM;
         if (home) {
@@ -96,16 +212,43 @@ int harden_git_config(Plan *p, const HardenContext *ctx) {
                 struct stat st;
                 if (e->access != PATH_ACCESS_WRITE && e->access != PATH_ACCESS_READ)
                         continue;
-                /* only where there is a .git directory (git reads no config below a .git file) */
+                /* a .git directory, or a .git file that leads to one (a linked worktree) */
                 _cleanup_free_ char *git = path_join(e->path, ".git");
                 if (!git)
                         return -ENOMEM;
-                if (lstat(git, &st) < 0 || !S_ISDIR(st.st_mode))
+                if (lstat(git, &st) < 0)
+                        continue;
+                if (S_ISREG(st.st_mode)) {
+                        r = add_git_file_configs(&nested, e->path, git);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (!S_ISDIR(st.st_mode))
                         continue;
                 r = add_pair(start, &n, path_join(e->path, ".git/config"),
                              path_join(e->path, ".git/config.worktree"));
+                if (r >= 0)
+                        r = add_git_dir_nested(&nested, git);
                 if (r < 0)
                         return r;
+        }
+        /* The git directories a profile's .git to commit to holds (harden-git.c found them). */
+        STRV_FOREACH(g, p->git_watch) {
+                r = add_git_dir_nested(&nested, *g);
+                if (r < 0)
+                        return r;
+        }
+        if (nested) {
+                size_t m = strv_length(nested);
+                char **all = realloc(start, (n + m + 1) * sizeof(char *));
+                if (!all)
+                        return -ENOMEM;
+                start = all;
+                memcpy(start + n, nested, m * sizeof(char *));
+                start[n + m] = NULL;
+                free(nested);
+                nested = NULL;
         }
         r = git_config_walk(start, home, &(GitConfigVisitor) {
                 .target = keep_git_include, .visit = visit_config, .userdata = p });

@@ -26,4 +26,5 @@ int harden_keep_runs_later(Plan *p, const char *path, bool file, bool through_sy
 int harden_persistence(Plan *p, const HardenContext *ctx);      /* harden-persistence.c */
 int harden_git_dirs(Plan *p);                                   /* harden-git.c */
 int harden_git_config(Plan *p, const HardenContext *ctx);       /* harden-git-config.c */
+int harden_tool_config(Plan *p, const HardenContext *ctx);      /* harden-tool-config.c */
 int harden_sockets(Plan *p, const HardenContext *ctx);          /* harden-sockets.c */

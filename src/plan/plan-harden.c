@@ -412,6 +412,8 @@ int plan_harden(Plan *p, const HardenContext *ctx) {
         if (r >= 0)
                 r = harden_git_config(p, ctx);
         if (r >= 0)
+                r = harden_tool_config(p, ctx);
+        if (r >= 0)
                 r = harden_sockets(p, ctx);
         if (r >= 0)
                 r = drop_unchanging(p, ctx);

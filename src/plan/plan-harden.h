@@ -29,6 +29,10 @@
  *   2b. git's configuration, the home's and each shown .git's: every file it includes, as 1b;
  *      every file of it the command sees read-only and that holds credentials, shown as a copy
  *      less them (PATH_SOURCE_GIT_CONFIG_COPY: the runner makes it, unit/git-config-copies.h);
+ *   2c. in a delegable plan, each file of a tool's configuration a profile shows read-only in
+ *      the home directory (and the files at the top of such a directory in $XDG_CONFIG_HOME)
+ *      that holds credentials: shown as a copy less them (PATH_SOURCE_CONFIG_COPY,
+ *      plan/config-filter.h);
  *   3. out of reach: the system bus and the session bus unless the plan allows them (the
  *      filtered proxy's socket in place of each it filters), the service manager's private
  *      socket, scudo-bpfd's socket; root's container and VM managers' sockets and, with

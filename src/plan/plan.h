@@ -66,6 +66,9 @@ typedef enum PathSource {
         PATH_SOURCE_BROKER_SOCKET, /* read: the socket of this sandbox's broker, which the runner
                                     * starts; only the hardening step names it */
         PATH_SOURCE_BROKER_BIN, /* read: the broker's links that route delegated commands to scudo */
+        PATH_SOURCE_CONFIG_COPY, /* a copy of a tool's configuration less its credentials, which
+                                  * the runner makes (unit/git-config-copies.h); only the
+                                  * hardening step names it (plan-harden.h, 2c) */
         _PATH_SOURCE_MAX,
         _PATH_SOURCE_INVALID = -EINVAL,
 } PathSource;

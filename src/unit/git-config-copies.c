@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "unit/git-config-copies.h"
+#include "plan/config-filter.h"
 #include "plan/git-config-walk.h"
 #include "util/file-util.h"
 #include "util/log.h"
@@ -36,8 +37,8 @@ static int make_dir(GitConfigCopies *c, const char *runtime_dir, const char *uni
         return 0;
 }
 
-/* Writes the copy of `path` (canonical) and records it. */
-static int add_copy(GitConfigCopies *c, const char *path, const GitConfigFiltered *f, const char *runtime_dir,
+/* Writes the copy of `path` (canonical), the len bytes at text, and records it. */
+static int add_copy(GitConfigCopies *c, const char *path, const char *text, size_t len, const char *runtime_dir,
                     const char *unit_name) {
         int r;
         if (!c->dir) {
@@ -59,8 +60,8 @@ static int add_copy(GitConfigCopies *c, const char *path, const GitConfigFiltere
                 return log_oom();
         }
         const char *name = TAKE_PTR(src);
-        for (size_t done = 0; done < f->len;) {
-                ssize_t w = write(fd, f->text + done, f->len - done);
+        for (size_t done = 0; done < len;) {
+                ssize_t w = write(fd, text + done, len - done);
                 if (w < 0 && errno == EINTR)
                         continue;
                 if (w <= 0)
@@ -70,6 +71,19 @@ static int add_copy(GitConfigCopies *c, const char *path, const GitConfigFiltere
         if (strv_extend(&c->dst, path) < 0)
                 return log_oom();
         return 0;
+}
+
+/* A tool's configuration (plan/config-filter.h), filtered by its format. */
+static int tool_config_copy(GitConfigCopies *c, const char *path, const char *runtime_dir, const char *unit_name) {
+        ConfigFiltered f = {};
+        int r = config_read_filtered(path, &f);
+        if (r < 0)
+                r = r == -ENOMEM ? log_oom() :
+                        log_error_errno(r, "Cannot read %s to show it without its credentials: %m", path);
+        else
+                r = add_copy(c, path, f.text, f.len, runtime_dir, unit_name);
+        config_filtered_done(&f);
+        return r;
 }
 
 int git_config_copies_make(const Plan *plan, const char *runtime_dir, const char *unit_name,
@@ -83,7 +97,7 @@ int git_config_copies_make(const Plan *plan, const char *runtime_dir, const char
                 GitConfigFiltered f = {};
                 struct stat st;
 
-                if (p->source != PATH_SOURCE_GIT_CONFIG_COPY)
+                if (p->source != PATH_SOURCE_GIT_CONFIG_COPY && p->source != PATH_SOURCE_CONFIG_COPY)
                         continue;
                 if (!runtime_dir || !path_is_absolute(runtime_dir)) {
                         r = log_error_errno(-EINVAL, "No runtime directory to show git's configuration %s "
@@ -94,13 +108,17 @@ int git_config_copies_make(const Plan *plan, const char *runtime_dir, const char
                  * that is there without a copy is refused (unit-build.c). */
                 if (path_stat_no_symlinks(p->path, &st) <= 0 || !S_ISREG(st.st_mode))
                         continue;
+                if (p->source == PATH_SOURCE_CONFIG_COPY) {
+                        r = tool_config_copy(&c, p->path, runtime_dir, unit_name);
+                        continue;
+                }
                 r = git_config_read_filtered(p->path, &f);
                 if (r < 0)
                         r = r == -ENOMEM ? log_oom() :
                                 log_error_errno(r, "Cannot read git's configuration %s to show it without "
                                                 "its credentials: %m", p->path);
                 else
-                        r = add_copy(&c, p->path, &f, runtime_dir, unit_name);
+                        r = add_copy(&c, p->path, f.text, f.len, runtime_dir, unit_name);
                 git_config_filtered_done(&f);
         }
         if (r < 0) {

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #pragma once
 
-/* git's configuration less its credentials: each file the hardening step marks to be shown so
- * (PATH_SOURCE_GIT_CONFIG_COPY, plan/harden-git-config.c) is read again here, filtered
- * (plan/git-config-filter.h), written 0600 below the caller's runtime directory, bound
- * read-only over the original (unit-build.c), and removed when the run ends. */
+/* git's and tools' configuration less its credentials: each file the hardening step marks to
+ * be shown so (PATH_SOURCE_GIT_CONFIG_COPY, plan/harden-git-config.c; PATH_SOURCE_CONFIG_COPY,
+ * plan/harden-tool-config.c) is read again here, filtered (plan/git-config-filter.h,
+ * plan/config-filter.h), written 0600 below the caller's runtime directory, bound read-only
+ * over the original (unit-build.c), and removed when the run ends. */
 
 #include "plan/plan.h"
 

@@ -234,16 +234,18 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
                                 r = add_check(l, exists ? '=' : '-', exists ? &st : NULL, p->path);
                         break;
                 case PATH_ACCESS_READ: {
-                        /* git's configuration less its credentials, in place of the file */
-                        const char *src = p->source == PATH_SOURCE_GIT_CONFIG_COPY ?
-                                git_config_copy_of(ctx->git_config, p->path) : NULL;
+                        /* git's or a tool's configuration less its credentials, in place of the
+                         * file */
+                        bool copy = p->source == PATH_SOURCE_GIT_CONFIG_COPY ||
+                                p->source == PATH_SOURCE_CONFIG_COPY;
+                        const char *src = copy ? git_config_copy_of(ctx->git_config, p->path) : NULL;
                         if (src) {
                                 r = identify(l, src, &st);
                                 if (r < 0)
                                         return r;
                                 exists = r > 0;
-                        } else if (p->source == PATH_SOURCE_GIT_CONFIG_COPY && exists)
-                                return mount_error(l, -ENOENT, "%s: git's configuration there has no copy "
+                        } else if (copy && exists)
+                                return mount_error(l, -ENOENT, "%s: the configuration there has no copy "
                                                    "without its credentials", p->path);
                         r = strv_extend(&l->bind_ro_src, src ?: p->path);
                         if (r >= 0)

@@ -486,6 +486,52 @@ static void test_git_config_copies(void) {
         TAP_CHECK(!e || e->source != PATH_SOURCE_GIT_CONFIG_COPY, "... no copy of what the command cannot see");
 }
 
+/* A tool's configuration in a delegable plan: a file a profile shows read-only in the home
+ * directory, or at the top of a directory it shows under $XDG_CONFIG_HOME, that holds
+ * credentials is shown as a copy less them (PATH_SOURCE_CONFIG_COPY); one without, and any in a
+ * plan that is not delegable, as it is. And git's configuration of a submodule is walked. */
+static void test_tool_config_copies(void) {
+        const char *tree[] = { "t/", "t/home/", "t/home/.cabal/", "t/home/.cargo/", "t/home/.config/",
+                               "t/home/.config/go/", "t/proj/", "t/proj/.git/", "t/proj/.git/HEAD",
+                               "t/proj/.git/modules/", "t/proj/.git/modules/lib/", "t/proj/.git/modules/lib/HEAD" };
+        for (size_t i = 0; i < ELEMENTSOF(tree); i++)
+                make(tree[i]);
+        write_file("t/home/.cabal/config", "repository hackage.haskell.org\n  username: dev\n  password: hunter2pw\n");
+        write_file("t/home/.cargo/config.toml", "[build]\njobs = 4\n");
+        write_file("t/home/.config/go/env", "GOPROXY=https://dev:tok3nvalue@proxy.example/\n");
+        write_file("t/proj/.git/config", "[core]\n\tbare = false\n");
+        write_file("t/proj/.git/modules/lib/config", "[remote \"o\"]\n\turl = https://me:s3cretpw@example.com/r.git\n");
+
+        _cleanup_free_ char *home = in_root("t/home"), *config_home = in_root("t/home/.config");
+        for (int delegable = 0; delegable <= 1; delegable++) {
+                _cleanup_(plan_freep) Plan *p = plan_new();
+                if (!p)
+                        abort();
+                p->delegable = delegable;
+                const char *entries[] = { "t/home/.cabal/config", "t/home/.cargo/config.toml", "t/home/.config/go",
+                                          "t/proj" };
+                for (size_t i = 0; i < ELEMENTSOF(entries); i++) {
+                        _cleanup_free_ char *path = in_root(entries[i]);
+                        if (plan_add_path(p, PATH_ACCESS_READ, path, "test") < 0)
+                                abort();
+                }
+                TAP_CHECK(plan_harden(p, &(HardenContext) { .home = home, .config_home = config_home }) == 0,
+                          "tool config (delegable: %d): hardened", delegable);
+                const PlanPath *e = entry_at(p, "t/home/.cabal/config");
+                TAP_CHECK(e && e->access == PATH_ACCESS_READ &&
+                          (e->source == PATH_SOURCE_CONFIG_COPY) == delegable,
+                          "cabal's config with its password: %s", delegable ? "a copy" : "as it is (not delegable)");
+                e = entry_at(p, "t/home/.config/go/env");
+                TAP_CHECK(delegable ? e && e->access == PATH_ACCESS_READ && e->source == PATH_SOURCE_CONFIG_COPY : !e,
+                          "go's env file in a directory of $XDG_CONFIG_HOME: %s", delegable ? "a copy" : "as it is");
+                e = entry_at(p, "t/home/.cargo/config.toml");
+                TAP_CHECK(e && e->source == PATH_SOURCE_SELF, "a configuration without credentials: as it is");
+                e = entry_at(p, "t/proj/.git/modules/lib/config");
+                TAP_CHECK(e && e->source == PATH_SOURCE_GIT_CONFIG_COPY,
+                          "a submodule's git configuration with a password: a copy");
+        }
+}
+
 static const PlanPath *entry_exact(const Plan *p, const char *path) {
         for (size_t i = 0; i < p->n_paths; i++)
                 if (streq(p->paths[i].path, path))
@@ -568,6 +614,7 @@ int main(void) {
         test_system_bus();
         test_derived_never_overrides_deny();
         test_git_config_copies();
+        test_tool_config_copies();
         test_brokers();
         _cleanup_free_ char *cmd = NULL;
         if (asprintf(&cmd, "rm -rf '%s'", root) >= 0)
