@@ -23,6 +23,7 @@
 
 #include "config.h"
 #include "cli/doctor.h"
+#include "cli/verb-run.h"
 #include "plan/unit-properties.h"
 #include "util/log.h"
 #include "util/macro.h"
@@ -400,9 +401,21 @@ static int check_links(Doctor *d) {
                           "those commands run unconfined when started by name", fix);
 }
 
+static int check_installation(Doctor *d) {
+        _cleanup_free_ char *confine = scudo_confine_path();
+        char detail[PATH_MAX + 64];
+        if (!confine)
+                return doctor_add(d, "installation", CHECK_MISSING,
+                                  "scudo-confine is neither beside scudo nor in " SCUDO_LIBEXECDIR,
+                                  "it runs inside every sandbox before the command: every run fails with 125",
+                                  "reinstall scudo");
+        snprintf(detail, sizeof detail, "scudo-confine at %s", confine);
+        return doctor_add(d, "installation", CHECK_OK, detail, NULL, NULL);
+}
+
 int doctor_check_host(Doctor *d) {
         int (*const checks[])(Doctor *) = {
-                check_user_manager, check_userns, check_cgroup, check_landlock, check_helper, check_links,
+                check_user_manager, check_installation, check_userns, check_cgroup, check_landlock, check_helper, check_links,
         };
         for (size_t i = 0; i < ELEMENTSOF(checks); i++) {
                 int r = checks[i](d);

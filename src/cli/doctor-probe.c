@@ -361,7 +361,7 @@ static const char *last_line(char *text) {
         return l ? l + 1 : text;
 }
 
-int doctor_probe(Doctor *d, bool with_network) {
+static int probe_once(Doctor *d, bool with_network) {
         Probe p;
         char out[PROBE_OUTPUT_MAX], err[PROBE_OUTPUT_MAX], detail[PROBE_OUTPUT_MAX + 64];
         int status = -1;
@@ -388,4 +388,27 @@ int doctor_probe(Doctor *d, bool with_network) {
                 r = judge(d, &p, out);
         probe_done(&p);
         return r;
+}
+
+/* A helper that answers its socket but cannot attach (a unit file edited, capabilities taken
+ * away) makes every run with network rules fail: then the probe is run again without them, so
+ * that the filesystem is still judged, and the helper is named as what failed. */
+int doctor_probe(Doctor *d, bool with_network) {
+        size_t n = d->n_checks;
+        int r = probe_once(d, with_network);
+        if (r < 0 || !with_network || d->n_checks != n + 1 || !streq(d->checks[n].name, "probe") ||
+            d->checks[n].state != CHECK_MISSING)
+                return r;
+        _cleanup_free_ char *detail = TAKE_PTR(d->checks[n].detail);
+        free(d->checks[n].meaning);
+        free(d->checks[n].fix);
+        d->n_checks = n;
+        r = probe_once(d, false);
+        if (r < 0)
+                return r;
+        if (d->n_checks > n && streq(d->checks[n].name, "probe"))
+                return 0;       /* no sandbox at all: the helper is not the cause */
+        return doctor_add(d, "probe: network", CHECK_DEGRADED, detail,
+                          "a run with network rules fails (exit 125): the helper answers but cannot restrict",
+                          "see `journalctl -u scudo-bpfd` and the installed scudo-bpfd.service");
 }

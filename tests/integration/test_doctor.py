@@ -10,7 +10,7 @@ import shlex
 
 import pytest
 
-from conftest import SCUDO, BPFD, start_bpfd, stop_bpfd, wait_for
+from conftest import BPFD_DROPIN, SCUDO, start_bpfd, stop_bpfd, wait_for
 
 DROPIN_DIR = "/run/systemd/system/user@.service.d"
 
@@ -134,3 +134,32 @@ def test_doctor_on_a_manager_that_cannot_confine(tb, restricted_manager, lines, 
 def test_doctor_refused_inside_a_sandbox(tb):
     r = tb.scudo(["sh", "-c", SCUDO + " doctor"])
     assert r.rc == 125 and "outside a sandbox" in r.err, r
+
+
+def test_doctor_with_a_broken_helper(tb):
+    """The helper's socket answers but its service cannot start (an edited unit): runs with
+    network rules fail closed, and doctor still judges the filesystem and names the helper."""
+    r = tb.root("""set -e
+mkdir -p %(dir)s
+printf '[Service]\\nExecStart=\\nExecStart=/bin/false\\n' > %(dropin)s
+systemctl daemon-reload
+systemctl reset-failed scudo-bpfd.socket scudo-bpfd.service 2>/dev/null || true
+systemctl restart scudo-bpfd.socket
+""" % {"dir": BPFD_DROPIN.rsplit("/", 1)[0], "dropin": BPFD_DROPIN})
+    assert r.rc == 0, r
+    try:
+        run = tb.scudo(["--no-network", "true"])
+        assert run.rc == 125, run
+        r, report = doctor(tb)
+        assert check(report, "probe: hidden file")["state"] == "ok", report
+        # either the socket still answers and the probe with network rules fails, or the socket
+        # gave up after the service failed and the helper does not answer: degraded either way
+        net, helper = check(report, "probe: network"), check(report, "network helper")
+        assert (net and net["state"] == "degraded" and "125" in net["detail"]) or \
+            (helper["state"] == "degraded" and not net), report
+        assert r.rc == 1, r
+        assert leftovers(tb) == []
+    finally:
+        stop_bpfd(tb)
+        tb.root("rm -f %s; systemctl daemon-reload; systemctl reset-failed 'scudo-bpfd*' 2>/dev/null; true"
+                % BPFD_DROPIN)
