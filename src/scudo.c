@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <string.h>
 
+#include "cli/doctor.h"
 #include "cli/exit-status.h"
 #include "cli/run-options.h"
 #include "cli/verb-link.h"
@@ -32,9 +33,12 @@ static const Verb verbs[] = {
         { "suggest",  verb_suggest },
         { "link",     verb_link },
         { "unlink",   verb_unlink },
+        { "doctor",   verb_doctor },
         /* Not for people: what the delegation broker starts for each request
          * (cli/verb-delegated.c). */
         { "__broker-request", verb_broker_request },
+        /* Not for people: what runs inside scudo doctor's probe sandbox (cli/doctor-probe.c). */
+        { "__doctor-probe", verb_doctor_probe },
 };
 
 /* Returns a negative errno once reported, or the exit status (cli/verbs.h). */

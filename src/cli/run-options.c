@@ -21,7 +21,7 @@ void run_command_line_done(RunCommandLine *a) {
 
 void help_run(void) {
         printf("Usage: scudo [OPTIONS] [--] COMMAND [ARG...]\n"
-               "       scudo explain|check|profiles|trust|untrust|trusted|link|unlink|suggest ...\n"
+               "       scudo explain|check|profiles|trust|untrust|trusted|link|unlink|suggest|doctor ...\n"
                "\n"
                "Runs COMMAND confined in a transient systemd --user unit, as the profiles that\n"
                "match it say. Invoked through a symlink named after a command (scudo link),\n"
@@ -236,7 +236,7 @@ int parse_run_args(int argc, char **argv, const char *verb, RunCommandLine *ret)
                         help_run();
                         return 0;
                 case ARG_VERSION:
-                        printf("scudo %s\n", SCUDO_VERSION);
+                        printf("scudo %s\n%s\n", SCUDO_VERSION, SCUDO_FEATURES);
                         return 0;
                 case '?':
                 default:

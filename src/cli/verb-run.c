@@ -184,7 +184,7 @@ static void warn_missing_paths(const Request *req) {
 
 /* scudo-confine beside scudo (a build tree, or both in one bin dir), else where meson
  * installs it. */
-static char *find_confine(void) {
+char *scudo_confine_path(void) {
         _cleanup_free_ char *self = realpath("/proc/self/exe", NULL);
         if (self) {
                 char *slash = strrchr(self, '/');
@@ -243,7 +243,7 @@ int verb_run(RunCommandLine *args) {
                                        "system; scudo's sandbox needs them (sysctl "
                                        "kernel.unprivileged_userns_clone=1, user.max_user_namespaces>0)");
 
-        _cleanup_free_ char *confine = find_confine();
+        _cleanup_free_ char *confine = scudo_confine_path();
         if (!confine)
                 return log_error_errno(SYNTHETIC_ERRNO(ENOENT), "scudo-confine, which runs before every sandboxed "
                                        "command, is not installed next to scudo nor in " SCUDO_LIBEXECDIR "; "

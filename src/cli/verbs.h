@@ -11,5 +11,7 @@ int verb_trust(int argc, char **argv);
 int verb_untrust(int argc, char **argv);
 int verb_trusted(int argc, char **argv);
 int verb_suggest(int argc, char **argv);
+/* Whether this host can confine anything (verb-doctor.c, doctor.h). */
+int verb_doctor(int argc, char **argv);
 /* One request to a sandbox's delegation broker, started by the broker (verb-delegated.c). */
 int verb_broker_request(int argc, char **argv);

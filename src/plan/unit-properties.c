@@ -540,6 +540,10 @@ int unit_property_check(const char *name, const char *value, char **ret_error) {
         return r;
 }
 
+const char *unit_property_name_at(size_t i) {
+        return i < ELEMENTSOF(properties) ? properties[i].name : NULL;
+}
+
 const char *unit_property_controller(const char *name) {
         const UnitProperty *p = find(name);
         return p ? p->controller : NULL;

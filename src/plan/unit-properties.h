@@ -13,6 +13,7 @@
  * are not in the table at all. */
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 
 /* Checks `value` for property `name`. On error returns -EINVAL (bad value) or -ENOENT
@@ -26,6 +27,10 @@ const char *unit_property_suggest(const char *name);
  * needs none and for an unknown name. Without its controller in the user manager's cgroup,
  * systemd accepts the property and enforces nothing: the runner checks (run/run-status.c). */
 const char *unit_property_controller(const char *name);
+
+/* The i-th name of the table (for listing, with unit_property_controller()), or NULL past its
+ * end. */
+const char *unit_property_name_at(size_t i);
 
 /* Where a converted property goes: sd-bus's message calls, as unit/properties.c gives them (the
  * table knows nothing of D-Bus itself, so that validation does not either). Each returns 0 or
