@@ -648,7 +648,28 @@ static bool judged_by_names(const char *t, size_t n, char *sep) {
                 *sep = '_';
                 return true;
         }
+        if (memchr(t, '-', n) && has_word(t, n, '-')) {
+                *sep = '-';
+                return true;
+        }
         return false;
+}
+
+/* Whether the run is a random token, judged name by name where it is made of names: a path's
+ * "scudo-plan-harden-6JoirN" is three words and a short random suffix, no token. Each level
+ * splits at another separator, so three levels are all there are. */
+static bool random_run(const char *t, size_t n, unsigned depth) {
+        char sep;
+        if (depth < 3 && judged_by_names(t, n, &sep)) {
+                for (size_t a = 0, z; a < n; a = z + 1) {
+                        const char *at = memchr(t + a, sep, n - a);
+                        z = at ? (size_t) (at - t) : n;
+                        if (random_run(t + a, z - a, depth + 1))
+                                return true;
+                }
+                return false;
+        }
+        return random_token(t, n);
 }
 
 static const char *judge(const char *s, size_t n, unsigned depth) {
@@ -673,12 +694,8 @@ static const char *judge(const char *s, size_t n, unsigned depth) {
                  * words, though one of their names may be. */
                 char sep;
                 if (judged_by_names(t, tl, &sep)) {
-                        for (size_t a = 0, z; a < tl; a = z + 1) {
-                                const char *slash = memchr(t + a, sep, tl - a);
-                                z = slash ? (size_t) (slash - t) : tl;
-                                if (random_token(t + a, z - a))
-                                        return "a random token";
-                        }
+                        if (random_run(t, tl, 0))
+                                return "a random token";
                         continue;
                 }
                 bool text = false;

@@ -154,6 +154,9 @@ static const Case credentials[] = {
 
 /* Each an everyday value that must pass. */
 static const char *const ordinary[] = {
+        /* a path whose name ends in mkdtemp's random suffix */
+        "/tmp/scudo-plan-harden-6JoirN/g/proj/inc.cfg",
+        "/run/user/1000/systemd-private-9aB3kQ-unit-Zx81Lm/tmp",
         "/usr/local/bin:/usr/bin:/bin:/home/dev/.cargo/bin",
         "/home/dev/.local/bin:/home/dev/go/bin:/usr/lib/jvm/java-17-openjdk-amd64/bin:/usr/sbin",
         "rs=0:di=01;34:ln=01;36:mh=00:pi=40;33:so=01;35:do=01;35:bd=40;33;01:*.tar=01;31",
