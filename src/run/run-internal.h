@@ -83,6 +83,7 @@ typedef struct RunContext {
         bool gitdir_refused;
         GitConfigCopies git_config;     /* git's configuration less its credentials */
         bool started;           /* the unit may be running */
+        bool accounted;         /* the run ended and its status is known: the watcher may go */
 
         Broker *broker;         /* the plan delegates: its broker (broker/server.h) */
         const RunCaller *caller;        /* a delegated run: who asked */

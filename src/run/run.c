@@ -18,6 +18,10 @@ static void run_context_done(RunContext *c) {
         bus_proxy_stop(c->bus, &c->bus_proxy);
         bus_proxy_stop(c->bus, &c->system_bus_proxy);
         broker_free(c->broker);
+        /* Only now, with the helpers' stops sent, may the watcher go: killed before, scudo
+         * would leave them running. Without the run's end, it stops what is left. */
+        if (c->accounted)
+                watcher_release(TAKE_FD(c->watcher_fd));
         sd_event_source_disable_unref(c->caller_source);
         sd_event_source_disable_unref(c->kill_timer);
         sd_event_source_disable_unref(c->net_source);
@@ -300,6 +304,15 @@ static int create_missing_paths(const Plan *plan) {
         return 0;
 }
 
+/* The watcher waits for the bus to drop this connection before it stops anything. */
+static int watch_bus_client(RunContext *c) {
+        const char *unique = NULL;
+        int r = sd_bus_get_unique_name(c->bus, &unique);
+        if (r < 0)
+                return r;
+        return watcher_add_bus_client(c->watcher_fd, unique);
+}
+
 int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
         _cleanup_(run_context_done) RunContext c = {
                 .watcher_fd = -EBADF,
@@ -318,14 +331,16 @@ int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
          * processes are started by systemd and do not inherit this. */
         (void) signal(SIGPIPE, SIG_IGN);
 
+        /* With a bare environment (env -i), still find the user's bus where it always is: scudo,
+         * and the watcher that stops the units should scudo die. */
+        if (!getenv("XDG_RUNTIME_DIR") && !getenv("DBUS_SESSION_BUS_ADDRESS") && opts->runtime_dir)
+                (void) setenv("XDG_RUNTIME_DIR", opts->runtime_dir, 0);
+
         /* Before the bus is open: the watcher must not inherit the connection. */
         r = watcher_start(&c.watcher_fd);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the unit watcher: %m");
 
-        /* With a bare environment (env -i), still find the user's bus where it always is. */
-        if (!getenv("XDG_RUNTIME_DIR") && !getenv("DBUS_SESSION_BUS_ADDRESS") && opts->runtime_dir)
-                (void) setenv("XDG_RUNTIME_DIR", opts->runtime_dir, 0);
         r = sd_bus_open_user(&c.bus);
         if (r < 0) {
                 struct passwd *pw = getpwuid(getuid());
@@ -340,6 +355,9 @@ int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
                 r = sd_bus_attach_event(c.bus, c.event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the event loop: %m");
+        r = watch_bus_client(&c);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm the unit watcher: %m");
 
         (void) sigemptyset(&mask);
         int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGTSTP };
@@ -552,8 +570,8 @@ int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
         else
                 r = run_collect_exit_status(&c, plan, ret_status);
 
-        /* The run is over and accounted for: the watcher can go (the slice is stopped on the
-         * way out, by run_context_done()). */
-        watcher_release(TAKE_FD(c.watcher_fd));
+        /* The run is over and accounted for: the watcher can go once the slice and the proxies
+         * are stopped, on the way out (run_context_done()). */
+        c.accounted = true;
         return r;
 }

@@ -14,6 +14,9 @@
 
 int watcher_start(int *ret_fd);
 int watcher_add_unit(int fd, const char *unit);
+/* scudo's unique name on the user bus: should scudo die, its units are stopped only once the
+ * bus has dropped that name, so that a start it sent is not overtaken by the stop. */
+int watcher_add_bus_client(int fd, const char *unique_name);
 /* A .git placeholder (git-guard.h) to remove once the units are stopped. */
 int watcher_add_placeholder(int fd, const char *path);
 /* A directory of scudo's own (git-config-copies.h) whose files and itself to remove once the
