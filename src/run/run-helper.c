@@ -65,6 +65,12 @@ static int run_open_helper_session(RunContext *c, const Plan *plan, const char *
         return 0;
 }
 
+static int append_slice_properties(sd_bus_message *m, void *userdata) {
+        return sd_bus_message_append(m, "(sv)(sv)",
+                                     "Description", "s", "scudo: the slice of one run",
+                                     "CollectMode", "s", "inactive-or-failed");
+}
+
 /* Starts the run's slice and has scudo-bpfd restrict (or watch) its cgroup. The service is
  * started in it only after that, so the command's first instruction already runs under the
  * network rules and its first refusal is reported. */
@@ -78,15 +84,7 @@ int run_start_restricted_slice(RunContext *c, const Plan *plan) {
         if (r < 0)
                 return log_error_errno(r, "Failed to arm the unit watcher: %m");
 
-        r = sd_bus_message_new_method_call(c->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "ss", c->slice_name, "fail");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "a(sv)", 2,
-                                          "Description", "s", "scudo: the slice of one run",
-                                          "CollectMode", "s", "inactive-or-failed");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        r = transient_unit_message(c->bus, c->slice_name, append_slice_properties, NULL, &m);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the slice: %m");
         r = sd_bus_call(c->bus, m, 0, &e, &reply);

@@ -29,6 +29,7 @@
 #include "unit/gitdir-watch.h"
 #include "unit/manager-bus.h"
 #include "unit/pty-relay.h"
+#include "unit/transient-unit.h"
 #include "unit/tui.h"
 #include "unit/unit-build.h"
 #include "unit/watcher.h"

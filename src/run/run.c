@@ -158,25 +158,23 @@ static int add_matches(RunContext *c) {
                                          on_properties_changed, NULL, c);
 }
 
+typedef struct ServiceUnit {
+        const Plan *plan;
+        const UnitContext *uctx;
+        const UnitStdio *stdio;
+        char **error;
+} ServiceUnit;
+
+static int append_service_properties(sd_bus_message *m, void *userdata) {
+        const ServiceUnit *u = userdata;
+        return unit_append_properties(m, u->plan, u->uctx, u->stdio, u->error);
+}
+
 static int start_unit(RunContext *c, const Plan *plan, const UnitContext *uctx, const UnitStdio *stdio,
                       char **ret_error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        int r = sd_bus_message_new_method_call(c->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "ss", c->unit_name, "fail");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'a', "(sv)");
-        if (r < 0)
-                return r;
-        r = unit_append_properties(m, plan, uctx, stdio, ret_error);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_close_container(m);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        const ServiceUnit u = { plan, uctx, stdio, ret_error };
+        int r = transient_unit_message(c->bus, c->unit_name, append_service_properties, (void *) &u, &m);
         if (r < 0)
                 return r;
         return sd_bus_call_async(c->bus, NULL, m, on_start_reply, c, 0);
