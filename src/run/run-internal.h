@@ -84,6 +84,7 @@ typedef struct RunContext {
         bool gitdir_refused;
         GitConfigCopies git_config;     /* git's configuration less its credentials */
         bool started;           /* the unit may be running */
+        struct timespec unit_start;     /* when the unit was started (the coarse clock) */
         bool accounted;         /* the run ended and its status is known: the watcher may go */
 
         Broker *broker;         /* the plan delegates: its broker (broker/server.h) */
