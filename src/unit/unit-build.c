@@ -9,7 +9,7 @@
 #include "config.h"
 #include "properties.h"
 #include "unit-build.h"
-#include "git-config-copies.h"
+#include "git/git-config-copies.h"
 #include "util/env-util.h"
 #include "util/error-message.h"
 #include "util/parse-util.h"

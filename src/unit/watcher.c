@@ -12,7 +12,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "git-guard.h"
+#include "git/git-guard.h"
 #include "manager-bus.h"
 #include "util/macro.h"
 #include "util/strv.h"

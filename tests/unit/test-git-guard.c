@@ -12,7 +12,7 @@
 #include "tap.h"
 #include "plan/plan-harden.h"
 #include "plan/plan.h"
-#include "unit/git-guard.h"
+#include "git/git-guard.h"
 #include "util/macro.h"
 #include "util/path-util.h"
 

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "unit/git-config-copies.h"
+#include "git/git-config-copies.h"
 #include "plan/git-config-walk.h"
 #include "util/file-util.h"
 #include "util/log.h"
