@@ -95,7 +95,8 @@ static int report_json_path(const char *arg, char **ret) {
         if (!path_is_absolute(arg)) {
                 cwd = getcwd(NULL, 0);
                 if (!cwd)
-                        return log_error_errno(errno, "Cannot tell the current directory for --report-json: %m");
+                        return log_error_errno(errno,
+                                               "Cannot tell the current directory for --report-json: %m");
                 joined = path_join(cwd, arg);
                 if (!joined)
                         return log_oom();
@@ -245,7 +246,8 @@ int parse_run_args(int argc, char **argv, const char *verb, RunCommandLine *ret)
         if (ret->list_properties)
                 return 1;
         if (optind >= argc)
-                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "%s%sneeds a command to run (see 'scudo --help')",
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                       "%s%sneeds a command to run (see 'scudo --help')",
                                        verb ?: "", verb ? " " : "");
 
         req->argv = strv_copy(argv + optind);

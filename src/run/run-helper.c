@@ -56,10 +56,12 @@ static int run_open_helper_session(RunContext *c, const Plan *plan, const char *
                                        why, *why ? ": " : "");
         }
         if (flags && net_session_notice(c->net)) {
-                (void) snprintf(line, sizeof(line), "file refusals are not reported: %s", net_session_notice(c->net));
+                (void) snprintf(line, sizeof(line), "file refusals are not reported: %s",
+                                net_session_notice(c->net));
                 report_feed_notice(feed, line);
         }
-        r = sd_event_add_io(c->event, &c->net_source, net_session_get_fd(c->net), EPOLLIN, run_on_net_event, c);
+        r = sd_event_add_io(c->event, &c->net_source, net_session_get_fd(c->net), EPOLLIN,
+                            run_on_net_event, c);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the network helper: %m");
         return 0;
@@ -106,7 +108,8 @@ int run_start_restricted_slice(RunContext *c, const Plan *plan) {
                 r = sd_bus_get_property_string(c->bus, SD_DEST, slice_path, "org.freedesktop.systemd1.Slice",
                                                "ControlGroup", &e, &cgroup);
         if (r < 0 || !cgroup || !*cgroup)
-                return log_error_errno(r < 0 ? r : -ENODATA, "Cannot find the cgroup of the run's slice: %m");
+                return log_error_errno(r < 0 ? r : -ENODATA,
+                                       "Cannot find the cgroup of the run's slice: %m");
 
         c->in_slice = true;
         return run_open_helper_session(c, plan, cgroup);

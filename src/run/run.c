@@ -232,8 +232,8 @@ static int start_tui(RunContext *c, const RunOptions *opts) {
         int r;
 
         if (!c->pty)
-                return log_error_errno(SYNTHETIC_ERRNO(ENOTTY), "--tui needs a terminal on standard input and "
-                                       "output");
+                return log_error_errno(SYNTHETIC_ERRNO(ENOTTY),
+                                       "--tui needs a terminal on standard input and output");
         r = tui_new(&c->tui);
         if (r < 0)
                 return log_error_errno(r, "Cannot start the terminal UI: %m");
@@ -255,7 +255,8 @@ static int start_bus_proxy(RunContext *c, BusProxy *proxy, BusKind kind, const P
         const char *manager_rt = env_get(manager_env, "XDG_RUNTIME_DIR");
         if (!manager_rt || !path_is_absolute(manager_rt))
                 manager_rt = opts->runtime_dir;
-        (void) snprintf(id, sizeof(id), "%.*s", (int) (strlen(c->unit_name) - strlen(".service")), c->unit_name);
+        (void) snprintf(id, sizeof(id), "%.*s", (int) (strlen(c->unit_name) - strlen(".service")),
+                        c->unit_name);
         r = bus_proxy_name(proxy, kind, id, manager_rt);
         if (r < 0) {
                 proxy->unit[0] = 0;
@@ -290,14 +291,16 @@ static int create_missing_paths(const Plan *plan) {
                         continue;       /* a placeholder is the git guard's */
                 int r = path_create_no_symlinks(e->path, e->create == PATH_CREATE_DIR);
                 if (r == -ELOOP)
-                        return log_error_errno(r, "%s: %s is to be created when missing, but a symlink is in "
+                        return log_error_errno(r,
+                                               "%s: %s is to be created when missing, but a symlink is in "
                                                "its way (planted after the plan was checked?); not running "
                                                "the command", e->origin, e->path);
                 if (r < 0)
                         return log_error_errno(r, "%s: cannot create %s (%s): %m", e->origin, e->path,
                                                path_create_to_string(e->create));
                 if (r > 0)
-                        log_debug("created %s (%s, %s)", e->path, path_create_to_string(e->create), e->origin);
+                        log_debug("created %s (%s, %s)", e->path, path_create_to_string(e->create),
+                                  e->origin);
         }
         return 0;
 }
@@ -433,7 +436,8 @@ static int run_start_git(RunContext *c, const Plan *plan, const RunOptions *opts
 
 /* Phase 2: what runs beside the unit (broker, slice and scudo-bpfd, bus proxies, git) and the
  * paths the plan creates; *ret_manager_env: what the manager adds to the unit's environment. */
-static int run_start_helpers(RunContext *c, const Plan *plan, const RunOptions *opts, char ***ret_manager_env) {
+static int run_start_helpers(RunContext *c, const Plan *plan, const RunOptions *opts,
+                             char ***ret_manager_env) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         int r;
 
@@ -457,7 +461,8 @@ static int run_start_helpers(RunContext *c, const Plan *plan, const RunOptions *
                         return r;
         }
 
-        r = sd_bus_get_property_strv(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "Environment", &e, ret_manager_env);
+        r = sd_bus_get_property_strv(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "Environment", &e,
+                                     ret_manager_env);
         if (r < 0)
                 return log_error_errno(r, "Failed to read the service manager's environment: %s",
                                        e.message ?: "unknown error");
@@ -577,9 +582,10 @@ static int run_finish(RunContext *c, const Plan *plan, int *ret_status) {
                 c->gitdir_refused = true;
 
         if (c->gitdir_refused)
-                r = log_error_errno(SYNTHETIC_ERRNO(EPERM), "The command was stopped: it planted something git "
-                                    "would read in a .git, or replaced a .git symlink (see docs/policies.md, "
-                                    "\"A .git to commit to\")");
+                r = log_error_errno(SYNTHETIC_ERRNO(EPERM),
+                                    "The command was stopped: it planted something git would read in a "
+                                    ".git, or replaced a .git symlink (see docs/policies.md, \"A .git to "
+                                    "commit to\")");
         else if (c->start_error)
                 r = log_error_errno(SYNTHETIC_ERRNO(EIO), "systemd refused to start the sandbox: %s",
                                     c->start_error);

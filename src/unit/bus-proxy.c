@@ -144,8 +144,8 @@ int bus_proxy_start(sd_bus *bus, const BusProxy *p, const Plan *plan, const char
         r = path_find_executable("xdg-dbus-proxy", getenv("PATH") ?: "/usr/bin:/bin", 0, 0, &exe);
         if (r < 0)
                 return log_error_errno(r, "dbus.%s = \"filtered\" needs xdg-dbus-proxy, which is not "
-                                       "installed (Debian: apt install xdg-dbus-proxy); the command was not run",
-                                       what);
+                                       "installed (Debian: apt install xdg-dbus-proxy); the command was "
+                                       "not run", what);
         r = proxy_argv(p, plan, upstream, &argv);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the %s bus proxy's command line: %m", what);

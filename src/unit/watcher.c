@@ -82,9 +82,9 @@ static void wait_name_gone(sd_bus *bus, const char *name) {
         for (int tries = 0; tries < 1000; tries++) {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 int has = 0;
-                if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                       "org.freedesktop.DBus", "NameHasOwner", NULL, &reply, "s", name) < 0 ||
-                    sd_bus_message_read(reply, "b", &has) < 0 || !has)
+                int r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                           "org.freedesktop.DBus", "NameHasOwner", NULL, &reply, "s", name);
+                if (r < 0 || sd_bus_message_read(reply, "b", &has) < 0 || !has)
                         return;
                 (void) usleep(10 * 1000);
         }

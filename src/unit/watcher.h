@@ -5,10 +5,10 @@
  *
  * A small child process, in its own process group so terminal signals pass it by, reads unit
  * names (and the paths of .git placeholders, which start with '/', and of a scratch
- * directory, after a '-') from a pipe. scudo writes each name before it starts the unit, and an empty line once
- * it has seen the run end. If the pipe reaches end-of-file without that line, scudo is gone:
- * the watcher stops the units over the user bus, then exits. It costs one fork per run and
- * needs nothing inside the sandbox. */
+ * directory, after a '-') from a pipe. scudo writes each name before it starts the unit, and
+ * an empty line once it has seen the run end. If the pipe reaches end-of-file without that
+ * line, scudo is gone: the watcher stops the units over the user bus, then exits. It costs
+ * one fork per run and needs nothing inside the sandbox. */
 
 #include <stdbool.h>
 
