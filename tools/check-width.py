@@ -44,7 +44,6 @@ WAITING = {
     "src/net/net-session.h": 1,
     "src/net/usage.c": 1,
     "src/net/usage.h": 1,
-    "src/plan/git-config-filter.c": 2,
     "src/plan/harden-git.c": 6,
     "src/plan/harden-leads-out.c": 4,
     "src/plan/harden-leads-out.h": 1,
