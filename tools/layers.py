@@ -5,6 +5,8 @@
     util                     bounded strings, paths, logging: nothing of scudo's
     net                      network rules and the helper's protocol
     plan                     Request and Plan, validation, the hardening step
+    term                     the caller's terminal: the pty relay, the --tui screen
+    git                      git around a run: the .git guard and watch, the config copies
     policy, report, unit     the Lua engine; refusal reports; a plan made a unit
     broker                   delegation
     run                      one run: unit, broker, helper session, reports
@@ -39,10 +41,12 @@ BELOW = {
     "plan": {"util", "net"},
     "policy": {"util", "net", "plan"},
     "report": {"util", "net", "plan"},
-    "unit": {"util", "net", "plan", "report"},
-    "broker": {"util", "net", "plan", "report", "unit"},
-    "run": {"util", "net", "plan", "report", "unit", "broker"},
-    "cli": {"util", "net", "plan", "report", "unit", "broker", "run", "policy"},
+    "term": {"util"},
+    "git": {"util", "net", "plan"},
+    "unit": {"util", "net", "plan", "report", "git"},
+    "broker": {"util", "net", "plan", "report", "git", "unit"},
+    "run": {"util", "net", "plan", "report", "term", "git", "unit", "broker"},
+    "cli": {"util", "net", "plan", "report", "term", "git", "unit", "broker", "run", "policy"},
     "bpfd": {"util", "net"},
     "confine": {"util"},
 }
@@ -53,7 +57,7 @@ PROGRAMS = {"bpfd", "confine"}
 # System headers that only some layers may include: D-Bus is the runner's business (a plan is
 # data, and the policy engine must not reach the bus), Lua the policy engine's alone.
 SYSTEM_HEADERS = {
-    "systemd/": {"report", "unit", "broker", "run", "cli", "bpfd"},
+    "systemd/": {"report", "term", "git", "unit", "broker", "run", "cli", "bpfd"},
     "lua.h": {"policy"},
     "lauxlib.h": {"policy"},
     "lualib.h": {"policy"},

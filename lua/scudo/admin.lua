@@ -14,6 +14,7 @@ local toml = require("scudo.toml")
 local schema = require("scudo.schema")
 local policy = require("scudo.policy")
 local tables = require("scudo.tables")
+local expand = require("scudo.expand")
 
 local read_files, new_explain = policy.read_files, policy.new_explain
 
@@ -21,8 +22,7 @@ local M = {}
 
 -- ---- scudo check ----
 
-local VAR_FIXED = { HOME = true, PWD = true, USER = true, UID = true, XDG_CONFIG_HOME = true,
-    XDG_CACHE_HOME = true, XDG_DATA_HOME = true, XDG_STATE_HOME = true, XDG_RUNTIME_DIR = true }
+local VAR_FIXED = expand.BUILT_IN
 
 -- Variables named in paths that nothing defines: a typo would silently drop the entry.
 local function check_variables(index, report)

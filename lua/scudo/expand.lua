@@ -29,6 +29,13 @@ local XDG = {
     XDG_STATE_HOME = ".local/state",
 }
 
+-- The built-in variables' names (the list at the top): the one list of them, which scudo
+-- check (admin.lua) also reads to find a misspelt one.
+M.BUILT_IN = { HOME = true, PWD = true, USER = true, UID = true, XDG_RUNTIME_DIR = true }
+for name in next, XDG do
+    M.BUILT_IN[name] = true
+end
+
 -- The variables above whose value is an environment variable of the same name when that is set,
 -- as ${env:NAME}'s is NAME's. (Not HOME: where the home directory is, scudo knows from the
 -- password database as well, and every path in it says.)

@@ -55,14 +55,9 @@ local function append(dst, src)
     return dst
 end
 
--- Merges `values` (a definition's, or a resolved profile's) into the profile `acc`.
--- replace: keys to start over (a definition's replace set), or nil.
--- inherit: values are a parent's (skip what is not inherited).
--- For each key of values: nothing when inherit and the key is not inherited (KEYS: noinherit);
--- a copy (a new list or map holding the same items) when acc has none or replace names the
--- key; else a list is appended to acc's, a map's entries set in acc's, a scalar replaces acc's.
--- Then the keys replace names that values does not set are removed from acc. In C
--- (scudo.tables), one call where this was a Lua loop over every key and item.
+-- Merges `values` (a definition's, or a resolved profile's) into the profile `acc`; replace:
+-- a definition's replace set, or nil; inherit: values are a parent's. The rule itself is
+-- stated once, beside its code: tables.merge in src/policy/l-tables.c.
 local function merge_into(acc, values, replace, inherit)
     tables.merge(acc, values, KEYS, replace, inherit)
 end

@@ -116,7 +116,7 @@ struct Manager {
         uint8_t reply[4096];            /* a DNS answer made or taken from a cache */
 };
 
-/* client.c */
+/* connection.c */
 int client_new(Manager *m, int fd);
 Client *client_free(Client *c);
 int client_send_event(Client *c, const BpfdEvent *e);

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "broker/client.h"
-#include "broker/protocol.h"
+#include "broker/broker-protocol.h"
 #include "broker/wire.h"
 #include "util/log.h"
 #include "util/macro.h"

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "broker/context.h"
-#include "broker/protocol.h"
+#include "broker/broker-protocol.h"
 #include "broker/route.h"
 #include "broker/server.h"
 #include "broker/wire.h"

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "broker/protocol.h"
+#include "broker/broker-protocol.h"
 
 /* Checks the header of a message of `size` bytes; returns its type or -EBADMSG. */
 int broker_message_type(const void *buf, size_t size, const char **ret_reason);

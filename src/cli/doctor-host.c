@@ -109,14 +109,16 @@ static int check_user_manager(Doctor *d) {
         int r = sd_bus_open_user(&bus);
         if (r >= 0)
                 r = sd_bus_get_property_string(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                               "org.freedesktop.systemd1.Manager", "Version", NULL, &version);
+                                               "org.freedesktop.systemd1.Manager", "Version", NULL,
+                                               &version);
         if (r < 0) {
                 snprintf(detail, sizeof detail, "no systemd user manager answers on the user bus (%s)",
                          strerror(-r));
-                return doctor_add(d, "user manager", CHECK_MISSING, detail,
-                                  "every sandbox is a unit of the user manager: no command can run",
-                                  "log in through systemd-logind, or `loginctl enable-linger $USER`, so that "
-                                  "`systemd --user` and its D-Bus run");
+                return doctor_add(
+                        d, "user manager", CHECK_MISSING, detail,
+                        "every sandbox is a unit of the user manager: no command can run",
+                        "log in through systemd-logind, or `loginctl enable-linger $USER`, so that "
+                        "`systemd --user` and its D-Bus run");
         }
         (void) sd_bus_get_property_string(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                           "org.freedesktop.systemd1.Manager", "Features", NULL, &features);
@@ -124,11 +126,13 @@ static int check_user_manager(Doctor *d) {
         long major = strtol(version, NULL, 10);
         bool bpf_framework = features && strstr(features, "+BPF_FRAMEWORK");
         snprintf(detail, sizeof detail, "systemd %s on the user bus%s", version,
-                 bpf_framework ? "" : " (built without BPF_FRAMEWORK: network rules come from scudo-bpfd alone)");
+                 bpf_framework ? ""
+                               : " (built without BPF_FRAMEWORK: network rules come from scudo-bpfd alone)");
         if (major < 252)
-                return doctor_add(d, "user manager", CHECK_MISSING, detail,
-                                  "scudo needs systemd 252 or later (PrivateUsers= with mounts in the user manager)",
-                                  "upgrade systemd");
+                return doctor_add(
+                        d, "user manager", CHECK_MISSING, detail,
+                        "scudo needs systemd 252 or later (PrivateUsers= with mounts in the user manager)",
+                        "upgrade systemd");
         return doctor_add(d, "user manager", CHECK_OK, detail, NULL, NULL);
 }
 
@@ -196,21 +200,23 @@ static int check_userns(Doctor *d) {
                 return doctor_add(d, "user namespaces", CHECK_MISSING, "user.max_user_namespaces = 0",
                                   "the user manager cannot make a sandbox's user namespace: every run fails",
                                   "sysctl user.max_user_namespaces=15000");
-        bool apparmor = read_small("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", v, sizeof v) >= 0 &&
-                        streq(v, "1");
+        bool apparmor =
+                read_small("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", v, sizeof v) >= 0 &&
+                streq(v, "1");
         int e = 0;
         int r = try_userns_mount(&e);
         if (r < 0)
                 return r;
         if (r == 0) {
-                snprintf(detail, sizeof detail, "a user namespace of this user cannot mount (%s)%s", strerror(e),
-                         apparmor ? "; kernel.apparmor_restrict_unprivileged_userns = 1" : "");
-                return doctor_add(d, "user namespaces", apparmor ? CHECK_DEGRADED : CHECK_MISSING, detail,
-                                  "if the user manager is restricted the same way, systemd starts units with "
-                                  "their mount settings ignored: the live probe below says whether it is",
-                                  apparmor ? "install scudo's AppArmor profile (the Debian package does), which "
-                                             "grants userns to the programs that make scudo's namespaces"
-                                           : "allow unprivileged user namespaces on this host");
+                snprintf(detail, sizeof detail, "a user namespace of this user cannot mount (%s)%s",
+                         strerror(e), apparmor ? "; kernel.apparmor_restrict_unprivileged_userns = 1" : "");
+                return doctor_add(
+                        d, "user namespaces", apparmor ? CHECK_DEGRADED : CHECK_MISSING, detail,
+                        "if the user manager is restricted the same way, systemd starts units with "
+                        "their mount settings ignored: the live probe below says whether it is",
+                        apparmor ? "install scudo's AppArmor profile (the Debian package does), which "
+                                   "grants userns to the programs that make scudo's namespaces"
+                                 : "allow unprivileged user namespaces on this host");
         }
         snprintf(detail, sizeof detail, "unprivileged user namespaces work%s",
                  apparmor ? " (AppArmor restricts them; this program is allowed)" : "");
@@ -241,14 +247,16 @@ static int check_cgroup(Doctor *d) {
         if (statfs(root, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC) {
                 root = "/sys/fs/cgroup/unified";
                 if (statfs(root, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
-                        return doctor_add(d, "cgroup v2", CHECK_MISSING, "no cgroup2 hierarchy is mounted",
-                                          "scudo-bpfd attaches its programs to a sandbox's cgroup2 directory, "
-                                          "and the sandbox's cgroup proves which sandbox a process is in",
-                                          "boot with the unified cgroup hierarchy (systemd.unified_cgroup_hierarchy=1)");
+                        return doctor_add(
+                                d, "cgroup v2", CHECK_MISSING, "no cgroup2 hierarchy is mounted",
+                                "scudo-bpfd attaches its programs to a sandbox's cgroup2 directory, "
+                                "and the sandbox's cgroup proves which sandbox a process is in",
+                                "boot with the unified cgroup hierarchy "
+                                "(systemd.unified_cgroup_hierarchy=1)");
         }
         unsigned uid = getuid();
-        snprintf(path, sizeof path, "%s/user.slice/user-%u.slice/user@%u.service/cgroup.controllers", root, uid,
-                 uid);
+        snprintf(path, sizeof path, "%s/user.slice/user-%u.slice/user@%u.service/cgroup.controllers", root,
+                 uid, uid);
         if (read_small(path, controllers, sizeof controllers) < 0)
                 controllers[0] = 0;
 
@@ -279,8 +287,8 @@ static int check_cgroup(Doctor *d) {
                 snprintf(detail, sizeof detail, "cgroup v2; the user manager has %s", controllers);
                 return doctor_add(d, "cgroup controllers", CHECK_OK, detail, NULL, NULL);
         }
-        snprintf(detail, sizeof detail, "cgroup v2; the user manager's cgroup lacks %s (it has: %s)", missing,
-                 controllers[0] ? controllers : "none");
+        snprintf(detail, sizeof detail, "cgroup v2; the user manager's cgroup lacks %s (it has: %s)",
+                 missing, controllers[0] ? controllers : "none");
         snprintf(meaning, sizeof meaning,
                  "a profile that sets %s is refused (exit 125): systemd would accept the limit and enforce "
                  "nothing; `scudo explain COMMAND` shows whether a command's profiles set one", props);
@@ -294,17 +302,19 @@ static int check_landlock(Doctor *d) {
         long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
         if (abi < 0) {
                 snprintf(detail, sizeof detail, "Landlock is not available (%s)", strerror(errno));
-                return doctor_add(d, "Landlock", CHECK_DEGRADED, detail,
-                                  "a sandbox can reach abstract unix sockets of the host (and, without a PID "
-                                  "namespace, signal processes outside)",
-                                  "use a kernel with Landlock enabled (lsm=...,landlock), Linux 6.12 or later");
+                return doctor_add(
+                        d, "Landlock", CHECK_DEGRADED, detail,
+                        "a sandbox can reach abstract unix sockets of the host (and, without a PID "
+                        "namespace, signal processes outside)",
+                        "use a kernel with Landlock enabled (lsm=...,landlock), Linux 6.12 or later");
         }
         snprintf(detail, sizeof detail, "Landlock ABI %ld", abi);
         if (abi < LANDLOCK_SCOPE_ABI)
-                return doctor_add(d, "Landlock", CHECK_DEGRADED, detail,
-                                  "no Landlock scopes before ABI 6: a sandbox can reach abstract unix sockets of "
-                                  "the host",
-                                  "Linux 6.12 or later");
+                return doctor_add(
+                        d, "Landlock", CHECK_DEGRADED, detail,
+                        "no Landlock scopes before ABI 6: a sandbox can reach abstract unix sockets of "
+                        "the host",
+                        "Linux 6.12 or later");
         return doctor_add(d, "Landlock", CHECK_OK, detail, NULL, NULL);
 }
 
@@ -328,10 +338,12 @@ static int check_helper(Doctor *d) {
         bool btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
         bool up = doctor_helper_reachable();
         if (btf && up) {
-                snprintf(detail, sizeof detail, "scudo-bpfd answers at %s; the kernel has BTF", bpfd_socket());
+                snprintf(detail, sizeof detail, "scudo-bpfd answers at %s; the kernel has BTF",
+                         bpfd_socket());
                 return doctor_add(d, "network helper", CHECK_OK, detail, NULL, NULL);
         }
-        snprintf(detail, sizeof detail, "%s%s%s", up ? "" : "scudo-bpfd does not answer at ", up ? "" : bpfd_socket(),
+        snprintf(detail, sizeof detail, "%s%s%s", up ? "" : "scudo-bpfd does not answer at ",
+                 up ? "" : bpfd_socket(),
                  btf ? "" : (up ? "the kernel has no BTF" : "; the kernel has no BTF"));
         return doctor_add(d, "network helper", CHECK_DEGRADED, detail,
                           "a profile with network rules is refused (exit 125), and refused file accesses "
@@ -364,7 +376,8 @@ static int check_links(Doctor *d) {
         struct dirent *e;
         while ((e = readdir(dp))) {
                 char link[PATH_MAX], target[PATH_MAX];
-                if (e->d_type != DT_LNK || snprintf(link, sizeof link, "%s/%s", dir, e->d_name) >= (int) sizeof link)
+                if (e->d_type != DT_LNK ||
+                    snprintf(link, sizeof link, "%s/%s", dir, e->d_name) >= (int) sizeof link)
                         continue;
                 if (!realpath(link, target) || !streq(target, self))
                         continue;
@@ -374,7 +387,9 @@ static int check_links(Doctor *d) {
                 for (const char *p = path_env ? path_env : ""; *p && !first;) {
                         size_t k = strcspn(p, ":");
                         char cand[PATH_MAX];
-                        if (k > 0 && snprintf(cand, sizeof cand, "%.*s/%s", (int) k, p, e->d_name) < (int) sizeof cand &&
+                        if (k > 0 &&
+                            snprintf(cand, sizeof cand, "%.*s/%s", (int) k, p, e->d_name) <
+                                    (int) sizeof cand &&
                             access(cand, X_OK) == 0)
                                 first = strdup(cand);
                         p += k + (p[k] == ':');
@@ -383,8 +398,8 @@ static int check_links(Doctor *d) {
                 if (first && realpath(first, first_real) && streq(first_real, self))
                         continue;
                 n_bad++;
-                int k = snprintf(detail + l, sizeof detail - l, "%s%s runs %s first", l ? "; " : "", e->d_name,
-                                 first ? first : "nothing on PATH");
+                int k = snprintf(detail + l, sizeof detail - l, "%s%s runs %s first", l ? "; " : "",
+                                 e->d_name, first ? first : "nothing on PATH");
                 if (k > 0 && (size_t) k < sizeof detail - l)
                         l += k;
         }
@@ -392,8 +407,8 @@ static int check_links(Doctor *d) {
         if (n_links == 0)
                 return 0;
         if (n_bad == 0) {
-                snprintf(detail, sizeof detail, "%u command%s linked in %s, each found first on PATH", n_links,
-                         n_links == 1 ? "" : "s", dir);
+                snprintf(detail, sizeof detail, "%u command%s linked in %s, each found first on PATH",
+                         n_links, n_links == 1 ? "" : "s", dir);
                 return doctor_add(d, "links", CHECK_OK, detail, NULL, NULL);
         }
         snprintf(fix, sizeof fix, "put %s before the directories named on PATH", dir);
@@ -405,17 +420,19 @@ static int check_installation(Doctor *d) {
         _cleanup_free_ char *confine = scudo_confine_path();
         char detail[PATH_MAX + 64];
         if (!confine)
-                return doctor_add(d, "installation", CHECK_MISSING,
-                                  "scudo-confine is neither beside scudo nor in " SCUDO_LIBEXECDIR,
-                                  "it runs inside every sandbox before the command: every run fails with 125",
-                                  "reinstall scudo");
+                return doctor_add(
+                        d, "installation", CHECK_MISSING,
+                        "scudo-confine is neither beside scudo nor in " SCUDO_LIBEXECDIR,
+                        "it runs inside every sandbox before the command: every run fails with 125",
+                        "reinstall scudo");
         snprintf(detail, sizeof detail, "scudo-confine at %s", confine);
         return doctor_add(d, "installation", CHECK_OK, detail, NULL, NULL);
 }
 
 int doctor_check_host(Doctor *d) {
         int (*const checks[])(Doctor *) = {
-                check_user_manager, check_installation, check_userns, check_cgroup, check_landlock, check_helper, check_links,
+                check_user_manager, check_installation, check_userns, check_cgroup,
+                check_landlock,     check_helper,       check_links,
         };
         for (size_t i = 0; i < ELEMENTSOF(checks); i++) {
                 int r = checks[i](d);

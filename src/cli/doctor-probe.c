@@ -111,7 +111,8 @@ static int probe_prepare(Probe *p, bool with_network) {
 
         *p = (Probe) { .listen_fd = -EBADF };
         if (!home || home[0] != '/')
-                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "$HOME is not set: the probe hides a file there");
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                       "$HOME is not set: the probe hides a file there");
         if (getrandom(raw, sizeof raw, 0) != sizeof raw)
                 return log_error_errno(negative_errno(), "getrandom: %m");
         for (size_t i = 0; i < sizeof raw; i++)
@@ -122,7 +123,8 @@ static int probe_prepare(Probe *p, bool with_network) {
         if (snprintf(tmpl, sizeof tmpl, "%s/.scudo-doctor-XXXXXX", home) >= (int) sizeof tmpl)
                 return -ENAMETOOLONG;
         if (!mkdtemp(tmpl))
-                return log_error_errno(negative_errno(), "Cannot create the probe's directory in %s: %m", home);
+                return log_error_errno(negative_errno(), "Cannot create the probe's directory in %s: %m",
+                                       home);
         strcpy(p->dir, tmpl);
         snprintf(p->secret, sizeof p->secret, "%s/secret", p->dir);
         snprintf(p->ro, sizeof p->ro, "%s/ro", p->dir);
@@ -142,8 +144,10 @@ static int probe_prepare(Probe *p, bool with_network) {
                 socklen_t len = sizeof sa;
                 p->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
                 if (p->listen_fd < 0 || bind(p->listen_fd, (struct sockaddr *) &sa, sizeof sa) < 0 ||
-                    listen(p->listen_fd, 4) < 0 || getsockname(p->listen_fd, (struct sockaddr *) &sa, &len) < 0)
-                        return log_error_errno(negative_errno(), "Cannot listen on loopback for the probe: %m");
+                    listen(p->listen_fd, 4) < 0 ||
+                    getsockname(p->listen_fd, (struct sockaddr *) &sa, &len) < 0)
+                        return log_error_errno(negative_errno(),
+                                               "Cannot listen on loopback for the probe: %m");
                 p->port = ntohs(sa.sin_port);
         }
         return 0;
@@ -151,7 +155,8 @@ static int probe_prepare(Probe *p, bool with_network) {
 
 /* Runs the sandbox; its stdout and stderr into out/err (NUL-terminated, cut at the size), its
  * exit status (or -1) into *ret_status. */
-static int probe_run(const Probe *p, char *out, size_t out_size, char *err, size_t err_size, int *ret_status) {
+static int probe_run(const Probe *p, char *out, size_t out_size, char *err, size_t err_size, int *ret_status)
+{
         _cleanup_free_ char *self = realpath("/proc/self/exe", NULL);
         const char *home = getenv("HOME");
         char port[16];
@@ -198,7 +203,8 @@ static int probe_run(const Probe *p, char *out, size_t out_size, char *err, size
                 return -errno;
         if (pid == 0) {
                 int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-                if (null < 0 || dup2(null, 0) < 0 || dup2(o[1], 1) < 0 || dup2(e[1], 2) < 0 || chdir(p->cwd) < 0)
+                if (null < 0 || dup2(null, 0) < 0 || dup2(o[1], 1) < 0 || dup2(e[1], 2) < 0 ||
+                    chdir(p->cwd) < 0)
                         _exit(125);
                 execv(self, (char **) argv);
                 _exit(127);
@@ -270,11 +276,14 @@ static const char *said(const char *out, const char *name, char *detail, size_t 
         return NULL;
 }
 
-static int add_attempt(Doctor *d, const char *name, const char *what, bool held, const char *seen, const char *fix) {
+static int add_attempt(Doctor *d, const char *name, const char *what, bool held, const char *seen,
+                       const char *fix)
+{
         char detail[1024];
         snprintf(detail, sizeof detail, "%s: %s (%s)", what, held ? "refused" : "NOT refused", seen);
         return doctor_add(d, name, held ? CHECK_OK : CHECK_MISSING, detail,
-                          held ? NULL : "the sandbox does not hold: commands run with access their profile denies",
+                          held ? NULL
+                               : "the sandbox does not hold: commands run with access their profile denies",
                           held ? NULL : fix);
 }
 
@@ -330,7 +339,8 @@ static int judge(Doctor *d, const Probe *p, const char *out) {
         if (leaked)
                 (void) unlink(host_tmp);
         w = said(out, "private-tmp", detail, sizeof detail);
-        snprintf(seen, sizeof seen, "%s", leaked ? "the file appeared in the host's /tmp" : "the host's /tmp untouched");
+        snprintf(seen, sizeof seen, "%s",
+                 leaked ? "the file appeared in the host's /tmp" : "the host's /tmp untouched");
         r = add_attempt(d, "probe: private /tmp", "writing /tmp", w && !leaked, seen, user_manager_fix);
         if (r < 0)
                 return r;
@@ -380,10 +390,11 @@ static int probe_once(Doctor *d, bool with_network) {
         if (!strstr(out, "hidden-file ")) {
                 snprintf(detail, sizeof detail, "no sandbox could be started (exit %d): %s", status,
                          err[0] ? last_line(err) : "no message");
-                r = doctor_add(d, "probe", CHECK_MISSING, detail,
-                               "scudo refuses every run here: it never runs a command less confined than its "
-                               "profile says",
-                               "mend what the message names; the checks above point at the usual causes");
+                r = doctor_add(
+                        d, "probe", CHECK_MISSING, detail,
+                        "scudo refuses every run here: it never runs a command less confined than its "
+                        "profile says",
+                        "mend what the message names; the checks above point at the usual causes");
         } else
                 r = judge(d, &p, out);
         probe_done(&p);
@@ -408,7 +419,8 @@ int doctor_probe(Doctor *d, bool with_network) {
                 return r;
         if (d->n_checks > n && streq(d->checks[n].name, "probe"))
                 return 0;       /* no sandbox at all: the helper is not the cause */
-        return doctor_add(d, "probe: network", CHECK_DEGRADED, detail,
-                          "a run with network rules fails (exit 125): the helper answers but cannot restrict",
-                          "see `journalctl -u scudo-bpfd` and the installed scudo-bpfd.service");
+        return doctor_add(
+                d, "probe: network", CHECK_DEGRADED, detail,
+                "a run with network rules fails (exit 125): the helper answers but cannot restrict",
+                "see `journalctl -u scudo-bpfd` and the installed scudo-bpfd.service");
 }

@@ -95,7 +95,8 @@ static int report_json_path(const char *arg, char **ret) {
         if (!path_is_absolute(arg)) {
                 cwd = getcwd(NULL, 0);
                 if (!cwd)
-                        return log_error_errno(errno, "Cannot tell the current directory for --report-json: %m");
+                        return log_error_errno(errno,
+                                               "Cannot tell the current directory for --report-json: %m");
                 joined = path_join(cwd, arg);
                 if (!joined)
                         return log_oom();
@@ -115,6 +116,82 @@ static int push(char ***l, const char *s) {
         if (r < 0)
                 return log_oom();
         return 0;
+}
+
+/* The options that add to one of the request's lists, and that list. */
+static char ***request_list(Request *req, int c) {
+        switch (c) {
+        case 'p':               return &req->profiles;
+        case ARG_FS_WRITE:      return &req->fs_write;
+        case ARG_FS_READ:       return &req->fs_read;
+        case ARG_FS_HIDE:       return &req->fs_hide;
+        case ARG_FS_DENY:       return &req->fs_deny;
+        case ARG_NET_ALLOW:     return &req->net_allow;
+        case ARG_NET_DENY:      return &req->net_deny;
+        case ARG_ENV:           return &req->env_copy;
+        case ARG_DENY_ENV:      return &req->deny_env;
+        case ARG_ALLOW_ENV:     return &req->allow_env;
+        case ARG_PROPERTY:      return &req->properties;
+        default:                return NULL;
+        }
+}
+
+/* Any other option. Returns 1 when the command line is done with (--help, --version). */
+static int apply_option(RunCommandLine *ret, int c, char **argv) {
+        switch (c) {
+        case 'P':
+                ret->request.no_match = true;
+                return 0;
+        case ARG_NO_NETWORK:
+                ret->request.no_network = true;
+                return 0;
+        case 't':
+                ret->run.force_pty = true;
+                ret->run.no_pty = false;
+                return 0;
+        case 'T':
+                ret->run.no_pty = true;
+                ret->run.force_pty = false;
+                return 0;
+        case ARG_DELEGATE:
+                ret->request.delegate = 1;      /* the last of the two wins */
+                return 0;
+        case ARG_NO_DELEGATE:
+                ret->request.delegate = -1;
+                return 0;
+        case ARG_DRY_RUN:
+                ret->dry_run = true;
+                return 0;
+        case ARG_TUI:
+                ret->run.tui = true;
+                return 0;
+        case ARG_JSON:
+                ret->json = true;
+                return 0;
+        case ARG_REPORT_JSON:
+                return report_json_path(optarg, &ret->run.report_json);
+        case ARG_LIST_PROPERTIES:
+                ret->list_properties = true;
+                return 0;
+        case 'q':
+                log_set_max_level(LOG_LEVEL_ERROR);
+                return 0;
+        case 'v':
+                log_set_max_level(LOG_LEVEL_DEBUG);
+                return 0;
+        case 'h':
+                help_run();
+                return 1;
+        case ARG_VERSION:
+                printf("scudo %s\n%s\n", SCUDO_VERSION, SCUDO_FEATURES);
+                return 1;
+        default:
+                if (optopt && optopt < 0x100)
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                               "unknown option '-%c' (see 'scudo --help')", optopt);
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "unknown or incomplete option '%s' "
+                                       "(see 'scudo --help')", argv[optind - 1]);
+        }
 }
 
 int parse_run_args(int argc, char **argv, const char *verb, RunCommandLine *ret) {
@@ -148,112 +225,29 @@ int parse_run_args(int argc, char **argv, const char *verb, RunCommandLine *ret)
                 {}
         };
         Request *req = &ret->request;
-        int c, r = 0;
+        int c;
 
         /* "+": options end at the command; its own options are its own. */
         optind = 0;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "+p:PtTqvh", options, NULL)) >= 0) {
-                switch (c) {
-                case 'p':
-                        r = push(&req->profiles, optarg);
-                        break;
-                case 'P':
-                        req->no_match = true;
-                        break;
-                case ARG_FS_WRITE:
-                        r = push(&req->fs_write, optarg);
-                        break;
-                case ARG_FS_READ:
-                        r = push(&req->fs_read, optarg);
-                        break;
-                case ARG_FS_HIDE:
-                        r = push(&req->fs_hide, optarg);
-                        break;
-                case ARG_FS_DENY:
-                        r = push(&req->fs_deny, optarg);
-                        break;
-                case ARG_NET_ALLOW:
-                        r = push(&req->net_allow, optarg);
-                        break;
-                case ARG_NET_DENY:
-                        r = push(&req->net_deny, optarg);
-                        break;
-                case ARG_NO_NETWORK:
-                        req->no_network = true;
-                        break;
-                case ARG_ENV:
-                        r = push(&req->env_copy, optarg);
-                        break;
-                case ARG_DENY_ENV:
-                        r = push(&req->deny_env, optarg);
-                        break;
-                case ARG_ALLOW_ENV:
-                        r = push(&req->allow_env, optarg);
-                        break;
-                case ARG_PROPERTY:
-                        if (!strchr(optarg, '='))
-                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
-                                                       "--property needs NAME=VALUE, got '%s'", optarg);
-                        r = push(&req->properties, optarg);
-                        break;
-                case 't':
-                        ret->run.force_pty = true;
-                        ret->run.no_pty = false;
-                        break;
-                case 'T':
-                        ret->run.no_pty = true;
-                        ret->run.force_pty = false;
-                        break;
-                case ARG_DELEGATE:
-                        req->delegate = 1;      /* the last of the two wins */
-                        break;
-                case ARG_NO_DELEGATE:
-                        req->delegate = -1;
-                        break;
-                case ARG_DRY_RUN:
-                        ret->dry_run = true;
-                        break;
-                case ARG_TUI:
-                        ret->run.tui = true;
-                        break;
-                case ARG_JSON:
-                        ret->json = true;
-                        break;
-                case ARG_REPORT_JSON:
-                        r = report_json_path(optarg, &ret->run.report_json);
-                        break;
-                case ARG_LIST_PROPERTIES:
-                        ret->list_properties = true;
-                        break;
-                case 'q':
-                        log_set_max_level(LOG_LEVEL_ERROR);
-                        break;
-                case 'v':
-                        log_set_max_level(LOG_LEVEL_DEBUG);
-                        break;
-                case 'h':
-                        help_run();
-                        return 0;
-                case ARG_VERSION:
-                        printf("scudo %s\n%s\n", SCUDO_VERSION, SCUDO_FEATURES);
-                        return 0;
-                case '?':
-                default:
-                        if (optopt && optopt < 0x100)
-                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
-                                                       "unknown option '-%c' (see 'scudo --help')", optopt);
-                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "unknown or incomplete option '%s' "
-                                               "(see 'scudo --help')", argv[optind - 1]);
-                }
+                char ***list = request_list(req, c);
+                int r;
+                if (c == ARG_PROPERTY && !strchr(optarg, '='))
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                               "--property needs NAME=VALUE, got '%s'", optarg);
+                r = list ? push(list, optarg) : apply_option(ret, c, argv);
                 if (r < 0)
                         return r;
+                if (r > 0)
+                        return 0;       /* --help, --version: done */
         }
 
         if (ret->list_properties)
                 return 1;
         if (optind >= argc)
-                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "%s%sneeds a command to run (see 'scudo --help')",
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                       "%s%sneeds a command to run (see 'scudo --help')",
                                        verb ?: "", verb ? " " : "");
 
         req->argv = strv_copy(argv + optind);

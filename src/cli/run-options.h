@@ -8,7 +8,7 @@
 
 #include "plan/plan.h"
 #include "plan/request.h"
-#include "cli/request.h"
+#include "cli/request-from-process.h"
 #include "run/run.h"
 
 /* What the command line of a run, of explain or of a broker's request asked for: the Request

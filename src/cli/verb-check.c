@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "cli/policy-error.h"
-#include "cli/request.h"
+#include "cli/request-from-process.h"
 #include "cli/verbs.h"
 #include "policy/policy.h"
 #include "util/log.h"

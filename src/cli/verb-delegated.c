@@ -20,7 +20,7 @@
 
 #include "broker/context.h"
 #include "broker/peer.h"
-#include "broker/protocol.h"
+#include "broker/broker-protocol.h"
 #include "broker/wire.h"
 #include "cli/exit-status.h"
 #include "cli/verb-run.h"

@@ -22,7 +22,8 @@ static const char *const verdicts[_CHECK_STATE_MAX] = {
 static void print_text(const Doctor *d) {
         for (size_t i = 0; i < d->n_checks; i++) {
                 const Check *c = &d->checks[i];
-                printf("%-9s %-22s %s\n", check_state_to_string(c->state), c->name, c->detail ? c->detail : "");
+                printf("%-9s %-22s %s\n", check_state_to_string(c->state), c->name,
+                       c->detail ? c->detail : "");
                 if (c->meaning)
                         printf("%-32s means: %s\n", "", c->meaning);
                 if (c->fix)
@@ -100,7 +101,8 @@ int verb_doctor(int argc, char **argv) {
         char unit[SCUDO_UNIT_NAME_MAX];
         if (sandbox_unit_of(0, unit) > 0)
                 return log_error_errno(SYNTHETIC_ERRNO(EPERM),
-                                       "doctor runs outside a sandbox (this is %s): it checks the host", unit);
+                                       "doctor runs outside a sandbox (this is %s): it checks the host",
+                                       unit);
 
         r = doctor_check_host(&d);
         if (r < 0)

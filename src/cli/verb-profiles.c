@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/policy-error.h"
-#include "cli/request.h"
+#include "cli/request-from-process.h"
 #include "cli/verbs.h"
 #include "policy/policy.h"
 #include "util/log.h"

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "broker/client.h"
-#include "broker/protocol.h"
+#include "broker/broker-protocol.h"
 #include "config.h"
 #include "plan/plan.h"
 #include "plan/unit-properties.h"

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cli/policy-error.h"
-#include "cli/request.h"
+#include "cli/request-from-process.h"
 #include "cli/verbs.h"
 #include "policy/policy.h"
 #include "policy/trust.h"

@@ -174,160 +174,141 @@ static bool looks_like_ipv4(const char *s) {
         return dot;
 }
 
+/* Sets *reason and returns -EINVAL: the error return of the parsers below. */
+static int invalid(const char **reason, const char *why) {
+        *reason = why;
+        return -EINVAL;
+}
+
+static int check_rule_text(const char *text) {
+        if (!text || !*text)
+                return -ENODATA;
+        if (strlen(text) >= BPFD_NAME_MAX + 16)
+                return -E2BIG;
+        for (const char *p = text; *p; p++)
+                if (*p == ' ' || *p == '\t' || (unsigned char) *p < 0x20 || *p == 0x7f)
+                        return -EINVAL;
+        return 0;
+}
+
+/* "[v6]", "[v6]:port", "[v6]/len", "[v6]/len:port" */
+static int parse_bracketed(const char *text, NetRule *r, const char **reason) {
+        const char *close = strchr(text, ']'), *rest, *colon;
+        char addr[INET6_ADDRSTRLEN + 8];
+
+        if (!close)
+                return invalid(reason, "missing ']'");
+        size_t n = (size_t) (close - text - 1);
+        rest = close + 1;
+        colon = strchr(rest, ':');
+        if (*rest && *rest != '/' && *rest != ':')
+                return invalid(reason, "unexpected text after ']'");
+        /* addr plus "/len" if present */
+        size_t extra = colon ? (size_t) (colon - rest) : strlen(rest);
+        if (n + extra >= sizeof(addr))
+                return invalid(reason, "bad IPv6 address");
+        memcpy(addr, text + 1, n);
+        memcpy(addr + n, rest, extra);
+        addr[n + extra] = 0;
+
+        r->kind = NET_RULE_ADDRESS;
+        int k = parse_address(addr, AF_INET6, r, reason);
+        if (k < 0 || !colon)
+                return k;
+        return parse_port(colon + 1, &r->port, reason);
+}
+
+/* A host name, or "*." and a domain, without its port. */
+static int parse_name(const char *buf, NetRule *r, const char **reason) {
+        const char *name = buf;
+
+        r->kind = NET_RULE_HOST;
+        if (startswith(buf, "*.")) {
+                r->kind = NET_RULE_DOMAIN;
+                name += 2;
+        } else if (strchr(buf, '*'))
+                return invalid(reason, "'*' is allowed only as a whole first label (\"*.example.com\"); "
+                               "use \":PORT\" for any host");
+        if (strchr(buf, '/'))
+                return invalid(reason, "a prefix length needs an address, not a name");
+        size_t n = strlen(name);
+        if (n > 0 && name[n - 1] == '.')
+                n--;
+        if (r->kind == NET_RULE_HOST && numeric_spelling(name, n, "host", reason))
+                return -EINVAL;
+        if (n == 0 || n > BPFD_NAME_MAX)
+                return invalid(reason, "bad host name");
+        for (size_t i = 0; i < n; i++) {
+                char c = name[i];
+
+                r->name[i] = c >= 'A' && c <= 'Z' ? (char) (c - 'A' + 'a') : c;
+        }
+        r->name[n] = 0;
+        if (!net_name_is_valid(r->name))
+                return invalid(reason, "bad host name (letters, digits, '-', '_' and dots only)");
+        return 0;
+}
+
+/* "host[:port]", "*.domain[:port]", "ipv4[/len][:port]" */
+static int parse_host_port(const char *text, NetRule *r, const char **reason) {
+        char buf[BPFD_NAME_MAX + 16];
+        const char *colon = strchr(text, ':');
+        size_t n = colon ? (size_t) (colon - text) : strlen(text);
+        int k;
+
+        memcpy(buf, text, n);   /* check_rule_text() bounded text's length */
+        buf[n] = 0;
+        if (colon) {
+                k = parse_port(colon + 1, &r->port, reason);
+                if (k < 0)
+                        return k;
+        }
+        if (looks_like_ipv4(buf)) {
+                r->kind = NET_RULE_ADDRESS;
+                return parse_address(buf, AF_INET, r, reason);
+        }
+        return parse_name(buf, r, reason);
+}
+
+static int parse_rule(const char *text, NetRule *r, const char **reason) {
+        if (text[0] == ':' && text[1] != ':') {
+                /* ":443": any host, one port */
+                r->kind = NET_RULE_ADDRESS;
+                r->prefixlen = 0;
+                return parse_port(text + 1, &r->port, reason);
+        }
+        if (text[0] == '[')
+                return parse_bracketed(text, r, reason);
+        if (strchr(text, ':') && strchr(text, ':') != strrchr(text, ':')) {
+                /* Two colons or more: a bare IPv6 address or network, no port. */
+                r->kind = NET_RULE_ADDRESS;
+                int k = parse_address(text, AF_INET6, r, reason);
+                if (k < 0 && strchr(text, '.') && !strchr(text, '/'))
+                        *reason = "bad IPv6 address (write a port as [address]:port)";
+                return k;
+        }
+        return parse_host_port(text, r, reason);
+}
+
 int net_rule_parse_reason(const char *text, NetRule *ret, const char **ret_reason) {
         const char *reason = NULL, *dummy;
         NetRule r = {};
-        char buf[BPFD_NAME_MAX + 16];
-        int k;
 
         if (!ret_reason)
                 ret_reason = &dummy;
-        if (!text || !*text) {
-                *ret_reason = "empty rule";
+        int k = check_rule_text(text);
+        if (k < 0) {
+                *ret_reason = k == -ENODATA ? "empty rule" : k == -E2BIG ? "rule too long" :
+                              "rule contains white space or control characters";
                 return -EINVAL;
         }
-        if (strlen(text) >= sizeof(buf)) {
-                *ret_reason = "rule too long";
-                return -EINVAL;
+        k = parse_rule(text, &r, &reason);
+        if (k < 0) {
+                *ret_reason = reason ?: "invalid rule";
+                return k;
         }
-        for (const char *p = text; *p; p++)
-                if (*p == ' ' || *p == '\t' || (unsigned char) *p < 0x20 || *p == 0x7f) {
-                        *ret_reason = "rule contains white space or control characters";
-                        return -EINVAL;
-                }
-
-        if (text[0] == ':' && text[1] != ':') {
-                /* ":443": any host, one port */
-                r.kind = NET_RULE_ADDRESS;
-                r.prefixlen = 0;
-                k = parse_port(text + 1, &r.port, &reason);
-                if (k < 0)
-                        goto fail;
-                goto done;
-        }
-
-        if (text[0] == '[') {
-                /* "[v6]", "[v6]:port", "[v6]/len", "[v6]/len:port" */
-                const char *close = strchr(text, ']'), *rest, *colon;
-                char addr[INET6_ADDRSTRLEN + 8];
-                size_t n;
-
-                if (!close) {
-                        reason = "missing ']'";
-                        goto fail_inval;
-                }
-                n = (size_t) (close - text - 1);
-                rest = close + 1;
-                colon = strchr(rest, ':');
-                if (*rest && *rest != '/' && *rest != ':') {
-                        reason = "unexpected text after ']'";
-                        goto fail_inval;
-                }
-                /* addr plus "/len" if present */
-                {
-                        size_t extra = colon ? (size_t) (colon - rest) : strlen(rest);
-
-                        if (n + extra >= sizeof(addr)) {
-                                reason = "bad IPv6 address";
-                                goto fail_inval;
-                        }
-                        memcpy(addr, text + 1, n);
-                        memcpy(addr + n, rest, extra);
-                        addr[n + extra] = 0;
-                }
-                r.kind = NET_RULE_ADDRESS;
-                k = parse_address(addr, AF_INET6, &r, &reason);
-                if (k < 0)
-                        goto fail;
-                if (colon) {
-                        k = parse_port(colon + 1, &r.port, &reason);
-                        if (k < 0)
-                                goto fail;
-                }
-                goto done;
-        }
-
-        if (strchr(text, ':') && strchr(text, ':') != strrchr(text, ':')) {
-                /* Two colons or more: a bare IPv6 address or network, no port. */
-                r.kind = NET_RULE_ADDRESS;
-                k = parse_address(text, AF_INET6, &r, &reason);
-                if (k < 0) {
-                        if (strchr(text, '.') && !strchr(text, '/'))
-                                reason = "bad IPv6 address (write a port as [address]:port)";
-                        goto fail;
-                }
-                goto done;
-        }
-
-        /* "host[:port]", "*.domain[:port]", "ipv4[/len][:port]" */
-        {
-                const char *colon = strchr(text, ':');
-                size_t n = colon ? (size_t) (colon - text) : strlen(text);
-
-                memcpy(buf, text, n);
-                buf[n] = 0;
-                if (colon) {
-                        k = parse_port(colon + 1, &r.port, &reason);
-                        if (k < 0)
-                                goto fail;
-                }
-        }
-
-        if (looks_like_ipv4(buf)) {
-                r.kind = NET_RULE_ADDRESS;
-                k = parse_address(buf, AF_INET, &r, &reason);
-                if (k < 0)
-                        goto fail;
-                goto done;
-        }
-
-        {
-                const char *name = buf;
-                size_t n;
-
-                r.kind = NET_RULE_HOST;
-                if (startswith(buf, "*.")) {
-                        r.kind = NET_RULE_DOMAIN;
-                        name += 2;
-                } else if (strchr(buf, '*')) {
-                        reason = "'*' is allowed only as a whole first label (\"*.example.com\"); "
-                                 "use \":PORT\" for any host";
-                        goto fail_inval;
-                }
-                if (strchr(buf, '/')) {
-                        reason = "a prefix length needs an address, not a name";
-                        goto fail_inval;
-                }
-                n = strlen(name);
-                if (n > 0 && name[n - 1] == '.')
-                        n--;
-                if (r.kind == NET_RULE_HOST && numeric_spelling(name, n, "host", &reason))
-                        goto fail_inval;
-                if (n == 0 || n > BPFD_NAME_MAX) {
-                        reason = "bad host name";
-                        goto fail_inval;
-                }
-                for (size_t i = 0; i < n; i++) {
-                        char c = name[i];
-
-                        r.name[i] = c >= 'A' && c <= 'Z' ? (char) (c - 'A' + 'a') : c;
-                }
-                r.name[n] = 0;
-                if (!net_name_is_valid(r.name)) {
-                        reason = "bad host name (letters, digits, '-', '_' and dots only)";
-                        goto fail_inval;
-                }
-        }
-
-done:
         *ret = r;
         return 0;
-
-fail_inval:
-        k = -EINVAL;
-fail:
-        *ret_reason = reason ?: "invalid rule";
-        return k;
 }
 
 int net_rule_parse(const char *text, NetRule *ret) {

@@ -142,7 +142,8 @@ static void filter_json(json_object *o, unsigned *removed) {
                 for (size_t i = 0; i < n; i++) {
                         json_object *v = json_object_array_get_idx(o, i);
                         if (json_object_is_type(v, json_type_string) &&
-                            secret_value_kind(json_object_get_string(v), (size_t) json_object_get_string_len(v))) {
+                            secret_value_kind(json_object_get_string(v),
+                                              (size_t) json_object_get_string_len(v))) {
                                 json_object_array_put_idx(o, i, json_object_new_string(""));
                                 (*removed)++;
                         } else

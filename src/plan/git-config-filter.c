@@ -173,20 +173,123 @@ static int emit(FILE *f, const char *s, size_t l) {
         return fwrite(s, 1, l, f) == l ? 0 : -ENOMEM;
 }
 
+/* One filtering: the text, where the filtered copy goes, and what is known so far. */
+typedef struct Filter {
+        const char *s;
+        size_t n;
+        FILE *f;
+        Section sec;
+        unsigned removed;
+        char **includes;
+} Filter;
+
+static int note(Filter *F, const char *line) {
+        F->removed++;
+        return fputs(line, F->f) < 0 ? -ENOMEM : 0;
+}
+
+/* A section header at s[*p] ('['), from the line's start i. Returns < 0 on an error, 1 when
+ * the line is done with, 0 when an entry follows on the line: at *p, shown from *start. */
+static int filter_header(Filter *F, size_t i, size_t eol, size_t next, size_t *p, size_t *start) {
+        const char *s = F->s;
+        size_t hend;
+        _cleanup_free_ char *sub = NULL;
+        int r;
+        if (!parse_header(s, eol, *p, &hend, F->sec.name, &sub)) {
+                F->sec.drop = true;
+                r = note(F, "# (scudo: a section git cannot read removed)\n");
+                return r < 0 ? r : 1;
+        }
+        F->sec.drop = (sub && secret_value_kind(sub, strlen(sub))) ||
+                      secret_value_kind(s + i, hend - i);
+        if (F->sec.drop)
+                r = note(F, "# (scudo: a section naming a credential removed)\n");
+        else
+                r = emit(F->f, s + i, hend - i);
+        /* An entry may follow on the same line: [core] editor = vi */
+        size_t q = hend;
+        while (q < eol && is_blank(s[q]))
+                q++;
+        if (q == eol || s[q] == '#' || s[q] == ';') {
+                if (r >= 0 && !F->sec.drop && !secret_value_kind(s + hend, eol - hend))
+                        r = emit(F->f, s + hend, next - hend);
+                else if (r >= 0 && next > eol)
+                        r = emit(F->f, "\n", 1);
+                return r < 0 ? r : 1;
+        }
+        if (r >= 0)
+                r = emit(F->f, " ", 1);
+        *p = *start = q;
+        return r;
+}
+
+/* An entry, name [= value], at s[p], shown from start. *i: where the next line starts. */
+static int filter_entry(Filter *F, size_t p, size_t start, size_t eol, size_t next, size_t *i) {
+        const char *s = F->s;
+        size_t k = p;
+        char key[64];
+        size_t kl = 0;
+        bool ok = is_alpha(s[k]);
+        int r = 0;
+        while (ok && k < eol && is_key_char(s[k])) {
+                if (kl >= sizeof(key) - 1) {
+                        ok = false;
+                        break;
+                }
+                key[kl++] = lower(s[k++]);
+        }
+        key[kl] = 0;
+        size_t v = k;
+        while (v < eol && is_blank(s[v]))
+                v++;
+        size_t end = next;
+        if (ok && v < eol && s[v] == '=')
+                ok = value_end(s, F->n, v + 1, &end);
+        else if (ok && v < eol && s[v] != '#' && s[v] != ';')
+                ok = false;
+        *i = next;
+        if (!ok || !F->sec.name[0])
+                /* Not git's syntax (or an entry before any section): not shown. */
+                return note(F, "# (scudo: a line git cannot read removed)\n");
+        /* The value as git reads it is looked at too: quotes ("gh""p_...") and continued
+         * lines can split a token that git joins. */
+        _cleanup_free_ char *decoded = v < eol && s[v] == '=' ? decode_value(s, v + 1, end) : NULL;
+        if (v < eol && s[v] == '=' && !decoded)
+                return -ENOMEM;
+        *i = end;
+        if (F->sec.drop || credential_key(F->sec.name, key) || secret_value_kind(s + p, end - p) ||
+            (decoded && secret_value_kind(decoded, strlen(decoded)))) {
+                char what[160];
+                F->removed++;
+                (void) snprintf(what, sizeof(what), "%s.%s", F->sec.name, key);
+                /* the name itself, unless it could be a token ([x] sk-...= 1) */
+                return fprintf(F->f, "\t# (scudo: %s removed: a credential)\n",
+                               secret_value_kind(what, strlen(what)) ? "an entry" : what) < 0 ? -ENOMEM : 0;
+        }
+        if (streq(key, "path") && (streq(F->sec.name, "include") || streq(F->sec.name, "includeif")) &&
+            decoded) {
+                r = strv_push(&F->includes, decoded);
+                if (r >= 0)
+                        decoded = NULL;
+        }
+        if (r >= 0)
+                r = emit(F->f, s + start, end - start);
+        return r;
+}
+
 int git_config_filter(const char *s, size_t n, GitConfigFiltered *ret) {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0;
         _cleanup_strv_free_ char **includes = NULL;
-        unsigned removed = 0;
-        Section sec = { .name = "" };
+        Filter F = { .s = s, .n = n, .sec = { .name = "" } };
         int r = 0;
 
-        FILE *f = open_memstream(&buf, &len);
-        if (!f)
+        F.f = open_memstream(&buf, &len);
+        if (!F.f)
                 return -ENOMEM;
         size_t i = 0;
         if (n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {      /* git skips a UTF-8 BOM */
-                r = emit(f, s, 3);
+                r = emit(F.f, s, 3);
                 i = 3;
         }
         while (r >= 0 && i < n) {
@@ -196,116 +299,31 @@ int git_config_filter(const char *s, size_t n, GitConfigFiltered *ret) {
                         p++;
                 if (p == eol || s[p] == '#' || s[p] == ';') {
                         /* A blank line or a comment: kept unless it holds a credential. */
-                        if (!sec.drop && !secret_value_kind(s + i, eol - i))
-                                r = emit(f, s + i, next - i);
-                        else if (p < eol) {
-                                removed++;
-                                r = fputs("# (scudo: a comment holding a credential removed)\n", f) < 0 ?
-                                        -ENOMEM : 0;
-                        }
+                        if (!F.sec.drop && !secret_value_kind(s + i, eol - i))
+                                r = emit(F.f, s + i, next - i);
+                        else if (p < eol)
+                                r = note(&F, "# (scudo: a comment holding a credential removed)\n");
                         i = next;
                         continue;
                 }
                 if (s[p] == '[') {
-                        size_t hend;
-                        _cleanup_free_ char *sub = NULL;
-                        if (!parse_header(s, eol, p, &hend, sec.name, &sub)) {
-                                sec.drop = true;
-                                removed++;
-                                r = fputs("# (scudo: a section git cannot read removed)\n", f) < 0 ? -ENOMEM : 0;
+                        r = filter_header(&F, i, eol, next, &p, &start);
+                        if (r != 0) {
                                 i = next;
                                 continue;
                         }
-                        sec.drop = (sub && secret_value_kind(sub, strlen(sub))) ||
-                                   secret_value_kind(s + i, hend - i);
-                        if (sec.drop) {
-                                removed++;
-                                r = fputs("# (scudo: a section naming a credential removed)\n", f) < 0 ?
-                                        -ENOMEM : 0;
-                        } else
-                                r = emit(f, s + i, hend - i);
-                        /* An entry may follow on the same line: [core] editor = vi */
-                        p = hend;
-                        while (p < eol && is_blank(s[p]))
-                                p++;
-                        if (p == eol || s[p] == '#' || s[p] == ';') {
-                                if (r >= 0 && !sec.drop && !secret_value_kind(s + hend, eol - hend))
-                                        r = emit(f, s + hend, next - hend);
-                                else if (r >= 0 && next > eol)
-                                        r = emit(f, "\n", 1);
-                                i = next;
-                                continue;
-                        }
-                        if (r >= 0)
-                                r = emit(f, " ", 1);
-                        start = p;
                 }
-                if (r < 0)
-                        break;
-                /* An entry: name [= value] */
-                size_t k = p;
-                char key[64];
-                size_t kl = 0;
-                bool ok = is_alpha(s[k]);
-                while (ok && k < eol && is_key_char(s[k])) {
-                        if (kl >= sizeof(key) - 1) {
-                                ok = false;
-                                break;
-                        }
-                        key[kl++] = lower(s[k++]);
-                }
-                key[kl] = 0;
-                size_t v = k;
-                while (v < eol && is_blank(s[v]))
-                        v++;
-                size_t end = next;
-                if (ok && v < eol && s[v] == '=')
-                        ok = value_end(s, n, v + 1, &end);
-                else if (ok && v < eol && s[v] != '#' && s[v] != ';')
-                        ok = false;
-                if (!ok || !sec.name[0]) {
-                        /* Not git's syntax (or an entry before any section): not shown. */
-                        removed++;
-                        r = fputs("# (scudo: a line git cannot read removed)\n", f) < 0 ? -ENOMEM : 0;
-                        i = next;
-                        continue;
-                }
-                /* The value as git reads it is looked at too: quotes ("gh""p_...") and continued
-                 * lines can split a token that git joins. */
-                _cleanup_free_ char *decoded = v < eol && s[v] == '=' ? decode_value(s, v + 1, end) : NULL;
-                if (v < eol && s[v] == '=' && !decoded) {
-                        r = -ENOMEM;
-                        break;
-                }
-                if (sec.drop || credential_key(sec.name, key) || secret_value_kind(s + p, end - p) ||
-                    (decoded && secret_value_kind(decoded, strlen(decoded)))) {
-                        char what[160];
-                        removed++;
-                        (void) snprintf(what, sizeof(what), "%s.%s", sec.name, key);
-                        /* the name itself, unless it could be a token ([x] sk-...= 1) */
-                        r = fprintf(f, "\t# (scudo: %s removed: a credential)\n",
-                                    secret_value_kind(what, strlen(what)) ? "an entry" : what) < 0 ? -ENOMEM : 0;
-                        i = end;
-                        continue;
-                }
-                if (streq(key, "path") && (streq(sec.name, "include") || streq(sec.name, "includeif")) &&
-                    decoded) {
-                        r = strv_push(&includes, decoded);
-                        if (r >= 0)
-                                decoded = NULL;
-                }
-                if (r >= 0)
-                        r = emit(f, s + start, end - start);
-                i = end;
+                r = filter_entry(&F, p, start, eol, next, &i);
         }
-        if (fclose(f) != 0 && r >= 0)
+        includes = F.includes;
+        if (fclose(F.f) != 0 && r >= 0)
                 r = -ENOMEM;
         if (r < 0)
                 return r;
         *ret = (GitConfigFiltered) {
                 .text = TAKE_PTR(buf),
                 .len = len,
-                .removed = removed,
+                .removed = F.removed,
                 .includes = TAKE_PTR(includes),
         };
         return 0;

@@ -4,7 +4,7 @@
  * directory the sandbox shows. Every file they include is kept read-only where the command
  * could write it; every file shown read-only that holds credentials is shown as a copy less
  * them (PATH_SOURCE_GIT_CONFIG_COPY), which the runner makes when the run starts
- * (unit/git-config-copies.h). */
+ * (git/git-config-copies.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

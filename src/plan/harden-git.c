@@ -57,7 +57,7 @@ static bool is_git_dir(const char *dir) {
  * include.path, ...; config.worktree with extensions.worktreeConfig), the hooks, commondir
  * (where config and hooks are taken from instead), a linked worktree's gitdir (the checkout it
  * belongs to) and the alternates (other object stores). Where they exist they are bound
- * read-only; the runner refuses them made new (unit/gitdir-watch.h). */
+ * read-only; the runner refuses them made new (git/gitdir-watch.h). */
 static const char * const git_code_files[] = {
         "config", "config.worktree", "hooks", "commondir", "gitdir",
         "objects/info/alternates", "objects/info/http-alternates",
@@ -119,7 +119,7 @@ static int guard_nested_git_dirs(Plan *p, const char *dir, unsigned depth, bool 
 /* A .git the command may commit to (a profile's write entry for a git directory): git writes
  * it as it works, so it stays writable, but what git reads code or other places from is
  * read-only in it and in the git directories of its submodules and linked worktrees, and the
- * runner stops the run when a name git does not make appears (unit/gitdir-watch.h). More git
+ * runner stops the run when a name git does not make appears (git/gitdir-watch.h). More git
  * directories than one run watches, and the .git is read-only. */
 static int guard_writable_git_dir(Plan *p, size_t i) {
         size_t n_paths = p->n_paths, n_watch = strv_length(p->git_watch);
@@ -258,7 +258,7 @@ static int protect_nested_git(Plan *p, const char *dir, unsigned depth, unsigned
  * command, outside any sandbox; and a mount point cannot be renamed away and replaced. Where
  * the command starts (the writable directories that hold the working directory) and there is
  * none, or only an empty one (another run's placeholder), the runner makes an empty one for
- * the run (unit/git-guard.h), bound the same way: an empty .git is no repository to git. A
+ * the run (git/git-guard.h), bound the same way: an empty .git is no repository to git. A
  * plan that names the .git itself decides: a write entry for a git directory makes it one the
  * command may commit to (guard_writable_git_dir). A symlink is left alone: binding onto it
  * would bind whatever it points at. */

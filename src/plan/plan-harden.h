@@ -25,10 +25,10 @@
  *      layout: ~/.bashrc -> dotfiles/bashrc): read-only where the command could write it (made
  *      empty first where it is missing);
  *   2. a .git at the top of a writable directory: read-only, and an empty one made for the run
- *      where the command starts and none is (unit/git-guard.h); unless a profile names it;
+ *      where the command starts and none is (git/git-guard.h); unless a profile names it;
  *   2b. git's configuration, the home's and each shown .git's: every file it includes, as 1b;
  *      every file of it the command sees read-only and that holds credentials, shown as a copy
- *      less them (PATH_SOURCE_GIT_CONFIG_COPY: the runner makes it, unit/git-config-copies.h);
+ *      less them (PATH_SOURCE_GIT_CONFIG_COPY: the runner makes it, git/git-config-copies.h);
  *   2c. in a delegable plan, each file of a tool's configuration a profile shows read-only in
  *      the home directory (and the files at the top of such a directory in $XDG_CONFIG_HOME)
  *      that holds credentials: shown as a copy less them (PATH_SOURCE_CONFIG_COPY,

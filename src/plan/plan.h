@@ -39,7 +39,7 @@ PathAccess path_access_from_string(const char *s);
 /* What a grant makes when its path is missing (plan-create.h): nothing, a directory (0700) or
  * an empty file (0600), owned by the user, just before the unit starts. The hardening step
  * alone asks for a placeholder: an empty .git made for the run and removed after it
- * (unit/git-guard.h); no profile can. */
+ * (git/git-guard.h); no profile can. */
 typedef enum PathCreate {
         PATH_CREATE_NONE,
         PATH_CREATE_DIR,
@@ -59,7 +59,7 @@ typedef enum PathSource {
                                  * (unit/bus-proxy.h); only the hardening step names it */
         PATH_SOURCE_SYSTEM_BUS_PROXY, /* the filtered system bus's socket, likewise */
         PATH_SOURCE_GIT_CONFIG_COPY, /* a copy of the file less its credentials, which the runner
-                                      * makes (unit/git-config-copies.h); only the hardening step
+                                      * makes (git/git-config-copies.h); only the hardening step
                                       * names it (plan-harden.h, 2b) */
         PATH_SOURCE_BROKER_DIR, /* hide: this sandbox's broker's directory, which the runner
                                  * makes before the unit starts (broker-paths.h) */
@@ -106,7 +106,7 @@ typedef struct PlanDrop {
 
 typedef struct PlanProperty {
         char *name;             /* a systemd unit property, e.g. "MemoryMax" */
-        char *value;            /* its value as text; unit/properties.c converts and checks it */
+        char *value;            /* its value as text; plan/unit-properties.c converts and checks it */
         char *origin;
 } PlanProperty;
 
@@ -189,7 +189,7 @@ typedef struct Plan {
         char **hook_files;
 
         /* The directories of a .git the command may commit to whose new entries the runner
-         * checks as they are made (plan-harden.c, unit/gitdir-watch.h): the git directories'
+         * checks as they are made (plan-harden.c, git/gitdir-watch.h): the git directories'
          * tops, their modules/ and worktrees/, and objects/info. Set by plan_harden(). */
         char **git_watch;
         /* The .git symlinks in directories the command may write: the runner puts each back as
@@ -197,14 +197,14 @@ typedef struct Plan {
         char **git_pins;
 } Plan;
 
-/* The most directories of writable .git directories one run watches (unit/gitdir-watch.h):
+/* The most directories of writable .git directories one run watches (git/gitdir-watch.h):
  * past it, the .git stays read-only. */
 #define PLAN_GIT_WATCH_MAX 64
 
 /* Where the system bus is (D-Bus's default address), and so where the filtered one is bound. */
 #define PLAN_SYSTEM_BUS_SOCKET "/run/dbus/system_bus_socket"
 
-/* The most .git placeholders one run makes (unit/git-guard.h). */
+/* The most .git placeholders one run makes (git/git-guard.h). */
 #define PLAN_GIT_PLACEHOLDERS_MAX 8
 
 Plan *plan_new(void);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* A Request's own data: freeing it, and which of its options would widen a sandbox. Making
- * one from this process is the CLI's (cli/request.c); the broker makes one from a message. */
+ * one from this process is the CLI's (cli/request-from-process.c); the broker makes one from a message. */
 #include <stdlib.h>
 
 #include "request.h"

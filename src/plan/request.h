@@ -2,7 +2,7 @@
 #pragma once
 
 /* What was asked: the command, where it was started, the caller's environment and the
- * one-run overrides from the command line. Made by cli/request.h (from this process) or by
+ * one-run overrides from the command line. Made by cli/request-from-process.h (from this process) or by
  * the delegation broker (from a message), read by policy/ to resolve a Plan. Nothing here has
  * been checked against any profile yet. */
 

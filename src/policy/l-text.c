@@ -290,7 +290,7 @@ static void push_expansion(lua_State *L) {
                 return;
         }
 
-        /* The buffer's box stays on top whenever the buffer may grow (see docs/architecture.md,
+        /* The buffer's box stays on top whenever the buffer may grow (see docs/internals.md,
          * "C modules"): the text before each variable is added before get() is called, and
          * the value get() left on top goes in with luaL_addvalue, the one call made for that. */
         luaL_Buffer b;

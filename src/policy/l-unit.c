@@ -64,7 +64,7 @@ static int push_text(lua_State *L, int idx) {
                 return 1;
         }
 
-        /* The buffer's box stays on top whenever the buffer may grow (see docs/architecture.md,
+        /* The buffer's box stays on top whenever the buffer may grow (see docs/internals.md,
          * "C modules"): the separator goes in before the element is pushed, and the element's
          * text goes in with luaL_addvalue, the one call made for a value on top. */
         luaL_Buffer b;

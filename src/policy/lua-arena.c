@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 
 /* The Lua state's memory (lua-engine.h): an arena, and the limit of the budget in force.
- * What each choice here saves is measured in docs/architecture.md, "Measured costs". */
+ * What each choice here saves is measured in docs/measurements.md. */
 
 #include <stdlib.h>
 #include <string.h>

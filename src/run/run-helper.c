@@ -56,13 +56,21 @@ static int run_open_helper_session(RunContext *c, const Plan *plan, const char *
                                        why, *why ? ": " : "");
         }
         if (flags && net_session_notice(c->net)) {
-                (void) snprintf(line, sizeof(line), "file refusals are not reported: %s", net_session_notice(c->net));
+                (void) snprintf(line, sizeof(line), "file refusals are not reported: %s",
+                                net_session_notice(c->net));
                 report_feed_notice(feed, line);
         }
-        r = sd_event_add_io(c->event, &c->net_source, net_session_get_fd(c->net), EPOLLIN, run_on_net_event, c);
+        r = sd_event_add_io(c->event, &c->net_source, net_session_get_fd(c->net), EPOLLIN,
+                            run_on_net_event, c);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the network helper: %m");
         return 0;
+}
+
+static int append_slice_properties(sd_bus_message *m, void *userdata) {
+        return sd_bus_message_append(m, "(sv)(sv)",
+                                     "Description", "s", "scudo: the slice of one run",
+                                     "CollectMode", "s", "inactive-or-failed");
 }
 
 /* Starts the run's slice and has scudo-bpfd restrict (or watch) its cgroup. The service is
@@ -78,15 +86,7 @@ int run_start_restricted_slice(RunContext *c, const Plan *plan) {
         if (r < 0)
                 return log_error_errno(r, "Failed to arm the unit watcher: %m");
 
-        r = sd_bus_message_new_method_call(c->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "ss", c->slice_name, "fail");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "a(sv)", 2,
-                                          "Description", "s", "scudo: the slice of one run",
-                                          "CollectMode", "s", "inactive-or-failed");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        r = transient_unit_message(c->bus, c->slice_name, append_slice_properties, NULL, &m);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the slice: %m");
         r = sd_bus_call(c->bus, m, 0, &e, &reply);
@@ -108,7 +108,8 @@ int run_start_restricted_slice(RunContext *c, const Plan *plan) {
                 r = sd_bus_get_property_string(c->bus, SD_DEST, slice_path, "org.freedesktop.systemd1.Slice",
                                                "ControlGroup", &e, &cgroup);
         if (r < 0 || !cgroup || !*cgroup)
-                return log_error_errno(r < 0 ? r : -ENODATA, "Cannot find the cgroup of the run's slice: %m");
+                return log_error_errno(r < 0 ? r : -ENODATA,
+                                       "Cannot find the cgroup of the run's slice: %m");
 
         c->in_slice = true;
         return run_open_helper_session(c, plan, cgroup);

@@ -23,13 +23,14 @@
 #include "net/net-session.h"
 #include "report/refusals.h"
 #include "run/run.h"
+#include "term/pty-relay.h"
+#include "term/tui.h"
 #include "unit/bus-proxy.h"
-#include "unit/git-config-copies.h"
-#include "unit/git-guard.h"
-#include "unit/gitdir-watch.h"
+#include "git/git-config-copies.h"
+#include "git/git-guard.h"
+#include "git/gitdir-watch.h"
 #include "unit/manager-bus.h"
-#include "unit/pty-relay.h"
-#include "unit/tui.h"
+#include "unit/transient-unit.h"
 #include "unit/unit-build.h"
 #include "unit/watcher.h"
 #include "util/env-util.h"
@@ -83,6 +84,8 @@ typedef struct RunContext {
         bool gitdir_refused;
         GitConfigCopies git_config;     /* git's configuration less its credentials */
         bool started;           /* the unit may be running */
+        struct timespec unit_start;     /* when the unit was started (the coarse clock) */
+        bool accounted;         /* the run ended and its status is known: the watcher may go */
 
         Broker *broker;         /* the plan delegates: its broker (broker/server.h) */
         const RunCaller *caller;        /* a delegated run: who asked */

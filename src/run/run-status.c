@@ -26,7 +26,8 @@ int run_check_resource_controllers(RunContext *c, const Plan *plan) {
 
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *cgroup = NULL;
-        int r = sd_bus_get_property_string(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "ControlGroup", &e, &cgroup);
+        int r = sd_bus_get_property_string(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "ControlGroup", &e,
+                                           &cgroup);
         if (r < 0)
                 return log_error_errno(r, "Failed to read the service manager's control group: %s",
                                        e.message ?: "unknown error");
@@ -57,7 +58,8 @@ int run_check_resource_controllers(RunContext *c, const Plan *plan) {
                                                "manager does not have (%s holds: %s): refusing to run the "
                                                "command without the limit", plan->properties[i].name,
                                                plan->properties[i].value, need, cgroup,
-                                               controllers[0] && controllers[0] != '\n' ? strtok(controllers, "\n") : "none");
+                                               controllers[0] && controllers[0] != '\n' ?
+                                               strtok(controllers, "\n") : "none");
         }
         return 0;
 }
@@ -91,19 +93,23 @@ int run_collect_exit_status(RunContext *c, const Plan *plan, int *ret_status) {
                 if (code == CLD_EXITED && status >= 200 && status <= 245)
                         switch (status) {
                         case EXIT_EXEC:
-                                return log_error_errno(SYNTHETIC_ERRNO(ENOEXEC), "'%s' cannot be executed inside "
+                                return log_error_errno(SYNTHETIC_ERRNO(ENOEXEC),
+                                                       "'%s' cannot be executed inside "
                                                        "the sandbox (is it hidden by the profile?)",
                                                        plan->exec_path);
                         case EXIT_CHDIR:
-                                return log_error_errno(SYNTHETIC_ERRNO(ENOENT), "the working directory '%s' is "
+                                return log_error_errno(SYNTHETIC_ERRNO(ENOENT),
+                                                       "the working directory '%s' is "
                                                        "not available inside the sandbox",
                                                        strempty(plan->working_directory));
                         case EXIT_NAMESPACE:
-                                return log_error_errno(SYNTHETIC_ERRNO(EIO), "the sandbox could not be set up "
-                                                       "(mount namespace); 'journalctl --user -u %s' may say "
-                                                       "why", c->unit_name);
+                                return log_error_errno(SYNTHETIC_ERRNO(EIO),
+                                                       "the sandbox could not be set up "
+                                                       "(mount namespace); 'journalctl --user -u %s' may "
+                                                       "say why", c->unit_name);
                         default:
-                                return log_error_errno(SYNTHETIC_ERRNO(EIO), "the sandbox could not be set up "
+                                return log_error_errno(SYNTHETIC_ERRNO(EIO),
+                                                       "the sandbox could not be set up "
                                                        "(systemd exit status %d, see systemd.exec(5))",
                                                        (int) status);
                         }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* One run, from a plan to its end (run.h, run-internal.h). */
 #include "run/run-internal.h"
-#include "unit/persist-check.h"
+#include "git/persist-check.h"
 
 static void run_context_done(RunContext *c) {
         /* The .git placeholders go when the sandbox is gone; while it may still run (scudo lost
@@ -19,6 +19,10 @@ static void run_context_done(RunContext *c) {
         bus_proxy_stop(c->bus, &c->bus_proxy);
         bus_proxy_stop(c->bus, &c->system_bus_proxy);
         broker_free(c->broker);
+        /* Only now, with the helpers' stops sent, may the watcher go: killed before, scudo
+         * would leave them running. Without the run's end, it stops what is left. */
+        if (c->accounted)
+                watcher_release(TAKE_FD(c->watcher_fd));
         sd_event_source_disable_unref(c->caller_source);
         sd_event_source_disable_unref(c->kill_timer);
         sd_event_source_disable_unref(c->net_source);
@@ -155,25 +159,23 @@ static int add_matches(RunContext *c) {
                                          on_properties_changed, NULL, c);
 }
 
+typedef struct ServiceUnit {
+        const Plan *plan;
+        const UnitContext *uctx;
+        const UnitStdio *stdio;
+        char **error;
+} ServiceUnit;
+
+static int append_service_properties(sd_bus_message *m, void *userdata) {
+        const ServiceUnit *u = userdata;
+        return unit_append_properties(m, u->plan, u->uctx, u->stdio, u->error);
+}
+
 static int start_unit(RunContext *c, const Plan *plan, const UnitContext *uctx, const UnitStdio *stdio,
                       char **ret_error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        int r = sd_bus_message_new_method_call(c->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "ss", c->unit_name, "fail");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'a', "(sv)");
-        if (r < 0)
-                return r;
-        r = unit_append_properties(m, plan, uctx, stdio, ret_error);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_close_container(m);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        const ServiceUnit u = { plan, uctx, stdio, ret_error };
+        int r = transient_unit_message(c->bus, c->unit_name, append_service_properties, (void *) &u, &m);
         if (r < 0)
                 return r;
         return sd_bus_call_async(c->bus, NULL, m, on_start_reply, c, 0);
@@ -231,8 +233,8 @@ static int start_tui(RunContext *c, const RunOptions *opts) {
         int r;
 
         if (!c->pty)
-                return log_error_errno(SYNTHETIC_ERRNO(ENOTTY), "--tui needs a terminal on standard input and "
-                                       "output");
+                return log_error_errno(SYNTHETIC_ERRNO(ENOTTY),
+                                       "--tui needs a terminal on standard input and output");
         r = tui_new(&c->tui);
         if (r < 0)
                 return log_error_errno(r, "Cannot start the terminal UI: %m");
@@ -254,7 +256,8 @@ static int start_bus_proxy(RunContext *c, BusProxy *proxy, BusKind kind, const P
         const char *manager_rt = env_get(manager_env, "XDG_RUNTIME_DIR");
         if (!manager_rt || !path_is_absolute(manager_rt))
                 manager_rt = opts->runtime_dir;
-        (void) snprintf(id, sizeof(id), "%.*s", (int) (strlen(c->unit_name) - strlen(".service")), c->unit_name);
+        (void) snprintf(id, sizeof(id), "%.*s", (int) (strlen(c->unit_name) - strlen(".service")),
+                        c->unit_name);
         r = bus_proxy_name(proxy, kind, id, manager_rt);
         if (r < 0) {
                 proxy->unit[0] = 0;
@@ -289,45 +292,44 @@ static int create_missing_paths(const Plan *plan) {
                         continue;       /* a placeholder is the git guard's */
                 int r = path_create_no_symlinks(e->path, e->create == PATH_CREATE_DIR);
                 if (r == -ELOOP)
-                        return log_error_errno(r, "%s: %s is to be created when missing, but a symlink is in "
+                        return log_error_errno(r,
+                                               "%s: %s is to be created when missing, but a symlink is in "
                                                "its way (planted after the plan was checked?); not running "
                                                "the command", e->origin, e->path);
                 if (r < 0)
                         return log_error_errno(r, "%s: cannot create %s (%s): %m", e->origin, e->path,
                                                path_create_to_string(e->create));
                 if (r > 0)
-                        log_debug("created %s (%s, %s)", e->path, path_create_to_string(e->create), e->origin);
+                        log_debug("created %s (%s, %s)", e->path, path_create_to_string(e->create),
+                                  e->origin);
         }
         return 0;
 }
 
-int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
-        _cleanup_(run_context_done) RunContext c = {
-                .watcher_fd = -EBADF,
-                .kill_whom = plan_private_pids(plan) ? "main" : "all",
-        };
-        UnitStdio stdio;
-        sigset_t mask;
+/* The watcher waits for the bus to drop this connection before it stops anything. */
+static int watch_bus_client(RunContext *c) {
+        const char *unique = NULL;
+        int r = sd_bus_get_unique_name(c->bus, &unique);
+        if (r < 0)
+                return r;
+        return watcher_add_bus_client(c->watcher_fd, unique);
+}
+
+/* The watcher, the bus and the event loop, and the signals scudo takes over. */
+static int run_open_bus(RunContext *c, const RunOptions *opts) {
         int r;
 
-        r = make_unit_name(&c);
-        if (r < 0)
-                return log_error_errno(r, "Failed to name the unit: %m");
-
-        /* A write to a reader that went away (the watcher, a closed terminal) must be an
-         * error return, not the end of scudo with the unit still running. The unit's own
-         * processes are started by systemd and do not inherit this. */
-        (void) signal(SIGPIPE, SIG_IGN);
+        /* With a bare environment (env -i), still find the user's bus where it always is: scudo,
+         * and the watcher that stops the units should scudo die. */
+        if (!getenv("XDG_RUNTIME_DIR") && !getenv("DBUS_SESSION_BUS_ADDRESS") && opts->runtime_dir)
+                (void) setenv("XDG_RUNTIME_DIR", opts->runtime_dir, 0);
 
         /* Before the bus is open: the watcher must not inherit the connection. */
-        r = watcher_start(&c.watcher_fd);
+        r = watcher_start(&c->watcher_fd);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the unit watcher: %m");
 
-        /* With a bare environment (env -i), still find the user's bus where it always is. */
-        if (!getenv("XDG_RUNTIME_DIR") && !getenv("DBUS_SESSION_BUS_ADDRESS") && opts->runtime_dir)
-                (void) setenv("XDG_RUNTIME_DIR", opts->runtime_dir, 0);
-        r = sd_bus_open_user(&c.bus);
+        r = sd_bus_open_user(&c->bus);
         if (r < 0) {
                 struct passwd *pw = getpwuid(getuid());
                 log_error_errno(r, "Cannot reach the user's service manager: %m");
@@ -336,89 +338,142 @@ int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
                           "session, or 'loginctl enable-linger %s')", pw ? pw->pw_name : "$USER");
                 return r;
         }
-        r = sd_event_new(&c.event);
+        r = sd_event_new(&c->event);
         if (r >= 0)
-                r = sd_bus_attach_event(c.bus, c.event, SD_EVENT_PRIORITY_NORMAL);
+                r = sd_bus_attach_event(c->bus, c->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the event loop: %m");
+        r = watch_bus_client(c);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm the unit watcher: %m");
 
+        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGTSTP };
+        sigset_t mask;
         (void) sigemptyset(&mask);
-        int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGTSTP };
-        for (size_t i = 0; i < ELEMENTSOF(sigs); i++) {
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
                 (void) sigaddset(&mask, sigs[i]);
-        }
         (void) sigprocmask(SIG_BLOCK, &mask, NULL);
         for (size_t i = 0; i < ELEMENTSOF(sigs); i++) {
-                r = sd_event_add_signal(c.event, NULL, sigs[i], run_on_signal, &c);
+                r = sd_event_add_signal(c->event, NULL, sigs[i], run_on_signal, c);
                 if (r < 0)
                         return log_error_errno(r, "Failed to watch signals: %m");
         }
+        return 0;
+}
 
-        r = open_stdio(&c, opts, &stdio);
+/* Phase 1: the run's name, the watcher, the bus, the streams, the reports; nothing started. */
+static int run_prepare(RunContext *c, const Plan *plan, const RunOptions *opts, UnitStdio *stdio) {
+        int r = make_unit_name(c);
+        if (r < 0)
+                return log_error_errno(r, "Failed to name the unit: %m");
+
+        /* A write to a reader that went away (the watcher, a closed terminal) must be an
+         * error return, not the end of scudo with the unit still running. The unit's own
+         * processes are started by systemd and do not inherit this. */
+        (void) signal(SIGPIPE, SIG_IGN);
+
+        r = run_open_bus(c, opts);
         if (r < 0)
                 return r;
-
-        r = add_matches(&c);
+        r = open_stdio(c, opts, stdio);
+        if (r < 0)
+                return r;
+        r = add_matches(c);
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to the unit's signals: %m");
-
-        r = run_check_resource_controllers(&c, plan);
+        r = run_check_resource_controllers(c, plan);
         if (r < 0)
                 return r;
-
-        r = watcher_add_unit(c.watcher_fd, c.unit_name);
+        r = watcher_add_unit(c->watcher_fd, c->unit_name);
         if (r < 0)
                 return log_error_errno(r, "Failed to arm the unit watcher: %m");
 
         /* Before anything starts: a report file that cannot be opened stops the run. */
-        {
-                _cleanup_free_ char *why = NULL;
-                r = refusals_new(plan, opts->report_json, &c.refusals, &why);
+        _cleanup_free_ char *why = NULL;
+        r = refusals_new(plan, opts->report_json, &c->refusals, &why);
+        if (r < 0 && !why)
+                return log_oom();
+        if (r < 0)
+                return log_error_errno(r, "%s; the command was not run", why);
+        return opts->tui ? start_tui(c, opts) : 0;
+}
+
+/* The git side of a run: the guard, the watch of a .git to commit to, the config copies. */
+static int run_start_git(RunContext *c, const Plan *plan, const RunOptions *opts) {
+        /* An empty .git where the command starts and none is: see git-guard.h. */
+        int r = git_guard_acquire(plan, &c->git_guard);
+        if (r == -ELOOP)
+                return log_error_errno(r, "%s, or a directory above it, changed into a symlink after it was "
+                                       "checked; not running the command", plan->working_directory);
+        if (r < 0)
+                return log_error_errno(r, "Cannot keep a git repository from being planted in %s: %m",
+                                       plan->working_directory);
+        for (size_t i = 0; i < c->git_guard.n; i++) {
+                r = watcher_add_placeholder(c->watcher_fd, c->git_guard.path[i]);
                 if (r < 0)
-                        return log_error_errno(r, "%s; the command was not run", why ?: "Out of memory");
+                        return log_error_errno(r, "Failed to arm the unit watcher: %m");
         }
-        if (opts->tui) {
-                r = start_tui(&c, opts);
+
+        /* A .git the command may commit to: watched from before the command starts. */
+        if (plan->git_watch || plan->git_pins) {
+                r = gitdir_watch_new(plan->git_watch, plan->git_pins, c->event, run_on_gitdir_refused, c,
+                                     &c->gitdir_watch);
                 if (r < 0)
-                        return r;
+                        return log_error_errno(r, "Cannot watch the .git the command may commit to: %m; "
+                                               "not running the command");
         }
+
+        /* git's configuration files that hold credentials, as copies less them. */
+        r = git_config_copies_make(plan, opts->runtime_dir, c->unit_name, &c->git_config);
+        if (r < 0)
+                return r;
+        if (c->git_config.dir) {
+                r = watcher_add_scratch_dir(c->watcher_fd, c->git_config.dir);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to arm the unit watcher: %m");
+        }
+        return 0;
+}
+
+/* Phase 2: what runs beside the unit (broker, slice and scudo-bpfd, bus proxies, git) and the
+ * paths the plan creates; *ret_manager_env: what the manager adds to the unit's environment. */
+static int run_start_helpers(RunContext *c, const Plan *plan, const RunOptions *opts,
+                             char ***ret_manager_env) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        int r;
+
         /* A sandbox that delegates gets its broker now, before its unit: the socket and links
          * are bound into it. */
         if (plan->delegate && plan->delegate[0]) {
-                r = broker_start(plan, c.unit_name, c.event, refusals_feed(c.refusals), c.watcher_fd, &c.broker);
+                r = broker_start(plan, c->unit_name, c->event, refusals_feed(c->refusals), c->watcher_fd,
+                                 &c->broker);
                 if (r < 0)
                         return r;
         }
         if (opts->caller) {
-                c.caller = opts->caller;
-                r = sd_event_add_io(c.event, &c.caller_source, c.caller->fd, EPOLLIN, run_on_caller, &c);
+                c->caller = opts->caller;
+                r = sd_event_add_io(c->event, &c->caller_source, c->caller->fd, EPOLLIN, run_on_caller, c);
                 if (r < 0)
                         return log_error_errno(r, "Failed to watch the caller: %m");
         }
-        if (plan->network_filtered || refusals_want_files(c.refusals)) {
-                r = run_start_restricted_slice(&c, plan);
+        if (plan->network_filtered || refusals_want_files(c->refusals)) {
+                r = run_start_restricted_slice(c, plan);
                 if (r < 0)
                         return r;
         }
 
-        /* What the manager would add to the unit's environment on its own. */
-        _cleanup_strv_free_ char **manager_env = NULL;
-        {
-                _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-                r = sd_bus_get_property_strv(c.bus, SD_DEST, SD_PATH, SD_MANAGER, "Environment", &e,
-                                             &manager_env);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to read the service manager's environment: %s",
-                                               e.message ?: "unknown error");
-        }
-
+        r = sd_bus_get_property_strv(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "Environment", &e,
+                                     ret_manager_env);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the service manager's environment: %s",
+                                       e.message ?: "unknown error");
         if (plan->dbus == DBUS_FILTERED) {
-                r = start_bus_proxy(&c, &c.bus_proxy, BUS_SESSION, plan, opts, manager_env);
+                r = start_bus_proxy(c, &c->bus_proxy, BUS_SESSION, plan, opts, *ret_manager_env);
                 if (r < 0)
                         return r;
         }
         if (plan->dbus_system == DBUS_FILTERED) {
-                r = start_bus_proxy(&c, &c.system_bus_proxy, BUS_SYSTEM, plan, opts, manager_env);
+                r = start_bus_proxy(c, &c->system_bus_proxy, BUS_SYSTEM, plan, opts, *ret_manager_env);
                 if (r < 0)
                         return r;
         }
@@ -427,135 +482,144 @@ int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
         r = create_missing_paths(plan);
         if (r < 0)
                 return r;
+        return run_start_git(c, plan, opts);
+}
 
-        /* An empty .git where the command starts and none is: see git-guard.h. */
-        r = git_guard_acquire(plan, &c.git_guard);
-        if (r == -ELOOP)
-                return log_error_errno(r, "%s, or a directory above it, changed into a symlink after it was "
-                                       "checked; not running the command", plan->working_directory);
-        if (r < 0)
-                return log_error_errno(r, "Cannot keep a git repository from being planted in %s: %m",
-                                       plan->working_directory);
-        for (size_t i = 0; i < c.git_guard.n; i++) {
-                r = watcher_add_placeholder(c.watcher_fd, c.git_guard.path[i]);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to arm the unit watcher: %m");
-        }
-
-        /* A .git the command may commit to: watched from before the command starts. */
-        if (plan->git_watch || plan->git_pins) {
-                r = gitdir_watch_new(plan->git_watch, plan->git_pins, c.event, run_on_gitdir_refused, &c,
-                                     &c.gitdir_watch);
-                if (r < 0)
-                        return log_error_errno(r, "Cannot watch the .git the command may commit to: %m; "
-                                               "not running the command");
-        }
-
-        /* git's configuration files that hold credentials, as copies less them. */
-        r = git_config_copies_make(plan, opts->runtime_dir, c.unit_name, &c.git_config);
-        if (r < 0)
-                return r;
-        if (c.git_config.dir) {
-                r = watcher_add_scratch_dir(c.watcher_fd, c.git_config.dir);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to arm the unit watcher: %m");
-        }
+/* Phase 3: the terminal handed over, then StartTransientUnit. Returns 1 when a delegated run's
+ * caller was interrupted before: nothing started, *ret_status says so. */
+static int run_start_unit(RunContext *c, const Plan *plan, const RunOptions *opts, char **manager_env,
+                          const UnitStdio *stdio, int *ret_status) {
+        int r;
 
         UnitContext uctx = {
-                .git_config = &c.git_config,
+                .git_config = &c->git_config,
                 .manager_environment = manager_env,
                 .runtime_dir = opts->runtime_dir,
-                .unit_name = c.unit_name,
+                .unit_name = c->unit_name,
                 .confine_path = opts->confine_path,
-                .slice = c.in_slice ? c.slice_name : NULL,
-                .bus_proxy_socket = c.bus_proxy.unit[0] ? c.bus_proxy.socket : NULL,
-                .system_bus_proxy_socket = c.system_bus_proxy.unit[0] ? c.system_bus_proxy.socket : NULL,
-                .broker_socket = c.broker ? broker_socket(c.broker) : NULL,
-                .broker_bin = c.broker ? broker_bin(c.broker) : NULL,
+                .slice = c->in_slice ? c->slice_name : NULL,
+                .bus_proxy_socket = c->bus_proxy.unit[0] ? c->bus_proxy.socket : NULL,
+                .system_bus_proxy_socket = c->system_bus_proxy.unit[0] ? c->system_bus_proxy.socket : NULL,
+                .broker_socket = c->broker ? broker_socket(c->broker) : NULL,
+                .broker_bin = c->broker ? broker_bin(c->broker) : NULL,
         };
         /* The caller's terminal raw (when its input is relayed) before the command starts: in
          * the background, scudo stops here (SIGTTOU), as any program setting its terminal
          * would, and the command does not run until it is in the foreground. */
-        if (c.pty) {
+        if (c->pty) {
                 /* The watcher (and scudo's crash handler) first: should scudo die from here on,
                  * the terminal is given back all the same. */
-                r = watcher_guard_terminal(c.watcher_fd, opts->tui);
+                r = watcher_guard_terminal(c->watcher_fd, opts->tui);
                 if (r < 0)
                         return log_error_errno(r, "Failed to arm the unit watcher: %m");
-                r = pty_relay_raw_terminal(c.pty);
+                r = pty_relay_raw_terminal(c->pty);
                 if (r < 0)
                         return log_error_errno(r, "Failed to set the terminal to raw mode: %m");
         }
 
-        if (c.caller) {
-                r = run_caller_before_start(&c);
+        if (c->caller) {
+                r = run_caller_before_start(c);
                 if (r < 0)
                         return log_debug_errno(r, "the caller went away before the command started");
                 if (r > 0) {
                         *ret_status = 128 + r;  /* as if the command had been interrupted */
-                        return 0;
+                        return 1;
                 }
         }
 
-        struct timespec unit_start;
         /* file times are the coarse clock's, which may lag the fine one by a tick */
-        (void) clock_gettime(CLOCK_REALTIME_COARSE, &unit_start);
-        c.started = true;       /* from the call on, as far as scudo can tell */
+        (void) clock_gettime(CLOCK_REALTIME_COARSE, &c->unit_start);
+        c->started = true;       /* from the call on, as far as scudo can tell */
         _cleanup_free_ char *unit_error = NULL;
-        r = start_unit(&c, plan, &uctx, &stdio, &unit_error);
+        r = start_unit(c, plan, &uctx, stdio, &unit_error);
         if (r < 0 && unit_error)
                 return log_error_errno(r, "%s; not running the command", unit_error);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the unit for '%s': %m", plan->exec_path);
 
-        if (c.pty) {
-                r = pty_relay_start(c.pty, c.event, run_suspend, &c);
+        if (c->pty) {
+                r = pty_relay_start(c->pty, c->event, run_suspend, c);
                 if (r < 0)
                         return log_error_errno(r, "Failed to relay the terminal: %m");
         }
+        return 0;
+}
 
+/* Phase 4: the terminal relayed, signals passed on, until the unit has ended. */
+static int run_wait(RunContext *c) {
         /* Not sd_event_loop(): leaving it through sd_event_exit() would close the bus, and
          * the result is read from the bus afterwards. */
-        while (!c.finished) {
-                r = sd_event_run(c.event, UINT64_MAX);
+        while (!c->finished) {
+                int r = sd_event_run(c->event, UINT64_MAX);
                 if (r < 0)
                         return log_error_errno(r, "Lost the connection to the service manager: %m");
-                if (sd_bus_is_open(c.bus) <= 0)
+                if (sd_bus_is_open(c->bus) <= 0)
                         return log_error_errno(SYNTHETIC_ERRNO(ECONNRESET),
                                                "Lost the connection to the service manager");
         }
+        return 0;
+}
 
-        if (c.pty) {
-                pty_relay_drain(c.pty);
-                pty_relay_restore_terminal(c.pty);
+/* Phase 5: the terminal given back, the last reports, the exit status. */
+static int run_finish(RunContext *c, const Plan *plan, int *ret_status) {
+        int r;
+
+        if (c->pty) {
+                pty_relay_drain(c->pty);
+                pty_relay_restore_terminal(c->pty);
         }
-        tui_finish(c.tui);     /* the reports it showed, to stderr where they stay */
+        tui_finish(c->tui);     /* the reports it showed, to stderr where they stay */
         /* The sandbox is over, and with it every caller of the broker's: their commands are
          * being stopped. */
-        broker_stop(c.broker, 5 * 1000 * 1000);
+        broker_stop(c->broker, 5 * 1000 * 1000);
 
         /* The last reports of refusals, then the slice can go. */
-        if (c.net)
-                (void) run_dispatch_reports(&c);
-        refusals_finish(c.refusals, c.net, &unit_start);
+        if (c->net)
+                (void) run_dispatch_reports(c);
+        refusals_finish(c->refusals, c->net, &c->unit_start);
 
         /* What a full inotify queue may have hidden, and what came after the kill. */
-        if (gitdir_watch_sweep(c.gitdir_watch) > 0)
-                c.gitdir_refused = true;
-        (void) persist_check(plan, &unit_start);        /* what stays behind: persist-check.h */
+        if (gitdir_watch_sweep(c->gitdir_watch) > 0)
+                c->gitdir_refused = true;
+        (void) persist_check(plan, &c->unit_start);   /* what stays behind: persist-check.h */
 
-        if (c.gitdir_refused)
-                r = log_error_errno(SYNTHETIC_ERRNO(EPERM), "The command was stopped: it planted something git "
-                                    "would read in a .git, or replaced a .git symlink (see docs/policies.md, "
-                                    "\"A .git to commit to\")");
-        else if (c.start_error)
+        if (c->gitdir_refused)
+                r = log_error_errno(SYNTHETIC_ERRNO(EPERM),
+                                    "The command was stopped: it planted something git would read in a "
+                                    ".git, or replaced a .git symlink (see docs/policies.md, \"A .git to "
+                                    "commit to\")");
+        else if (c->start_error)
                 r = log_error_errno(SYNTHETIC_ERRNO(EIO), "systemd refused to start the sandbox: %s",
-                                    c.start_error);
+                                    c->start_error);
         else
-                r = run_collect_exit_status(&c, plan, ret_status);
+                r = run_collect_exit_status(c, plan, ret_status);
 
-        /* The run is over and accounted for: the watcher can go (the slice is stopped on the
-         * way out, by run_context_done()). */
-        watcher_release(TAKE_FD(c.watcher_fd));
+        /* The run is over and accounted for: the watcher can go once the slice and the proxies
+         * are stopped, on the way out (run_context_done()). */
+        c->accounted = true;
         return r;
+}
+
+int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
+        _cleanup_(run_context_done) RunContext c = {
+                .watcher_fd = -EBADF,
+                .kill_whom = plan_private_pids(plan) ? "main" : "all",
+        };
+        _cleanup_strv_free_ char **manager_env = NULL;
+        UnitStdio stdio;
+        int r;
+
+        r = run_prepare(&c, plan, opts, &stdio);
+        if (r < 0)
+                return r;
+        r = run_start_helpers(&c, plan, opts, &manager_env);
+        if (r < 0)
+                return r;
+        r = run_start_unit(&c, plan, opts, manager_env, &stdio, ret_status);
+        if (r != 0)
+                return MIN(r, 0);       /* > 0: not started, *ret_status set */
+        r = run_wait(&c);
+        if (r < 0)
+                return r;
+        return run_finish(&c, plan, ret_status);
 }

@@ -10,6 +10,7 @@
 
 #include "bus-proxy.h"
 #include "manager-bus.h"
+#include "transient-unit.h"
 #include "util/log.h"
 #include "util/path-util.h"
 #include "util/strv.h"
@@ -95,6 +96,41 @@ static bool socket_listens(const char *path) {
         return ok;
 }
 
+typedef struct ProxyUnit {
+        const BusProxy *proxy;
+        const char *exe;
+        char **argv;
+        const char *description;
+} ProxyUnit;
+
+static int append_proxy_properties(sd_bus_message *m, void *userdata) {
+        const ProxyUnit *u = userdata;
+        int r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)",
+                                      "Description", "s", u->description,
+                                      "CollectMode", "s", "inactive-or-failed",
+                                      "RuntimeDirectory", "as", 1, u->proxy->dir,
+                                      "RuntimeDirectoryMode", "u", (uint32_t) 0700);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "ExecStart");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "a(sasb)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sasb)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "sasb");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", u->exe);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, u->argv);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "b", 0);
+        for (int i = 0; i < 4 && r >= 0; i++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
 int bus_proxy_start(sd_bus *bus, const BusProxy *p, const Plan *plan, const char *upstream) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
@@ -108,8 +144,8 @@ int bus_proxy_start(sd_bus *bus, const BusProxy *p, const Plan *plan, const char
         r = path_find_executable("xdg-dbus-proxy", getenv("PATH") ?: "/usr/bin:/bin", 0, 0, &exe);
         if (r < 0)
                 return log_error_errno(r, "dbus.%s = \"filtered\" needs xdg-dbus-proxy, which is not "
-                                       "installed (Debian: apt install xdg-dbus-proxy); the command was not run",
-                                       what);
+                                       "installed (Debian: apt install xdg-dbus-proxy); the command was "
+                                       "not run", what);
         r = proxy_argv(p, plan, upstream, &argv);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the %s bus proxy's command line: %m", what);
@@ -118,39 +154,8 @@ int bus_proxy_start(sd_bus *bus, const BusProxy *p, const Plan *plan, const char
 
         /* The runtime directory, named after the run, holds the socket; systemd makes it
          * (0700) before the proxy starts and removes it when the unit stops, whatever way. */
-        r = sd_bus_message_new_method_call(bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "ss", p->unit, "fail");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sv)");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)",
-                                          "Description", "s", description,
-                                          "CollectMode", "s", "inactive-or-failed",
-                                          "RuntimeDirectory", "as", 1, p->dir,
-                                          "RuntimeDirectoryMode", "u", (uint32_t) 0700);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", "ExecStart");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "a(sasb)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sasb)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "sasb");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", exe);
-        if (r >= 0)
-                r = sd_bus_message_append_strv(m, argv);
-        if (r >= 0)
-                r = sd_bus_message_append(m, "b", 0);
-        for (int i = 0; i < 4 && r >= 0; i++)
-                r = sd_bus_message_close_container(m);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        if (r >= 0)
-                r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        const ProxyUnit u = { p, exe, argv, description };
+        r = transient_unit_message(bus, p->unit, append_proxy_properties, (void *) &u, &m);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the %s bus proxy's unit: %m", what);
         r = sd_bus_call(bus, m, 0, &e, &reply);

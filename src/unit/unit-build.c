@@ -9,7 +9,7 @@
 #include "config.h"
 #include "properties.h"
 #include "unit-build.h"
-#include "git-config-copies.h"
+#include "git/git-config-copies.h"
 #include "util/env-util.h"
 #include "util/error-message.h"
 #include "util/parse-util.h"
@@ -459,7 +459,8 @@ int unit_append_properties(sd_bus_message *m, const Plan *plan, const UnitContex
          * the host, nor any other family. First, so that it sets the allow-list form: a
          * profile may still add a family to it (its choice) or take one away ("~AF_NETLINK"). */
         if (r >= 0 && plan->network_filtered)
-                r = unit_property_append(m, "RestrictAddressFamilies", "AF_UNIX AF_INET AF_INET6 AF_NETLINK");
+                r = unit_property_append(m, "RestrictAddressFamilies",
+                                         "AF_UNIX AF_INET AF_INET6 AF_NETLINK");
         if (r < 0)
                 return r;
 

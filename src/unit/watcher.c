@@ -12,7 +12,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "git-guard.h"
+#include "git/git-guard.h"
 #include "manager-bus.h"
 #include "util/macro.h"
 #include "util/strv.h"
@@ -74,10 +74,28 @@ static void arm_crash_guard(int fd, bool alternate) {
                 (void) sigaction(crash_signals[i], &sa, &crash_previous[i]);
 }
 
-static void stop_units(char units[][256], int n) {
+/* Waits (10 s at most) until the bus has let go of scudo's connection: the bus daemon drops
+ * a client's name only once it has passed on every message the client sent. A start that
+ * scudo sent just before it died is then with the manager, ahead of any call made from here:
+ * the stop below cannot come first and miss the unit it was to stop, leaving it running. */
+static void wait_name_gone(sd_bus *bus, const char *name) {
+        for (int tries = 0; tries < 1000; tries++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                int has = 0;
+                int r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                           "org.freedesktop.DBus", "NameHasOwner", NULL, &reply, "s", name);
+                if (r < 0 || sd_bus_message_read(reply, "b", &has) < 0 || !has)
+                        return;
+                (void) usleep(10 * 1000);
+        }
+}
+
+static void stop_units(const char *client, char units[][256], int n) {
         sd_bus *bus = NULL;
         if (sd_bus_open_user(&bus) < 0)
                 return;
+        if (client[0])
+                wait_name_gone(bus, client);
         /* Newest first: the service before the slice that holds it. A frozen unit (scudo was
          * killed while suspended) is thawed first so that it can be stopped. */
         for (int i = n - 1; i >= 0; i--) {
@@ -137,6 +155,7 @@ _noreturn_ static void watcher_main(int fd) {
         char placeholders[GIT_GUARD_MAX][PATH_MAX];
         char scratch[PATH_MAX] = "";
         char broker[PATH_MAX] = "";
+        char client[256] = "";  /* scudo's unique name on the bus */
         char line[PATH_MAX];
         size_t len = 0;
         int n = 0, np = 0;
@@ -166,6 +185,8 @@ _noreturn_ static void watcher_main(int fd) {
                         memcpy(scratch, line + 1, len);
                 } else if (line[0] == '!' && line[1] == '/') {
                         memcpy(broker, line + 1, len);
+                } else if (line[0] == '@' && len < sizeof(client)) {
+                        memcpy(client, line + 1, len);
                 } else if (line[0] == '/') {
                         if (np < GIT_GUARD_MAX)
                                 memcpy(placeholders[np++], line, len + 1);
@@ -176,7 +197,7 @@ _noreturn_ static void watcher_main(int fd) {
         /* The terminal first: the stop below may take a second or more. */
         if (tty && !restored)
                 restore_terminal(WATCHER_TTY_FD, tty == 2);
-        stop_units(units, n);
+        stop_units(client, units, n);
         /* Only once the sandbox is gone: until then, the placeholders keep it from planting a
          * repository. */
         for (int i = 0; i < np; i++)
@@ -234,6 +255,16 @@ int watcher_add_unit(int fd, const char *unit) {
         char buf[300];
         int l = snprintf(buf, sizeof(buf), "%s\n", unit);
         if (l < 0 || (size_t) l >= sizeof(buf) || strchr(unit, '\n'))
+                return -EINVAL;
+        if (write(fd, buf, (size_t) l) != l)
+                return -EIO;
+        return 0;
+}
+
+int watcher_add_bus_client(int fd, const char *unique_name) {
+        char buf[300];
+        int l = snprintf(buf, sizeof(buf), "@%s\n", unique_name);
+        if (l < 0 || (size_t) l >= sizeof(buf) || strchr(unique_name, '\n'))
                 return -EINVAL;
         if (write(fd, buf, (size_t) l) != l)
                 return -EIO;

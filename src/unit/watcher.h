@@ -5,15 +5,18 @@
  *
  * A small child process, in its own process group so terminal signals pass it by, reads unit
  * names (and the paths of .git placeholders, which start with '/', and of a scratch
- * directory, after a '-') from a pipe. scudo writes each name before it starts the unit, and an empty line once
- * it has seen the run end. If the pipe reaches end-of-file without that line, scudo is gone:
- * the watcher stops the units over the user bus, then exits. It costs one fork per run and
- * needs nothing inside the sandbox. */
+ * directory, after a '-') from a pipe. scudo writes each name before it starts the unit, and
+ * an empty line once it has seen the run end. If the pipe reaches end-of-file without that
+ * line, scudo is gone: the watcher stops the units over the user bus, then exits. It costs
+ * one fork per run and needs nothing inside the sandbox. */
 
 #include <stdbool.h>
 
 int watcher_start(int *ret_fd);
 int watcher_add_unit(int fd, const char *unit);
+/* scudo's unique name on the user bus: should scudo die, its units are stopped only once the
+ * bus has dropped that name, so that a start it sent is not overtaken by the stop. */
+int watcher_add_bus_client(int fd, const char *unique_name);
 /* A .git placeholder (git-guard.h) to remove once the units are stopped. */
 int watcher_add_placeholder(int fd, const char *path);
 /* A directory of scudo's own (git-config-copies.h) whose files and itself to remove once the

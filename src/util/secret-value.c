@@ -488,7 +488,8 @@ static const char *kind_at(const char *s, size_t n, size_t i) {
         for (size_t t = range->start; t < range->end; t++)
                 if (token_at(t, s + i, n - i))
                         return tokens[t].kind;
-        if (c == 't' && i > 0 && s[i - 1] == '/' && i + 2 < n && s[i + 1] == '/' && url_token_path(s, n, i + 2))
+        if (c == 't' && i > 0 && s[i - 1] == '/' && i + 2 < n && s[i + 1] == '/' &&
+            url_token_path(s, n, i + 2))
                 return "a URL with a token in its path";
         if (c == 'h' && starts_nocase(s + i, n - i, "hooks.slack.com/services/t"))
                 return "a Slack webhook";

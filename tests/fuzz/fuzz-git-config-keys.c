@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 
 /* libFuzzer target for the allow-list of git's configuration keys the end-of-run check asks
- * (src/unit/git-config-keys.c): whatever the input, it returns, every include value it hands
+ * (src/git/git-config-keys.c): whatever the input, it returns, every include value it hands
  * on lies inside the text, and a text that sets core.fsmonitor is never benign. The sanitizers
  * report overreads. */
 
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unit/git-config-keys.h"
+#include "git/git-config-keys.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT OR Apache-2.0
 """Run inside a sandbox that delegates: hostile requests forged by hand on its broker's socket
-(src/broker/protocol.h). Prints one line per case: its name and the broker's answer."""
+(src/broker/broker-protocol.h). Prints one line per case: its name and the broker's answer."""
 import os
 import socket
 import struct

@@ -156,7 +156,7 @@ class Testbed:
     def needs_landlock_scopes(self):
         """Skips a test of what scudo-confine's Landlock scope refuses (abstract unix sockets,
         signals to processes outside) on a kernel without it: scudo runs without the scope
-        there (docs/architecture.md), and a test of it would only show the kernel's age."""
+        there (docs/internals.md), and a test of it would only show the kernel's age."""
         abi = self.landlock_abi()
         if abi < 6:
             pytest.skip("the kernel's Landlock has no scopes (ABI %d, scopes need 6, Linux 6.12)" % abi)

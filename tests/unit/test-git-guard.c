@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* The empty .git where the command starts (src/unit/git-guard.c, where the hardening step asks
+/* The empty .git where the command starts (src/git/git-guard.c, where the hardening step asks
  * for one): made only where none is and the plan leaves it writable, shared by runs in the same
  * directory, removed by the last, and only while empty. */
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include "tap.h"
 #include "plan/plan-harden.h"
 #include "plan/plan.h"
-#include "unit/git-guard.h"
+#include "git/git-guard.h"
 #include "util/macro.h"
 #include "util/path-util.h"
 

@@ -58,92 +58,103 @@ typedef struct Case {
 } Case;
 
 static const Case cases[] = {
-        { "denies under a hidden directory change nothing",
-          { "h:home", "d:home/.ssh", "d:home/missing", "d:file" },
-          .want = { "=h:home", "-d:home/.ssh:lies under", "-d:home/missing:does not exist",
-                    "=d:file" } },
-        { "what is granted back under a hidden directory keeps the denies below it",
-          { "h:home", "r:home/.ssh", "d:home/.ssh/id", "h:home/.ssh/keys" },
-          .want = { "=h:home", "=r:home/.ssh", "=d:home/.ssh/id", "=h:home/.ssh/keys" } },
-        { "under a denied directory: nothing to deny; a hide of a missing path is dropped",
-          { "d:home", "d:home/.ssh", "h:nothing/here" },
-          .want = { "=d:home", "-d:home/.ssh:cannot reach", "-h:nothing/here:nothing to hide" } },
-        { "an empty directory in an empty one changes nothing, but the runtime directory's",
-          { "h:", "h:run", "h:home" },
-          .want = { "=h:run", "-h:home:lies under", "-d:run/systemd:lies under", "-d:run/bus:lies under" } },
-        { "read and write entries stay, even of a missing path",
-          { "h:home", "w:home/missing", "r:gone" },
-          .want = { "=h:home", "=w:home/missing", "=r:gone" } },
-        { "a repository's .git in a writable directory is read-only",
-          { "w:proj" }, .wd = "proj",
-          .want = { "=w:proj", "+r:proj/.git:stays read-only" } },
-        { "where the command starts and no .git is: a placeholder",
-          { "w:empty" }, .wd = "empty",
-          .want = { "=w:empty", "+r:empty/.git:empty .git for the run" } },
-        { "every directory from the start up to the writable one: git outside looks at each",
-          { "w:chain" }, .wd = "chain/a/b",
-          .want = { "=w:chain", "+r:chain/a/b/.git:empty .git", "+r:chain/a/.git:empty .git",
-                    "+r:chain/.git:empty .git", "+w:chain/a:cannot be renamed", "+w:chain/a/b:cannot be renamed" } },
-        { "repositories below a writable directory are read-only, three levels down",
-          { "w:src" },
-          .want = { "=w:src", "+r:src/foo/.git:below a writable", "+r:src/wt/.git:below a writable",
-                    "+r:src/deep/a/b/.git:below a writable", "+w:src/foo:cannot be renamed",
-                    "+w:src/wt:cannot be renamed", "+w:src/deep:cannot be renamed",
-                    "+w:src/deep/a:cannot be renamed", "+w:src/deep/a/b:cannot be renamed" } },
-        { "a writable directory the command does not start in gets no placeholder",
-          { "w:empty" }, .wd = "proj",
-          .want = { "=w:empty" } },
-        { "a .git the plan names is the plan's",
-          { "w:proj", "w:proj/.git" }, .wd = "proj",
-          .want = { "=w:proj", "=w:proj/.git" } },
-        { "a .git to commit to: what git reads code or places from is read-only in it",
-          { "w:repo", "w:repo/.git" }, .wd = "repo",
-          .want = { "=w:repo", "=w:repo/.git", "+r:repo/.git/config:git reads code",
-                    "+r:repo/.git/hooks:git reads code" } },
-        { "a writable .git file (a linked worktree's) stays read-only",
-          { "w:wt", "w:wt/.git" }, .wd = "wt",
-          .want = { "=w:wt", "-w:wt/.git:scudo decides", "+r:wt/.git:gitdir:" } },
-        { "the manager's socket and the bus out of reach",
-          { "r:run" },
-          .want = { "=r:run", "+d:run/systemd:private socket", "+d:run/bus:session bus" } },
-        { "... under a hidden runtime directory they change nothing",
-          { "h:run" },
-          .want = { "=h:run", "-d:run/systemd:lies under", "-d:run/bus:lies under" } },
-        { "the filtered bus: the proxy's socket where the bus is, granted back",
-          { "h:run" }, .dbus = DBUS_FILTERED,
-          .want = { "=h:run", "-d:run/systemd:lies under", "+r:run/bus:filtered session bus" } },
-        { "dbus.session = allow: the bus as it is",
-          { "r:run" }, .dbus = DBUS_ALLOW,
-          .want = { "=r:run", "+d:run/systemd:private socket" } },
-        { "a profile's entry for the manager's socket is replaced",
-          { "r:run", "w:run/systemd" },
-          .want = { "=r:run", "-w:run/systemd:scudo decides", "+d:run/systemd:private socket",
-                    "+d:run/bus:session bus" } },
-        { "scudo's configuration read-only under a writable home",
-          { "w:home", "r:run" }, .wd = "home",
-          .want = { "=w:home", "=r:run", "+d:run/systemd:", "+d:run/bus:",
-                    "+r:home/.config/scudo:its own configuration",
-                    "+r:home/.local/state/scudo:its own configuration",
-                    "+r:home/.git:empty .git for the run" } },
-        { "a project file read-only in a writable directory",
-          { "w:proj" }, .config_file = "proj/.scudo.toml",
-          .want = { "=w:proj", "+r:proj/.git:stays read-only",
-                    "+r:proj/.scudo.toml:a project file it read" } },
-        { "a deny inside a writable directory: each directory between them pinned",
-          { "w:proj", "d:proj/config/master.key", "h:proj/a/b/c" },
-          .want = { "=w:proj", "+r:proj/.git:stays read-only", "=d:proj/config/master.key", "=h:proj/a/b/c",
-                    "+w:proj/config:cannot be renamed", "+w:proj/a:cannot be renamed",
-                    "+w:proj/a/b:cannot be renamed" } },
-        { "... and above a read entry; a missing directory is not pinned",
-          { "w:proj", "r:proj/a/b/c", "r:proj/gone/x" },
-          .want = { "=w:proj", "+r:proj/.git:stays read-only", "=r:proj/a/b/c", "=r:proj/gone/x",
-                    "+w:proj/a:cannot be renamed", "+w:proj/a/b:cannot be renamed" } },
-        { "... but not under a read-only directory, nor at the top of a writable one",
-          { "r:proj", "d:proj/config/master.key", "w:empty", "d:empty/key" },
-          .want = { "=r:proj", "=d:proj/config/master.key", "=w:empty", "-d:empty/key:does not exist" } },
-        { "the helper's socket out of reach, whatever the profiles say",
-          { "r:bpfd.sock" }, .bpfd = true,
-          .want = { "-r:bpfd.sock:scudo decides", "+d:bpfd.sock:scudo-bpfd" } },
+        {"denies under a hidden directory change nothing",
+         {"h:home", "d:home/.ssh", "d:home/missing", "d:file"},
+         .want = {"=h:home", "-d:home/.ssh:lies under", "-d:home/missing:does not exist", "=d:file"}},
+        {"what is granted back under a hidden directory keeps the denies below it",
+         {"h:home", "r:home/.ssh", "d:home/.ssh/id", "h:home/.ssh/keys"},
+         .want = {"=h:home", "=r:home/.ssh", "=d:home/.ssh/id", "=h:home/.ssh/keys"}},
+        {"under a denied directory: nothing to deny; a hide of a missing path is dropped",
+         {"d:home", "d:home/.ssh", "h:nothing/here"},
+         .want = {"=d:home", "-d:home/.ssh:cannot reach", "-h:nothing/here:nothing to hide"}},
+        {"an empty directory in an empty one changes nothing, but the runtime directory's",
+         {"h:", "h:run", "h:home"},
+         .want = {"=h:run", "-h:home:lies under", "-d:run/systemd:lies under", "-d:run/bus:lies under"}},
+        {"read and write entries stay, even of a missing path",
+         {"h:home", "w:home/missing", "r:gone"},
+         .want = {"=h:home", "=w:home/missing", "=r:gone"}},
+        {"a repository's .git in a writable directory is read-only",
+         {"w:proj"},
+         .wd = "proj",
+         .want = {"=w:proj", "+r:proj/.git:stays read-only"}},
+        {"where the command starts and no .git is: a placeholder",
+         {"w:empty"},
+         .wd = "empty",
+         .want = {"=w:empty", "+r:empty/.git:empty .git for the run"}},
+        {"every directory from the start up to the writable one: git outside looks at each",
+         {"w:chain"},
+         .wd = "chain/a/b",
+         .want = {"=w:chain", "+r:chain/a/b/.git:empty .git", "+r:chain/a/.git:empty .git",
+                  "+r:chain/.git:empty .git", "+w:chain/a:cannot be renamed",
+                  "+w:chain/a/b:cannot be renamed"}},
+        {"repositories below a writable directory are read-only, three levels down",
+         {"w:src"},
+         .want = {"=w:src", "+r:src/foo/.git:below a writable", "+r:src/wt/.git:below a writable",
+                  "+r:src/deep/a/b/.git:below a writable", "+w:src/foo:cannot be renamed",
+                  "+w:src/wt:cannot be renamed", "+w:src/deep:cannot be renamed",
+                  "+w:src/deep/a:cannot be renamed", "+w:src/deep/a/b:cannot be renamed"}},
+        {"a writable directory the command does not start in gets no placeholder",
+         {"w:empty"},
+         .wd = "proj",
+         .want = {"=w:empty"}},
+        {"a .git the plan names is the plan's",
+         {"w:proj", "w:proj/.git"},
+         .wd = "proj",
+         .want = {"=w:proj", "=w:proj/.git"}},
+        {"a .git to commit to: what git reads code or places from is read-only in it",
+         {"w:repo", "w:repo/.git"},
+         .wd = "repo",
+         .want = {"=w:repo", "=w:repo/.git", "+r:repo/.git/config:git reads code",
+                  "+r:repo/.git/hooks:git reads code"}},
+        {"a writable .git file (a linked worktree's) stays read-only",
+         {"w:wt", "w:wt/.git"},
+         .wd = "wt",
+         .want = {"=w:wt", "-w:wt/.git:scudo decides", "+r:wt/.git:gitdir:"}},
+        {"the manager's socket and the bus out of reach",
+         {"r:run"},
+         .want = {"=r:run", "+d:run/systemd:private socket", "+d:run/bus:session bus"}},
+        {"... under a hidden runtime directory they change nothing",
+         {"h:run"},
+         .want = {"=h:run", "-d:run/systemd:lies under", "-d:run/bus:lies under"}},
+        {"the filtered bus: the proxy's socket where the bus is, granted back",
+         {"h:run"},
+         .dbus = DBUS_FILTERED,
+         .want = {"=h:run", "-d:run/systemd:lies under", "+r:run/bus:filtered session bus"}},
+        {"dbus.session = allow: the bus as it is",
+         {"r:run"},
+         .dbus = DBUS_ALLOW,
+         .want = {"=r:run", "+d:run/systemd:private socket"}},
+        {"a profile's entry for the manager's socket is replaced",
+         {"r:run", "w:run/systemd"},
+         .want = {"=r:run", "-w:run/systemd:scudo decides", "+d:run/systemd:private socket",
+                  "+d:run/bus:session bus"}},
+        {"scudo's configuration read-only under a writable home",
+         {"w:home", "r:run"},
+         .wd = "home",
+         .want = {"=w:home", "=r:run",
+                  "+d:run/systemd:", "+d:run/bus:", "+r:home/.config/scudo:its own configuration",
+                  "+r:home/.local/state/scudo:its own configuration",
+                  "+r:home/.git:empty .git for the run"}},
+        {"a project file read-only in a writable directory",
+         {"w:proj"},
+         .config_file = "proj/.scudo.toml",
+         .want = {"=w:proj", "+r:proj/.git:stays read-only", "+r:proj/.scudo.toml:a project file it read"}},
+        {"a deny inside a writable directory: each directory between them pinned",
+         {"w:proj", "d:proj/config/master.key", "h:proj/a/b/c"},
+         .want = {"=w:proj", "+r:proj/.git:stays read-only", "=d:proj/config/master.key", "=h:proj/a/b/c",
+                  "+w:proj/config:cannot be renamed", "+w:proj/a:cannot be renamed",
+                  "+w:proj/a/b:cannot be renamed"}},
+        {"... and above a read entry; a missing directory is not pinned",
+         {"w:proj", "r:proj/a/b/c", "r:proj/gone/x"},
+         .want = {"=w:proj", "+r:proj/.git:stays read-only", "=r:proj/a/b/c", "=r:proj/gone/x",
+                  "+w:proj/a:cannot be renamed", "+w:proj/a/b:cannot be renamed"}},
+        {"... but not under a read-only directory, nor at the top of a writable one",
+         {"r:proj", "d:proj/config/master.key", "w:empty", "d:empty/key"},
+         .want = {"=r:proj", "=d:proj/config/master.key", "=w:empty", "-d:empty/key:does not exist"}},
+        {"the helper's socket out of reach, whatever the profiles say",
+         {"r:bpfd.sock"},
+         .bpfd = true,
+         .want = {"-r:bpfd.sock:scudo decides", "+d:bpfd.sock:scudo-bpfd"}},
 };
 
 static char access_char(PathAccess a) {
@@ -205,7 +216,8 @@ static void run_case(const Case *c) {
         bool rt = false;
         for (size_t i = 0; i < ELEMENTSOF(c->entries) && c->entries[i]; i++)
                 rt = rt || strncmp(c->entries[i] + 2, "run", 3) == 0;
-        HardenContext ctx = { .home = home, .runtime_dir = rt ? run : NULL, .bpfd_socket = c->bpfd ? bpfd : NULL };
+        HardenContext ctx = {
+                .home = home, .runtime_dir = rt ? run : NULL, .bpfd_socket = c->bpfd ? bpfd : NULL};
         int r = plan_harden(p, &ctx);
         TAP_CHECK(r == 0 && p->hardened, "%s: hardened (%d)", c->name, r);
 
@@ -243,17 +255,27 @@ static void test_derived_never_overrides_deny(void) {
                 const char *want_kept[3];       /* "A:rel" of the entries kept */
                 const char *want_dropped[4];    /* "A:rel" of the entries dropped (NULL-terminated) */
         } dcases[] = {
-                { "in a deny's place: the deny comes back",
-                  { "W:proj/config" }, "deny.toml:3", { "d:proj/config" }, { "w:proj/config" } },
-                { "... and what is derived below it goes",
-                  { "W:proj/a/b/c", "W:proj/a" }, "deny.toml:3", { "d:proj/a" }, { "w:proj/a", "w:proj/a/b/c" } },
-                { "below a deny",
-                  { "d:proj", "R:proj/config" }, NULL, { "d:proj" }, { "r:proj/config" } },
-                { "a grant written out between decides",
-                  { "d:proj", "r:proj/config", "W:proj/config/master.key" }, NULL,
-                  { "d:proj", "r:proj/config", "w:proj/config/master.key" }, {} },
-                { "written out, a grant overrides the deny above",
-                  { "d:proj", "w:proj/config" }, NULL, { "d:proj", "w:proj/config" }, {} },
+                {"in a deny's place: the deny comes back",
+                 {"W:proj/config"},
+                 "deny.toml:3",
+                 {"d:proj/config"},
+                 {"w:proj/config"}},
+                {"... and what is derived below it goes",
+                 {"W:proj/a/b/c", "W:proj/a"},
+                 "deny.toml:3",
+                 {"d:proj/a"},
+                 {"w:proj/a", "w:proj/a/b/c"}},
+                {"below a deny", {"d:proj", "R:proj/config"}, NULL, {"d:proj"}, {"r:proj/config"}},
+                {"a grant written out between decides",
+                 {"d:proj", "r:proj/config", "W:proj/config/master.key"},
+                 NULL,
+                 {"d:proj", "r:proj/config", "w:proj/config/master.key"},
+                 {}},
+                {"written out, a grant overrides the deny above",
+                 {"d:proj", "w:proj/config"},
+                 NULL,
+                 {"d:proj", "w:proj/config"},
+                 {}},
         };
         for (size_t i = 0; i < ELEMENTSOF(dcases); i++) {
                 _cleanup_(plan_freep) Plan *p = plan_new();
@@ -273,8 +295,9 @@ static void test_derived_never_overrides_deny(void) {
                         _cleanup_free_ char *path = in_root(dcases[i].want_kept[k] + 2);
                         bool found = false;
                         for (size_t j = 0; j < p->n_paths; j++)
-                                found = found || (streq(p->paths[j].path, path) &&
-                                                  access_char(p->paths[j].access) == dcases[i].want_kept[k][0]);
+                                found = found ||
+                                        (streq(p->paths[j].path, path) &&
+                                         access_char(p->paths[j].access) == dcases[i].want_kept[k][0]);
                         if (!found) {
                                 printf("#   %s: %s missing\n", dcases[i].name, dcases[i].want_kept[k]);
                                 ok = false;
@@ -287,7 +310,8 @@ static void test_derived_never_overrides_deny(void) {
                                 continue;
                         _cleanup_free_ char *d = describe('-', e);
                         bool want = false;
-                        for (size_t k = 0; k < ELEMENTSOF(dcases[i].want_dropped) && dcases[i].want_dropped[k]; k++)
+                        for (size_t k = 0;
+                             k < ELEMENTSOF(dcases[i].want_dropped) && dcases[i].want_dropped[k]; k++)
                                 want = want || streq(d + 1, dcases[i].want_dropped[k]);
                         dropped++;
                         if (!want || !strstr(p->dropped[j].reason, "never overrides a deny")) {
@@ -315,7 +339,8 @@ static char system_bus_entry(const Plan *p, const char **ret_reason) {
                 }
         for (size_t i = 0; i < p->n_dropped; i++)
                 if (streq(p->dropped[i].entry.path, PLAN_SYSTEM_BUS_SOCKET) &&
-                    (strstr(p->dropped[i].reason, "does not exist") || strstr(p->dropped[i].reason, "lies under"))) {
+                    (strstr(p->dropped[i].reason, "does not exist") ||
+                     strstr(p->dropped[i].reason, "lies under"))) {
                         *ret_reason = p->dropped[i].entry.reason;
                         return access_char(p->dropped[i].entry.access);
                 }
@@ -349,7 +374,8 @@ static void test_system_bus(void) {
                 TAP_CHECK(plan_harden(p, &(HardenContext) {}) == 0, "system bus, case %zu: hardened", i);
                 const char *why = NULL;
                 char got = system_bus_entry(p, &why);
-                TAP_CHECK(got == bus_cases[i].want && (!bus_cases[i].why || (why && strstr(why, bus_cases[i].why))),
+                TAP_CHECK(got == bus_cases[i].want &&
+                                  (!bus_cases[i].why || (why && strstr(why, bus_cases[i].why))),
                           "system bus %s%s%s: %c (%s)", dbus_mode_to_string(bus_cases[i].mode),
                           bus_cases[i].profile ? ", a profile's entry " : "", strempty(bus_cases[i].profile),
                           got ?: '-', strempty(why));
@@ -374,14 +400,23 @@ static void test_creates_nothing(void) {
                 dirs += p->paths[i].create == PATH_CREATE_DIR;
                 placeholders += p->paths[i].create == PATH_CREATE_PLACEHOLDER;
         }
-        TAP_CHECK(dirs == 2 && placeholders == 1, "... both asked of the runner (%zu, %zu)", dirs, placeholders);
+        TAP_CHECK(dirs == 2 && placeholders == 1, "... both asked of the runner (%zu, %zu)", dirs,
+                  placeholders);
 }
 
 /* At most PLAN_GIT_PLACEHOLDERS_MAX placeholders. */
 static void test_placeholder_limit(void) {
         _cleanup_(plan_freep) Plan *p = plan_new();
-        const char *dirs[] = { "l/", "l/a/", "l/a/b/", "l/a/b/c/", "l/a/b/c/d/", "l/a/b/c/d/e/", "l/a/b/c/d/e/f/",
-                               "l/a/b/c/d/e/f/g/", "l/a/b/c/d/e/f/g/h/", "l/a/b/c/d/e/f/g/h/i/" };
+        const char *dirs[] = {"l/",
+                              "l/a/",
+                              "l/a/b/",
+                              "l/a/b/c/",
+                              "l/a/b/c/d/",
+                              "l/a/b/c/d/e/",
+                              "l/a/b/c/d/e/f/",
+                              "l/a/b/c/d/e/f/g/",
+                              "l/a/b/c/d/e/f/g/h/",
+                              "l/a/b/c/d/e/f/g/h/i/"};
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
                 make(dirs[i]);
                 _cleanup_free_ char *d = in_root(dirs[i]);
@@ -394,7 +429,8 @@ static void test_placeholder_limit(void) {
         size_t n = 0;
         for (size_t i = 0; i < p->n_paths; i++)
                 n += p->paths[i].create == PATH_CREATE_PLACEHOLDER;
-        TAP_CHECK(n == PLAN_GIT_PLACEHOLDERS_MAX, "... get %d placeholders (%zu)", PLAN_GIT_PLACEHOLDERS_MAX, n);
+        TAP_CHECK(n == PLAN_GIT_PLACEHOLDERS_MAX, "... get %d placeholders (%zu)", PLAN_GIT_PLACEHOLDERS_MAX,
+                  n);
 }
 
 static void write_file(const char *rel, const char *text) {
@@ -434,7 +470,8 @@ static void test_git_config_copies(void) {
                 abort();
         write_file("g/home/.gitconfig", home_cfg);
         write_file("g/proj/inc.cfg", "[github]\n\ttoken = ghp_0123456789abcdef0123456789abcdef0123\n");
-        write_file("g/proj/.git/config", "[remote \"o\"]\n\turl = https://me:s3cretpassw0rd@example.com/r.git\n");
+        write_file("g/proj/.git/config",
+                   "[remote \"o\"]\n\turl = https://me:s3cretpassw0rd@example.com/r.git\n");
         write_file("g/plain/.git/config", "[core]\n\tbare = false\n");
         write_file("g/free/.git/config", "[credential]\n\thelper = store\n");
 
@@ -471,7 +508,8 @@ static void test_git_config_copies(void) {
         _cleanup_free_ char *dot = in_root("g/home/.gitconfig");
         if (!q || plan_add_path(q, PATH_ACCESS_READ, dot, "test") < 0)
                 abort();
-        TAP_CHECK(plan_harden(q, &(HardenContext) { .home = home }) == 0, "git config named by a profile: hardened");
+        TAP_CHECK(plan_harden(q, &(HardenContext){.home = home}) == 0,
+                  "git config named by a profile: hardened");
         e = entry_at(q, "g/home/.gitconfig");
         TAP_CHECK(e && e->source == PATH_SOURCE_GIT_CONFIG_COPY && streq(e->origin, PLAN_ORIGIN_SCUDO) &&
                   dropped_at(q, "g/home/.gitconfig", "scudo decides"),
@@ -481,9 +519,11 @@ static void test_git_config_copies(void) {
         _cleanup_(plan_freep) Plan *h = plan_new();
         if (!h || plan_add_path(h, PATH_ACCESS_HIDE, home, "test") < 0)
                 abort();
-        TAP_CHECK(plan_harden(h, &(HardenContext) { .home = home }) == 0, "git config in a hidden home: hardened");
+        TAP_CHECK(plan_harden(h, &(HardenContext){.home = home}) == 0,
+                  "git config in a hidden home: hardened");
         e = entry_at(h, "g/home/.gitconfig");
-        TAP_CHECK(!e || e->source != PATH_SOURCE_GIT_CONFIG_COPY, "... no copy of what the command cannot see");
+        TAP_CHECK(!e || e->source != PATH_SOURCE_GIT_CONFIG_COPY,
+                  "... no copy of what the command cannot see");
 }
 
 /* A tool's configuration in a delegable plan: a file a profile shows read-only in the home
@@ -491,16 +531,27 @@ static void test_git_config_copies(void) {
  * credentials is shown as a copy less them (PATH_SOURCE_CONFIG_COPY); one without, and any in a
  * plan that is not delegable, as it is. And git's configuration of a submodule is walked. */
 static void test_tool_config_copies(void) {
-        const char *tree[] = { "t/", "t/home/", "t/home/.cabal/", "t/home/.cargo/", "t/home/.config/",
-                               "t/home/.config/go/", "t/proj/", "t/proj/.git/", "t/proj/.git/HEAD",
-                               "t/proj/.git/modules/", "t/proj/.git/modules/lib/", "t/proj/.git/modules/lib/HEAD" };
+        const char *tree[] = {"t/",
+                              "t/home/",
+                              "t/home/.cabal/",
+                              "t/home/.cargo/",
+                              "t/home/.config/",
+                              "t/home/.config/go/",
+                              "t/proj/",
+                              "t/proj/.git/",
+                              "t/proj/.git/HEAD",
+                              "t/proj/.git/modules/",
+                              "t/proj/.git/modules/lib/",
+                              "t/proj/.git/modules/lib/HEAD"};
         for (size_t i = 0; i < ELEMENTSOF(tree); i++)
                 make(tree[i]);
-        write_file("t/home/.cabal/config", "repository hackage.haskell.org\n  username: dev\n  password: hunter2pw\n");
+        write_file("t/home/.cabal/config",
+                   "repository hackage.haskell.org\n  username: dev\n  password: hunter2pw\n");
         write_file("t/home/.cargo/config.toml", "[build]\njobs = 4\n");
         write_file("t/home/.config/go/env", "GOPROXY=https://dev:tok3nvalue@proxy.example/\n");
         write_file("t/proj/.git/config", "[core]\n\tbare = false\n");
-        write_file("t/proj/.git/modules/lib/config", "[remote \"o\"]\n\turl = https://me:s3cretpw@example.com/r.git\n");
+        write_file("t/proj/.git/modules/lib/config",
+                   "[remote \"o\"]\n\turl = https://me:s3cretpw@example.com/r.git\n");
 
         _cleanup_free_ char *home = in_root("t/home"), *config_home = in_root("t/home/.config");
         for (int delegable = 0; delegable <= 1; delegable++) {
@@ -508,8 +559,8 @@ static void test_tool_config_copies(void) {
                 if (!p)
                         abort();
                 p->delegable = delegable;
-                const char *entries[] = { "t/home/.cabal/config", "t/home/.cargo/config.toml", "t/home/.config/go",
-                                          "t/proj" };
+                const char *entries[] = {"t/home/.cabal/config", "t/home/.cargo/config.toml",
+                                         "t/home/.config/go", "t/proj"};
                 for (size_t i = 0; i < ELEMENTSOF(entries); i++) {
                         _cleanup_free_ char *path = in_root(entries[i]);
                         if (plan_add_path(p, PATH_ACCESS_READ, path, "test") < 0)
@@ -519,13 +570,18 @@ static void test_tool_config_copies(void) {
                           "tool config (delegable: %d): hardened", delegable);
                 const PlanPath *e = entry_at(p, "t/home/.cabal/config");
                 TAP_CHECK(e && e->access == PATH_ACCESS_READ &&
-                          (e->source == PATH_SOURCE_CONFIG_COPY) == delegable,
-                          "cabal's config with its password: %s", delegable ? "a copy" : "as it is (not delegable)");
+                                  (e->source == PATH_SOURCE_CONFIG_COPY) == delegable,
+                          "cabal's config with its password: %s",
+                          delegable ? "a copy" : "as it is (not delegable)");
                 e = entry_at(p, "t/home/.config/go/env");
-                TAP_CHECK(delegable ? e && e->access == PATH_ACCESS_READ && e->source == PATH_SOURCE_CONFIG_COPY : !e,
-                          "go's env file in a directory of $XDG_CONFIG_HOME: %s", delegable ? "a copy" : "as it is");
+                TAP_CHECK(delegable ? e && e->access == PATH_ACCESS_READ &&
+                                              e->source == PATH_SOURCE_CONFIG_COPY
+                                    : !e,
+                          "go's env file in a directory of $XDG_CONFIG_HOME: %s",
+                          delegable ? "a copy" : "as it is");
                 e = entry_at(p, "t/home/.cargo/config.toml");
-                TAP_CHECK(e && e->source == PATH_SOURCE_SELF, "a configuration without credentials: as it is");
+                TAP_CHECK(e && e->source == PATH_SOURCE_SELF,
+                          "a configuration without credentials: as it is");
                 e = entry_at(p, "t/proj/.git/modules/lib/config");
                 TAP_CHECK(e && e->source == PATH_SOURCE_GIT_CONFIG_COPY,
                           "a submodule's git configuration with a password: a copy");
@@ -544,7 +600,8 @@ static const PlanPath *entry_exact(const Plan *p, const char *path) {
  * scudo at its path; a profile's grant there refused by plan_check(). */
 static void test_brokers(void) {
         _cleanup_free_ char *broot = NULL, *socket = NULL, *bin = NULL, *scudo = in_root("bin-scudo");
-        if (plan_broker_root(getuid(), &broot) < 0 || asprintf(&socket, "%s/" BROKER_SOCKET_NAME, broot) < 0 ||
+        if (plan_broker_root(getuid(), &broot) < 0 ||
+            asprintf(&socket, "%s/" BROKER_SOCKET_NAME, broot) < 0 ||
             asprintf(&bin, "%s/" BROKER_BIN_NAME, broot) < 0)
                 abort();
         make("bin-scudo");
@@ -552,7 +609,8 @@ static void test_brokers(void) {
         _cleanup_(plan_freep) Plan *d = plan_new();
         if (!d || strv_extend(&d->delegate, "tools") < 0)
                 abort();
-        TAP_CHECK(plan_harden(d, &(HardenContext) { .scudo_path = scudo }) == 0, "brokers: a plan that delegates");
+        TAP_CHECK(plan_harden(d, &(HardenContext){.scudo_path = scudo}) == 0,
+                  "brokers: a plan that delegates");
         const PlanPath *e = entry_exact(d, broot);
         TAP_CHECK(e && e->access == PATH_ACCESS_HIDE && e->source == PATH_SOURCE_BROKER_DIR,
                   "... its broker's directory, empty, made by the runner (kept though missing now)");
@@ -569,7 +627,8 @@ static void test_brokers(void) {
         _cleanup_(plan_freep) Plan *n = plan_new();
         if (!n)
                 abort();
-        TAP_CHECK(plan_harden(n, &(HardenContext) { .scudo_path = scudo }) == 0, "brokers: a plan that delegates nothing");
+        TAP_CHECK(plan_harden(n, &(HardenContext){.scudo_path = scudo}) == 0,
+                  "brokers: a plan that delegates nothing");
         bool denied = false;
         e = entry_exact(n, broot);
         if (e)
@@ -597,14 +656,48 @@ int main(void) {
         snprintf(root, sizeof(root), "/tmp/scudo-plan-harden-XXXXXX");
         if (!mkdtemp(root))
                 abort();
-        const char *tree[] = { "home/", "home/.ssh/", "home/.ssh/id", "home/.ssh/keys/", "file", "proj/",
-                               "proj/.git/", "proj/.git/HEAD", "proj/.scudo.toml", "empty/", "run/",
-                               "run/systemd/", "run/bus", "bpfd.sock", "proj/config/",
-                               "proj/config/master.key", "proj/a/", "proj/a/b/", "proj/a/b/c/", "repo/", "repo/.git/",
-                               "repo/.git/HEAD", "repo/.git/objects/", "repo/.git/refs/", "repo/.git/config",
-                               "repo/.git/hooks/", "wt/", "wt/.git", "chain/", "chain/a/", "chain/a/b/", "src/", "src/foo/",
-                               "src/foo/.git/", "src/wt/", "src/wt/.git", "src/deep/", "src/deep/a/",
-                               "src/deep/a/b/", "src/deep/a/b/.git/", "src/deep/a/b/c/", "src/deep/a/b/c/.git/" };
+        const char *tree[] = {"home/",
+                              "home/.ssh/",
+                              "home/.ssh/id",
+                              "home/.ssh/keys/",
+                              "file",
+                              "proj/",
+                              "proj/.git/",
+                              "proj/.git/HEAD",
+                              "proj/.scudo.toml",
+                              "empty/",
+                              "run/",
+                              "run/systemd/",
+                              "run/bus",
+                              "bpfd.sock",
+                              "proj/config/",
+                              "proj/config/master.key",
+                              "proj/a/",
+                              "proj/a/b/",
+                              "proj/a/b/c/",
+                              "repo/",
+                              "repo/.git/",
+                              "repo/.git/HEAD",
+                              "repo/.git/objects/",
+                              "repo/.git/refs/",
+                              "repo/.git/config",
+                              "repo/.git/hooks/",
+                              "wt/",
+                              "wt/.git",
+                              "chain/",
+                              "chain/a/",
+                              "chain/a/b/",
+                              "src/",
+                              "src/foo/",
+                              "src/foo/.git/",
+                              "src/wt/",
+                              "src/wt/.git",
+                              "src/deep/",
+                              "src/deep/a/",
+                              "src/deep/a/b/",
+                              "src/deep/a/b/.git/",
+                              "src/deep/a/b/c/",
+                              "src/deep/a/b/c/.git/"};
         for (size_t i = 0; i < ELEMENTSOF(tree); i++)
                 make(tree[i]);
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)

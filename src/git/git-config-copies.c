@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "unit/git-config-copies.h"
+#include "git/git-config-copies.h"
 #include "plan/config-filter.h"
 #include "plan/git-config-walk.h"
 #include "util/file-util.h"
@@ -38,8 +38,9 @@ static int make_dir(GitConfigCopies *c, const char *runtime_dir, const char *uni
 }
 
 /* Writes the copy of `path` (canonical), the len bytes at text, and records it. */
-static int add_copy(GitConfigCopies *c, const char *path, const char *text, size_t len, const char *runtime_dir,
-                    const char *unit_name) {
+static int add_copy(GitConfigCopies *c, const char *path, const char *text, size_t len,
+                    const char *runtime_dir, const char *unit_name)
+{
         int r;
         if (!c->dir) {
                 r = make_dir(c, runtime_dir, unit_name);
@@ -74,7 +75,9 @@ static int add_copy(GitConfigCopies *c, const char *path, const char *text, size
 }
 
 /* A tool's configuration (plan/config-filter.h), filtered by its format. */
-static int tool_config_copy(GitConfigCopies *c, const char *path, const char *runtime_dir, const char *unit_name) {
+static int tool_config_copy(GitConfigCopies *c, const char *path, const char *runtime_dir,
+                            const char *unit_name)
+{
         ConfigFiltered f = {};
         int r = config_read_filtered(path, &f);
         if (r < 0)

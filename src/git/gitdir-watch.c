@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "unit/gitdir-names.h"
-#include "unit/gitdir-watch.h"
+#include "git/gitdir-names.h"
+#include "git/gitdir-watch.h"
 #include "util/log.h"
 #include "util/path-util.h"
 #include "util/strv.h"

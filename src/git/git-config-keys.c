@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "unit/git-config-keys.h"
+#include "git/git-config-keys.h"
 #include "util/macro.h"
 
 /* The keys `git init`, `git clone` and `cargo new` write: none of them names a program, a

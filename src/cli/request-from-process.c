@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "request.h"
+#include "request-from-process.h"
 #include "util/env-util.h"
 #include "util/log.h"
 #include "util/path-util.h"

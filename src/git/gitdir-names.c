@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #include <string.h>
 
-#include "unit/gitdir-names.h"
+#include "git/gitdir-names.h"
 #include "util/macro.h"
 
 /* git 2.39 to 2.47, from what its commands write (builtin/ and sequencer.c, refs/files-backend.c,

@@ -11,8 +11,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "unit/git-config-keys.h"
-#include "unit/persist-check.h"
+#include "git/git-config-keys.h"
+#include "git/persist-check.h"
 #include "util/file-util.h"
 #include "util/log.h"
 #include "util/macro.h"
