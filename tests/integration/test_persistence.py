@@ -76,9 +76,9 @@ def test_planted_git_symlink_does_not_expose_the_home_directory(tb, work):
     # Planted all the same (a run whose profile granted that .git, an older scudo):
     tb.dev("ln -s /home/dev %s/.git" % work)
     assert tb.root("readlink %s/.git" % work).out.strip() == "/home/dev"
-    # Next run under a profile that makes ${project}/.git read-only: the link must not bind
+    # Next run under a profile that names ${project}/.git (the agents'): the link must not bind
     # the home directory into the sandbox.
-    r = tb.scudo(["--profile", "git-project", "sh", "-c", "cat /home/dev/secret-%s" % work[-8:]], cwd=work)
+    r = tb.scudo(["--profile", "agents", "sh", "-c", "cat /home/dev/secret-%s" % work[-8:]], cwd=work)
     assert r.rc != 0 and "secret-content" not in r.out, r
     assert "leads out of" in r.err, r
     assert host_cat(tb, "/home/dev/secret-%s" % work[-8:]).strip() == "secret-content"
