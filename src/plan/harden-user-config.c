@@ -143,6 +143,7 @@ typedef struct Walk {
         unsigned *depth;
         size_t n, allocated, next;
         unsigned budget;
+        bool below_home;        /* the directory read lies in the home */
 } Walk;
 
 static int walk_push(Walk *w, const char *dir, unsigned depth) {
@@ -165,14 +166,21 @@ static int walk_push(Walk *w, const char *dir, unsigned depth) {
         return 0;
 }
 
-/* Reads `dir`: every symlink in it checked; below the home (depth 0) only the dot-directories
- * are gone into, below them every directory, to USER_LINKS_DEPTH. A directory the command may
- * write is the run's own, not the user's configuration: not gone into (what the run makes
- * there is judged when it ends). max_depth 0: the directory alone ($PATH's). */
+/* Reads `dir` when the user owns it (the user's configuration is what the user owns): every
+ * symlink in it checked, in the home itself only the dot-files; gone into below the home, its
+ * dot-directories, below them every directory, to max_depth. A directory the command may write
+ * is the run's own, not the user's configuration: not gone into (what the run makes there is
+ * judged when it ends). max_depth 0: the directory alone ($PATH's). */
 static int walk_dir(Walk *w, const char *dir, unsigned depth, unsigned max_depth) {
         _cleanup_close_ int fd = path_open_no_symlinks(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        struct stat dst;
         if (fd < 0)
                 return fd == -ENOMEM ? fd : 0;  /* gone, unreadable, or reached through a symlink */
+        /* /usr/bin's links are the system's, and so are root's directories outside its home
+         * when root runs scudo. */
+        if (fstat(fd, &dst) < 0 || dst.st_uid != geteuid() ||
+            (depth > 0 && dst.st_uid == 0 && !w->below_home))
+                return 0;
         DIR *d = fdopendir(fd);
         if (!d)
                 return -errno;
@@ -194,7 +202,9 @@ static int walk_dir(Walk *w, const char *dir, unsigned depth, unsigned max_depth
                                 continue;
                         type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
                 }
-                if (type == DT_LNK)
+                /* In the home itself only the dot-files are configuration (~/src -> /data/src is
+                 * a way to the user's work); ~/bin is read as a place of $PATH. */
+                if (type == DT_LNK && (depth > 0 || e->d_name[0] == '.'))
                         r = check_link(w->p, x);
                 else if (type == DT_DIR && depth < max_depth && (depth > 0 || e->d_name[0] == '.') &&
                          !writable(w->p, x))
@@ -230,10 +240,12 @@ static int walk_user_links(Plan *p, const HardenContext *ctx, const char *home) 
                 r = strv_extend(&seen, c);
                 if (r >= 0 && w.budget > 0) {
                         w.budget--;
+                        w.below_home = path_startswith(c, home);
                         r = walk_dir(&w, c, 1, roots[i].deep ? USER_LINKS_DEPTH : 0);
                 }
         }
         persistence_roots_free(roots, n_roots);
+        w.below_home = true;
         if (r >= 0)
                 r = walk_push(&w, home, 0);
         for (; r >= 0 && w.next < w.n && w.budget > 0; w.next++, w.budget--)
