@@ -126,10 +126,15 @@ static int link_target(const char *link, char **ret) {
         return -ELOOP;
 }
 
-static int check_link(Plan *p, const char *link) {
+static int check_link(Plan *p, const char *home, const char *link) {
         _cleanup_free_ char *target = NULL, *why = NULL;
         if (link_target(link, &target) < 0)
                 return 0;       /* cannot be followed: nothing outside follows it either */
+        /* A way to the whole file system or the home (wine's dosdevices/z: -> /) is no
+         * configuration of its own: what lies below it that the user's programs read, they
+         * reach by the other links. */
+        if (path_startswith(home, target))
+                return 0;
         if (!writable(p, target) && !holds_write_entry(p, target))
                 return 0;
         if (asprintf(&why, WHY_LINK, link) < 0)
@@ -144,6 +149,7 @@ typedef struct Walk {
         size_t n, allocated, next;
         unsigned budget;
         bool below_home;        /* the directory read lies in the home */
+        const char *home;       /* canonical */
 } Walk;
 
 static int walk_push(Walk *w, const char *dir, unsigned depth) {
@@ -205,7 +211,7 @@ static int walk_dir(Walk *w, const char *dir, unsigned depth, unsigned max_depth
                 /* In the home itself only the dot-files are configuration (~/src -> /data/src is
                  * a way to the user's work); ~/bin is read as a place of $PATH. */
                 if (type == DT_LNK && (depth > 0 || e->d_name[0] == '.'))
-                        r = check_link(w->p, x);
+                        r = check_link(w->p, w->home, x);
                 else if (type == DT_DIR && depth < max_depth && (depth > 0 || e->d_name[0] == '.') &&
                          !writable(w->p, x))
                         r = walk_push(w, x, depth + 1);
@@ -224,7 +230,7 @@ static bool in_dot_dir(const char *home, const char *c) {
  * plan/persistence.h elsewhere ($PATH's directories, ~/bin, $XDG_CONFIG_HOME's outside the
  * home): what each leads to, read-only where the command could write it. */
 static int walk_user_links(Plan *p, const HardenContext *ctx, const char *home) {
-        Walk w = { .p = p, .budget = USER_LINKS_DIRS_MAX };
+        Walk w = { .p = p, .budget = USER_LINKS_DIRS_MAX, .home = home };
         PersistenceRoot *roots = NULL;
         size_t n_roots = 0;
         _cleanup_strv_free_ char **seen = NULL;
