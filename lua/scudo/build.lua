@@ -113,8 +113,9 @@ end
 
 -- Why a write grant worked out from the request (${PWD}, a lookup, an argument) may not be
 -- given at c, or nil. Such a grant is not given on the home directory or above it (a command
--- started in ~ would write the shell's startup files), nor on or above a place of
--- persistence_roots(), nor below one whose subdirectories count. One written out
+-- started in ~ would write the shell's startup files), nor in a dot-directory of the home
+-- (where programs find their configuration: ~/.vim, ~/.config/tmux, ~/.ssh), nor on or above
+-- a place of persistence_roots(), nor below one whose subdirectories count. One written out
 -- (--fs-write, a profile's "~/.local/bin") is given.
 function Builder:derived_write_refused(c)
     local home = self.vars:real_home()
@@ -123,6 +124,11 @@ function Builder:derived_write_refused(c)
         return "would make the home directory writable (the command starts in it, or above it): code "
             .. "left in ~/.bashrc, ~/.profile or ~/.local/bin would run later, outside the sandbox; "
             .. "--fs-write grants it for one run"
+    end
+    if below(c, home .. "/") and c:byte(#home + 2) == 46 then      -- "."
+        return ("would make %s writable, which lies in %s, a dot-directory of the home directory: "
+            .. "programs read their configuration there, and run what it says later, outside the "
+            .. "sandbox; --fs-write grants it for one run"):format(c, home .. "/" .. c:sub(#home + 2):match("^[^/]+"))
     end
     -- The first of them that is c, lies below c, or (deep) holds c.
     local roots = self:persistence_roots()

@@ -103,6 +103,7 @@ local function data(request, ex, validation_error, hardening)
         dropped = array(),
         git_watch = array(hardening and hardening.git_watch),
         git_pins = array(hardening and hardening.git_pins),
+        user_config = array(),
         overridden = array(),
         unit = array(),
         network = { filtered = plan.network_filtered, allow = array(), deny = array(), dns = plan.dns },
@@ -170,6 +171,13 @@ local function data(request, ex, validation_error, hardening)
                 if x.reason then
                     add(x)
                 end
+            end
+        end
+        -- What is read-only because the user's configuration leads to it (harden-user-config.c):
+        -- named again, on its own, with the git directories watched.
+        for _, x in ipairs(hardening.paths) do
+            if x.reason and x.reason:find("what the user's configuration points at", 1, true) then
+                d.user_config[#d.user_config + 1] = x.path
             end
         end
     else
@@ -271,6 +279,8 @@ local function text(d)
             "code planted in a .git would run at the next git command outside" },
         { d.git_pins, ".git symlinks put back as they were, and the run stopped, if the command replaces them",
             "a repository planted in their place would be git's outside" },
+        { d.user_config, "read-only because the user's configuration points at them (each entry above says how)",
+            "ssh, vim, tmux, systemd, git and the like follow it outside, and run what they find" },
     }) do
         if #watched[1] > 0 then
             add("  %s", watched[2])

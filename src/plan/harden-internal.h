@@ -24,6 +24,7 @@ bool harden_writable_from_above(const Plan *p, const char *path);
 int harden_keep_runs_later(Plan *p, const char *path, bool file, bool through_symlink);
 
 int harden_persistence(Plan *p, const HardenContext *ctx);      /* harden-persistence.c */
+int harden_user_config(Plan *p, const HardenContext *ctx);     /* harden-user-config.c */
 int harden_git_dirs(Plan *p);                                   /* harden-git.c */
 int harden_git_config(Plan *p, const HardenContext *ctx);       /* harden-git-config.c */
 int harden_tool_config(Plan *p, const HardenContext *ctx);      /* harden-tool-config.c */

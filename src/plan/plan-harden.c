@@ -408,6 +408,8 @@ int plan_harden(Plan *p, const HardenContext *ctx) {
         if (r >= 0)
                 r = harden_persistence(p, ctx);
         if (r >= 0)
+                r = harden_user_config(p, ctx);
+        if (r >= 0)
                 r = harden_git_dirs(p);
         if (r >= 0)
                 r = harden_git_config(p, ctx);

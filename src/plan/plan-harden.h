@@ -24,6 +24,11 @@
  *   1b. what runs later outside (plan/persistence.h) but is reached through a symlink (a stow
  *      layout: ~/.bashrc -> dotfiles/bashrc): read-only where the command could write it (made
  *      empty first where it is missing);
+ *   1c. what the user's own configuration points at (harden-user-config.c): where every symlink
+ *      of the home, of its dot-directories and of $PATH's directories leads, and every path a
+ *      value of the user's git configuration names (core.hooksPath, core.pager, an alias),
+ *      read-only where the command could write it; a write entry worked out from the request
+ *      at or below what a symlink leads to made read-only as well;
  *   2. a .git at the top of a writable directory: read-only, and an empty one made for the run
  *      where the command starts and none is (git/git-guard.h); unless a profile names it;
  *   2b. git's configuration, the home's and each shown .git's: every file it includes, as 1b;
@@ -57,6 +62,7 @@ typedef struct HardenContext {
         const char *state_home;         /* $XDG_STATE_HOME, or NULL (then ~/.local/state) */
         const char *data_home;          /* $XDG_DATA_HOME, or NULL (then ~/.local/share) */
         const char *path;               /* the caller's $PATH, or NULL */
+        char * const *environ;          /* the caller's environment (GIT_CONFIG_GLOBAL, ...), or NULL */
         const char *bpfd_socket;        /* scudo-bpfd's socket when not SCUDO_BPFD_SOCKET, or NULL */
         const char *scudo_path;         /* scudo itself, canonical: bound where the sandbox
                                          * delegates, as the routing links lead to it; or NULL */

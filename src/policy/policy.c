@@ -48,6 +48,7 @@ static int harden(Plan *p, const Request *req) {
                 .state_home = env_get(req->environ, "XDG_STATE_HOME"),
                 .data_home = env_get(req->environ, "XDG_DATA_HOME"),
                 .path = env_get(req->environ, "PATH"),
+                .environ = req->environ,
                 /* the helper's socket when it is not the system one (file-capabilities mode,
                  * tests): kept out of the sandbox like the default */
                 .bpfd_socket = secure_getenv("SCUDO_BPFD_SOCKET"),

@@ -148,7 +148,10 @@ def test_project_grant_never_overrides_a_deny(tb, work, where):
         assert "SECRET-KEY" not in r.out, r
         # from outside: the credentials as they were
         assert tb.root("cat %s/credentials" % aws).out.strip() == "SECRET-KEY", r
+        # (~/.aws is a dot-directory of the home: since issue 27 the policy engine grants no
+        # derived write there at all, before the deny is looked at; test-plan-harden covers
+        # the deny put back)
         r = tb.scudo(["explain", "-p", "git-project", "true"], cwd=start)
-        assert "never overrides a deny" in r.out, r
+        assert "never overrides a deny" in r.out or "a dot-directory of the home directory" in r.out, r
     finally:
         tb.root("rm -rf %s" % aws)

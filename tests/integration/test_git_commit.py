@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT OR Apache-2.0
-"""A .git the command may commit to (git-project, and so agents and supply-chain): git works
+"""A .git the command may commit to (the agents' profiles): git works
 inside as it does outside, and nothing that runs code or points git elsewhere can be planted.
 Each attack is tried from inside and judged from outside, by running git there afterwards."""
 import shlex
@@ -24,7 +24,7 @@ def exists(tb, path):
     return tb.root("test -e %s || test -L %s" % (shlex.quote(path), shlex.quote(path))).rc == 0
 
 
-def inside(tb, work, script, profile="git-project"):
+def inside(tb, work, script, profile="agents"):
     return tb.scudo(["--profile", profile, "sh", "-c", script], cwd=work)
 
 
@@ -106,7 +106,7 @@ def test_a_gitdir_file_stays_read_only(tb, work):
     assert r.rc == 0, r
     wt = "/home/dev/wt-" + work[-8:]
     before = tb.root("cat %s/.git" % wt).out
-    r = tb.scudo(["--profile", "git-project", "sh", "-c", "echo 'gitdir: /tmp/evil' > .git"], cwd=wt)
+    r = tb.scudo(["--profile", "agents", "sh", "-c", "echo 'gitdir: /tmp/evil' > .git"], cwd=wt)
     assert r.rc != 0, r
     assert tb.root("cat %s/.git" % wt).out == before
     tb.root("rm -rf %s" % wt)
@@ -114,7 +114,7 @@ def test_a_gitdir_file_stays_read_only(tb, work):
 
 def test_explain_shows_the_git_entries(tb, work):
     repo(tb, work)
-    r = tb.scudo(["explain", "--profile", "git-project", "true"], cwd=work)
+    r = tb.scudo(["explain", "--profile", "agents", "true"], cwd=work)
     assert r.rc == 0, r
     assert "write  %s/.git" % work in r.out, r
     assert "%s/.git/config" % work in r.out and "%s/.git/hooks" % work in r.out, r

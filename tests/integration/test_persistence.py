@@ -76,9 +76,9 @@ def test_planted_git_symlink_does_not_expose_the_home_directory(tb, work):
     # Planted all the same (a run whose profile granted that .git, an older scudo):
     tb.dev("ln -s /home/dev %s/.git" % work)
     assert tb.root("readlink %s/.git" % work).out.strip() == "/home/dev"
-    # Next run under a profile that makes ${project}/.git read-only: the link must not bind
+    # Next run under a profile that names ${project}/.git (the agents'): the link must not bind
     # the home directory into the sandbox.
-    r = tb.scudo(["--profile", "git-project", "sh", "-c", "cat /home/dev/secret-%s" % work[-8:]], cwd=work)
+    r = tb.scudo(["--profile", "agents", "sh", "-c", "cat /home/dev/secret-%s" % work[-8:]], cwd=work)
     assert r.rc != 0 and "secret-content" not in r.out, r
     assert "leads out of" in r.err, r
     assert host_cat(tb, "/home/dev/secret-%s" % work[-8:]).strip() == "secret-content"
@@ -120,9 +120,13 @@ def test_starting_in_config_or_a_path_directory_does_not_make_it_writable(tb, wo
     r = tb.scudo(["sh", "-c", "echo x > bin/%s" % marker], cwd=work, extra_env="PATH=%s/bin:$PATH" % work)
     assert r.rc != 0, r
     assert not host_exists(tb, "%s/bin/%s" % (work, marker))
-    # An ordinary directory below ~/.config stays writable.
+    # Any other directory below ~/.config is some program's configuration too (issue 27): not
+    # writable unless granted for the run.
     tb.dev("mkdir -p ~/.config/%s" % marker)
     r = tb.scudo(["sh", "-c", "echo ok > f"], cwd="~/.config/" + marker)
+    assert r.rc != 0 and "dot-directory" in r.err, r
+    assert not host_exists(tb, "/home/dev/.config/%s/f" % marker)
+    r = tb.scudo(["--fs-write", "/home/dev/.config/" + marker, "sh", "-c", "echo ok > f"], cwd="~/.config/" + marker)
     assert r.rc == 0, r
     assert host_cat(tb, "/home/dev/.config/%s/f" % marker).strip() == "ok"
     tb.dev("rm -rf ~/.config/%s" % marker)

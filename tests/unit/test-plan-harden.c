@@ -652,6 +652,62 @@ static void test_brokers(void) {
         }
 }
 
+/* What the user's configuration points at: a dot-file's and a dot-directory's symlinks into a
+ * writable checkout, read-only (a missing target made empty); a derived write below a linked
+ * directory, read-only; a plain symlink of the home (~/src), not followed; a path a value of
+ * ~/.gitconfig names strictly inside the checkout, read-only; safe.directory, not. */
+static void test_user_config_pointers(void) {
+        const char *tree[] = { "u/", "u/home/", "u/home/.config/", "u/home/.ssh/", "u/dots/", "u/dots/vimrc",
+                               "u/dots/nvim/", "u/dots/nvim/lua/", "u/proj/", "u/proj/hooks/", "u/proj/x" };
+        for (size_t i = 0; i < ELEMENTSOF(tree); i++)
+                make(tree[i]);
+        _cleanup_free_ char *home = in_root("u/home"), *dots = in_root("u/dots"), *proj = in_root("u/proj");
+        _cleanup_free_ char *l1 = in_root("u/home/.vimrc"), *l2 = in_root("u/home/.ssh/config");
+        _cleanup_free_ char *l3 = in_root("u/home/.config/nvim"), *l4 = in_root("u/home/src");
+        _cleanup_free_ char *cfg = NULL;
+        if (symlink("../dots/vimrc", l1) < 0 || symlink("../../dots/ssh_config", l2) < 0 ||
+            symlink("../../dots/nvim", l3) < 0 || symlink(proj, l4) < 0)
+                abort();
+        if (asprintf(&cfg, "[core]\n\thooksPath = %s/hooks\n\tpager = ~/../proj/x -R\n[safe]\n\tdirectory = %s\n",
+                     proj, proj) < 0)
+                abort();
+        write_file("u/home/.gitconfig", cfg);
+
+        _cleanup_(plan_freep) Plan *p = plan_new();
+        _cleanup_(plan_freep) Plan *q = plan_new();
+        if (!p || !q || plan_add_path(p, PATH_ACCESS_WRITE, dots, "test") < 0 ||
+            plan_add_path(p, PATH_ACCESS_WRITE, proj, "test") < 0)
+                abort();
+        p->paths[p->n_paths - 1].derived = true;
+        TAP_CHECK(plan_harden(p, &(HardenContext) { .home = home }) == 0, "user configuration: hardened");
+        const PlanPath *e = entry_at(p, "u/dots/vimrc");
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && strstr(e->reason, "/.vimrc leads here"),
+                  "a dot-file's symlink into a writable checkout: read-only");
+        e = entry_at(p, "u/dots/ssh_config");
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && e->create == PATH_CREATE_FILE,
+                  "a dot-directory's symlink to a missing file: read-only, made empty");
+        e = entry_at(p, "u/dots/nvim");
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ, "a linked directory: read-only");
+        e = entry_at(p, "u/proj/hooks");
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && strstr(e->reason, "core.hookspath names it"),
+                  "core.hooksPath in a writable checkout: read-only");
+        e = entry_at(p, "u/proj/x");
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && strstr(e->reason, "core.pager names it"),
+                  "core.pager (~/, with arguments): read-only");
+        e = entry_at(p, "u/proj");
+        TAP_CHECK(e && e->access == PATH_ACCESS_WRITE, "~/src -> the checkout, and safe.directory: it stays writable");
+
+        /* started below the linked directory: the derived write becomes read-only */
+        _cleanup_free_ char *lua = in_root("u/dots/nvim/lua");
+        if (plan_add_path(q, PATH_ACCESS_WRITE, lua, "test") < 0)
+                abort();
+        q->paths[q->n_paths - 1].derived = true;
+        TAP_CHECK(plan_harden(q, &(HardenContext) { .home = home }) == 0, "user configuration below a link: hardened");
+        e = entry_at(q, "u/dots/nvim/lua");
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && dropped_at(q, "u/dots/nvim/lua", "/.config/nvim leads here"),
+                  "a derived write below a linked directory: read-only");
+}
+
 int main(void) {
         snprintf(root, sizeof(root), "/tmp/scudo-plan-harden-XXXXXX");
         if (!mkdtemp(root))
@@ -709,6 +765,7 @@ int main(void) {
         test_git_config_copies();
         test_tool_config_copies();
         test_brokers();
+        test_user_config_pointers();
         _cleanup_free_ char *cmd = NULL;
         if (asprintf(&cmd, "rm -rf '%s'", root) >= 0)
                 (void) system(cmd);
