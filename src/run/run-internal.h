@@ -93,6 +93,9 @@ typedef struct RunContext {
 
 void run_call_async(RunContext *c, const char *method, const char *types, ...);
 void run_suspend(void *userdata);
+/* What the relay does with the suspend character: nothing (NULL: the kernel stops the
+ * command, job control inside), or run_suspend(). */
+pty_suspend_fn run_suspend_key(const RunContext *c);
 int run_on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata);
 void run_on_gitdir_refused(const char *path, bool removed, void *userdata);
 int run_on_caller(sd_event_source *s, int fd, uint32_t revents, void *userdata);

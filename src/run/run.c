@@ -342,7 +342,7 @@ int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
                 return log_error_errno(r, "Failed to set up the event loop: %m");
 
         (void) sigemptyset(&mask);
-        int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGTSTP };
+        int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGTSTP, SIGURG };
         for (size_t i = 0; i < ELEMENTSOF(sigs); i++) {
                 (void) sigaddset(&mask, sigs[i]);
         }
@@ -508,7 +508,7 @@ int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
                 return log_error_errno(r, "Failed to build the unit for '%s': %m", plan->exec_path);
 
         if (c.pty) {
-                r = pty_relay_start(c.pty, c.event, run_suspend, &c);
+                r = pty_relay_start(c.pty, c.event, run_suspend_key(&c), &c);
                 if (r < 0)
                         return log_error_errno(r, "Failed to relay the terminal: %m");
         }
