@@ -512,6 +512,7 @@ int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
                 if (r < 0)
                         return log_error_errno(r, "Failed to relay the terminal: %m");
         }
+        run_notice_start(&c, plan->log_target);
 
         /* Not sd_event_loop(): leaving it through sd_event_exit() would close the bus, and
          * the result is read from the bus afterwards. */
@@ -537,6 +538,7 @@ int run_plan(const Plan *plan, const RunOptions *opts, int *ret_status) {
         if (c.net)
                 (void) run_dispatch_reports(&c);
         refusals_finish(c.refusals, c.net, &unit_start);
+        run_notice_finish(&c);
 
         /* What a full inotify queue may have hidden, and what came after the kill. */
         if (gitdir_watch_sweep(c.gitdir_watch) > 0)

@@ -8,8 +8,8 @@ import shlex
 
 import pytest
 
-from conftest import SCUDO, wait_for
-from test_tui import Pane, unit_main_pid
+from conftest import SCUDO, built, start_bpfd, stop_bpfd, wait_for
+from test_tui import Pane
 
 
 @pytest.fixture(scope="module")
@@ -18,6 +18,15 @@ def term(tb):
         if tb.dev("command -v %s" % tool).rc != 0:
             pytest.skip("no %s in the testbed (tools/install-deps installs it)" % tool)
     return tb
+
+
+@pytest.fixture
+def bpfd(term):
+    if not os.path.exists(built("src/bpfd/scudo-bpfd")):
+        pytest.skip("scudo-bpfd not built (meson -Dbpf=enabled)")
+    start_bpfd(term, "--exit-idle-time=5")
+    yield term
+    stop_bpfd(term)
 
 
 @pytest.fixture
@@ -126,3 +135,33 @@ def test_kill_tstp_and_stop_from_outside(pane, term):
     assert exit_status_after_fg(pane) == "0"
     assert pane.terminal_sane()
     assert nothing_left(term)
+
+
+AGENT = ("import socket, time; s = socket.socket(); print('connect', s.connect_ex(('127.0.0.3', 9)), flush=True); "
+         "time.sleep(120)")
+
+
+def test_refusals_elsewhere_shown_in_the_title_and_at_the_end(pane, bpfd):
+    """An agent stand-in whose profile logs to the journal, its connection refused: within 5 s
+    the terminal's title says scudo refuses, nothing of scudo's is in the command's output, and
+    at the end one line says how many and the journalctl command that shows them."""
+    t = bpfd
+    r = t.dev("mkdir -p ~/.config/scudo && printf '[agent]\\nmatch = [\"python3\"]\\n"
+              "log.target = \"journald\"\\n' > ~/.config/scudo/config.toml")
+    assert r.rc == 0, r
+    try:
+        pane.type("%s --net-allow 127.0.0.2:1 -- python3 -c %s; echo EXIT=$?" % (SCUDO, shlex.quote(AGENT)))
+        pane.wait(r"^connect \d+$")
+        assert wait_for(lambda: "scudo: 1 refusal (1 network)" in pane.tmux(
+            "display", "-p", "-t", "t", "#{pane_title}").out, timeout=5, step=0.1), pane.tmux(
+            "display", "-p", "-t", "t", "#{pane_title}").out
+        assert "refused" not in pane.screen()
+        pane.keys("C-c")
+        pane.wait(r"^EXIT=130$")
+        pane.wait(r"^scudo: 1 refusal \(1 network\), not shown here: journalctl -t scudo _PID=\d+$")
+        cmd = re.search(r"journalctl -t scudo _PID=\d+", pane.screen()).group(0)
+        assert wait_for(lambda: "refused connection to 127.0.0.3:9" in t.root(cmd + " -q --no-pager").out,
+                        timeout=10)
+        assert pane.terminal_sane()
+    finally:
+        t.dev("rm -f ~/.config/scudo/config.toml")
