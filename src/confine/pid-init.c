@@ -297,7 +297,8 @@ static void pass_on_stops(int events_fd, pid_t notify) {
                 (void) kill(notify, SIGURG);
 }
 
-static _Noreturn void main_process(pid_t init, int status_fd, int events_fd, pid_t notify, const sigset_t *set) {
+static _Noreturn void main_process(pid_t init, int status_fd, int events_fd, pid_t notify,
+                                   const sigset_t *set) {
         /* The init's group is the session's first (this process leads it), the command's is
          * the terminal's foreground one: a word on the terminal from here must not stop us. */
         (void) signal(SIGTTOU, SIG_IGN);
@@ -401,7 +402,8 @@ static int own_process_group(void) {
                 return -errno;
         /* Blocked while asking: setting the foreground group from a background one would
          * stop the process with SIGTTOU. */
-        if (sigemptyset(&ttou) < 0 || sigaddset(&ttou, SIGTTOU) < 0 || sigprocmask(SIG_BLOCK, &ttou, &old) < 0)
+        if (sigemptyset(&ttou) < 0 || sigaddset(&ttou, SIGTTOU) < 0 ||
+            sigprocmask(SIG_BLOCK, &ttou, &old) < 0)
                 return -errno;
         int r = tcsetpgrp(STDIN_FILENO, getpid()) < 0 && errno != ENOTTY ? -errno : 0;
         if (sigprocmask(SIG_SETMASK, &old, NULL) < 0)

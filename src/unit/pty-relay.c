@@ -115,7 +115,8 @@ static void track_output(PtyRelay *p, const char *buf, size_t n) {
                         break;
                 case OUT_ESC:   /* CSI, a string (OSC, DCS, APC, PM, SOS), or ESC's intermediates */
                         p->out_state = c == '[' ? OUT_CSI :
-                                       c == ']' || c == 'P' || c == '_' || c == '^' || c == 'X' ? OUT_STRING :
+                                       c == ']' || c == 'P' || c == '_' || c == '^' ||
+                                       c == 'X' ? OUT_STRING :
                                        c >= 0x20 && c <= 0x2f ? OUT_ESC : OUT_GROUND;
                         break;
                 case OUT_CSI:

@@ -20,6 +20,7 @@ int main(void) {
         TAP_CHECK(report_tally_total(&t) == 3, "three counted, the invalid kinds not");
         report_tally_format(&t, buf, sizeof(buf));
         TAP_CHECK(strcmp(buf, "2 file, 1 network") == 0, "kinds in order: '%s'", buf);
-        TAP_CHECK(report_tally_format(&t, buf, 9) <= 8 && strlen(buf) < 9, "a short buffer stays terminated");
+        TAP_CHECK(report_tally_format(&t, buf, 9) <= 8 && strlen(buf) < 9,
+                  "a short buffer stays terminated");
         return tap_done();
 }
