@@ -2,7 +2,7 @@
 #pragma once
 
 /* Just enough of RFC 1035 for a filtering forwarder: read the question of a query, build a
- * REFUSED or SERVFAIL answer to it, and walk an upstream answer for the A and AAAA records
+ * NXDOMAIN or SERVFAIL answer to it, and walk an upstream answer for the A and AAAA records
  * that belong to the name asked (following CNAMEs). Every byte comes from someone we do not
  * trust (the sandbox, or the network), so every read is bounds-checked and compression
  * pointers may only point backwards, with a hop limit. */
@@ -18,7 +18,7 @@
 #define DNS_TYPE_OPT 41
 #define DNS_CLASS_IN 1
 #define DNS_RCODE_SERVFAIL 2
-#define DNS_RCODE_REFUSED 5
+#define DNS_RCODE_NXDOMAIN 3
 #define DNS_NAME_TEXT_MAX 254           /* 253 characters and the NUL */
 
 typedef struct DnsQuestion {

@@ -96,7 +96,7 @@ static inline uint64_t now_usec(void) {
 
 /* dns-proxy.c */
 /* A query from the sandbox (sent by `pid`, `comm`, when known). Returns 1 when an answer was
- * written to `reply` right away (REFUSED, or from the cache), 0 when it was forwarded, <0
+ * written to `reply` right away (NXDOMAIN, or from the cache), 0 when it was forwarded, <0
  * to drop it. */
 int handle_query(DnsProxy *p, bool tcp, const uint8_t *msg, size_t size, uint32_t pid, const char *comm,
                  Query **ret_query, uint8_t *reply, size_t reply_size, size_t *ret_reply_len);

@@ -165,7 +165,10 @@ int handle_query(DnsProxy *p, bool tcp, const uint8_t *msg, size_t size, uint32_
 
         if (filtered_cgroup_check_name(p->cgroup, question.name, question.name_ok) < 0) {
                 filtered_cgroup_report_dns(p->cgroup, question.name, question.qtype, pid, comm);
-                k = dns_make_error_reply(msg, &question, DNS_RCODE_REFUSED, reply, reply_size);
+                /* NXDOMAIN, the one answer every stub resolver takes as final: musl ignores
+                 * REFUSED and waits out its timeout (5 s), Go and c-ares try the next server,
+                 * glibc's NODATA handling differs (docs/network.md, "Refused names"). */
+                k = dns_make_error_reply(msg, &question, DNS_RCODE_NXDOMAIN, reply, reply_size);
                 if (k < 0)
                         return k;
                 *ret_reply_len = (size_t) k;

@@ -8,7 +8,8 @@
  *
  * A name the rules mention is forwarded to the system's resolver; the addresses of the
  * answer are put into the cgroup's allow map *before* the answer is passed on, so that the
- * connect() that follows finds them. Any other name gets REFUSED at once.
+ * connect() that follows finds them. Any other name gets NXDOMAIN at once (and is reported
+ * refused).
  *
  * The parts: dns-proxy.c (the listeners, the queries from the sandbox and their lifecycle,
  * its TCP connections), dns-upstream.c (sending queries to the servers and taking their

@@ -25,7 +25,17 @@
  * signal all of them.
  * The command's wait status reaches the main process through a pipe (the init cannot die of a
  * signal: the kernel drops those it has no handler for), and the main process ends the same
- * way, exit status N or killed by signal N, so that systemd and scudo see what the command did. */
+ * way, exit status N or killed by signal N, so that systemd and scudo see what the command did.
+ *
+ * Job control. The command runs in a process group of its own, the foreground one of its
+ * terminal, whose parent (the init) is in the same session but another group: the group is not
+ * orphaned, so the kernel stops it on SIGTSTP, SIGTTIN and SIGTTOU as it would outside. (For an
+ * orphaned group it discards them: the ^Z of vim, less or an agent, which stop themselves with
+ * kill(0, SIGTSTP), would do nothing.) When the command stops, the init says so on a second pipe,
+ * which raises SIGIO in the main process, and the main process sends SIGURG to the scudo that
+ * runs the unit (its pid given to scudo-confine): scudo gives the terminal back and stops as a job
+ * does. On fg, scudo sends SIGCONT through the unit, which reaches the command as every signal
+ * above does. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -276,10 +286,30 @@ static _Noreturn void end_as(int status) {
         _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
 }
 
-static _Noreturn void main_process(pid_t init, int status_fd, const sigset_t *set) {
+/* The init said the command stopped: scudo is told, once per stop. */
+static void pass_on_stops(int events_fd, pid_t notify) {
+        char buf[64];
+        ssize_t k;
+        bool stopped = false;
+        while ((k = read(events_fd, buf, sizeof(buf))) > 0)
+                stopped = true;
+        if (stopped && notify > 0)
+                (void) kill(notify, SIGURG);
+}
+
+static _Noreturn void main_process(pid_t init, int status_fd, int events_fd, pid_t notify,
+                                   const sigset_t *set) {
+        /* The init's group is the session's first (this process leads it), the command's is
+         * the terminal's foreground one: a word on the terminal from here must not stop us. */
+        (void) signal(SIGTTOU, SIG_IGN);
+        (void) signal(SIGTTIN, SIG_IGN);
         for (;;) {
                 siginfo_t si;
                 int sig = sigwaitinfo(set, &si);
+                if (sig == SIGIO) {
+                        pass_on_stops(events_fd, notify);
+                        continue;
+                }
                 if (sig == SIGCHLD) {
                         int status, command;
                         if (waitpid(init, &status, WNOHANG) != init)
@@ -302,10 +332,13 @@ static void ask_rest_to_end(void) {
         (void) kill(-1, SIGCONT);
 }
 
-static _Noreturn void init_process(pid_t command, int status_fd, const sigset_t *set) {
+static _Noreturn void init_process(pid_t command, int status_fd, int events_fd, const sigset_t *set) {
         struct timespec deadline = {};
         bool ended = false;
         int status = 0;
+
+        (void) signal(SIGTTOU, SIG_IGN);
+        (void) signal(SIGTTIN, SIG_IGN);
 
         for (;;) {
                 siginfo_t si;
@@ -332,8 +365,13 @@ static _Noreturn void init_process(pid_t command, int status_fd, const sigset_t 
                         bool was_running = !ended;
                         pid_t p;
                         int st;
-                        while ((p = waitpid(-1, &st, WNOHANG)) > 0)
-                                if (p == command) {
+                        while ((p = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0)
+                                if (p == command && WIFSTOPPED(st)) {
+                                        /* a full pipe holds a word on a stop already */
+                                        ssize_t w = write(events_fd, "S", 1);
+                                        (void) w;
+                                }
+                                else if (p == command) {
                                         status = st;
                                         ended = true;
                                 }
@@ -356,13 +394,30 @@ static _Noreturn void init_process(pid_t command, int status_fd, const sigset_t 
         _exit(0);
 }
 
-int pid_namespace_run(const char **ret_step) {
+/* The command's process: a group of its own, given the terminal (when it is the controlling
+ * one: ENOTTY otherwise, and nothing to give). */
+static int own_process_group(void) {
+        sigset_t ttou, old;
+        if (setpgid(0, 0) < 0)
+                return -errno;
+        /* Blocked while asking: setting the foreground group from a background one would
+         * stop the process with SIGTTOU. */
+        if (sigemptyset(&ttou) < 0 || sigaddset(&ttou, SIGTTOU) < 0 ||
+            sigprocmask(SIG_BLOCK, &ttou, &old) < 0)
+                return -errno;
+        int r = tcsetpgrp(STDIN_FILENO, getpid()) < 0 && errno != ENOTTY ? -errno : 0;
+        if (sigprocmask(SIG_SETMASK, &old, NULL) < 0)
+                return -errno;
+        return r;
+}
+
+int pid_namespace_run(pid_t notify_stop, const char **ret_step) {
         sigset_t set, old;
-        int fds[2];
+        int fds[2], events[2];
         int r;
 
         *ret_step = "blocking signals";
-        if (sigemptyset(&set) < 0 || sigaddset(&set, SIGCHLD) < 0)
+        if (sigemptyset(&set) < 0 || sigaddset(&set, SIGCHLD) < 0 || sigaddset(&set, SIGIO) < 0)
                 return -errno;
         for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
                 if (sigaddset(&set, forwarded[i]) < 0)
@@ -371,7 +426,10 @@ int pid_namespace_run(const char **ret_step) {
         if (sigprocmask(SIG_BLOCK, &set, &old) < 0)
                 return -errno;
         *ret_step = "a pipe";
-        if (pipe2(fds, O_CLOEXEC) < 0)
+        if (pipe2(fds, O_CLOEXEC) < 0 || pipe2(events, O_CLOEXEC | O_NONBLOCK) < 0)
+                return -errno;
+        /* The init's word on a stop raises SIGIO in this process, which reads it. */
+        if (fcntl(events[0], F_SETOWN, getpid()) < 0 || fcntl(events[0], F_SETFL, O_NONBLOCK | O_ASYNC) < 0)
                 return -errno;
 
         *ret_step = "its init";
@@ -380,11 +438,13 @@ int pid_namespace_run(const char **ret_step) {
                 return -errno;
         if (init > 0) {
                 (void) close(fds[1]);
+                (void) close(events[1]);
                 drop_all_capabilities();
-                main_process(init, fds[0], &set);
+                main_process(init, fds[0], events[0], notify_stop, &set);
         }
 
         (void) close(fds[0]);
+        (void) close(events[0]);
         /* Should the main process be gone (only SIGKILL does that, and systemd sends it to the
          * whole unit), the namespace goes with it. */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
@@ -404,11 +464,16 @@ int pid_namespace_run(const char **ret_step) {
                 return -errno;
         if (command == 0) {
                 (void) close(fds[1]);
+                (void) close(events[1]);
+                *ret_step = "a process group of its own";
+                r = own_process_group();
+                if (r < 0)
+                        return r;
                 *ret_step = "restoring the signal mask";
                 if (sigprocmask(SIG_SETMASK, &old, NULL) < 0)
                         return -errno;
                 return 0;
         }
         drop_all_capabilities();
-        init_process(command, fds[1], &set);
+        init_process(command, fds[1], events[1], &set);
 }

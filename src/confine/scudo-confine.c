@@ -2,7 +2,7 @@
 /* scudo-confine: the first program run inside every sandbox, before the command.
  *
  *   scudo-confine [--check=WHAT...] [--controlling-tty] [--private-ptys] [--private-pids]
- *                 EXECUTABLE ARGV0 [ARG...]
+ *                 [--notify-stop=PID] EXECUTABLE ARGV0 [ARG...]
  *
  * systemd has set up the namespaces, mounts and filters of the unit. First, each --check says
  * what one of those mounts must show (unit-build.c, add_check): systemd follows symlinks when
@@ -22,7 +22,8 @@
  *     (private_ptys, below);
  *   --private-pids (unless a profile says PrivatePIDs=no): a PID namespace with a /proc of its
  *     own, the command run as pid 2 under an init (pid-init.c): the user's other processes are
- *     neither visible nor reachable by pid.
+ *     neither visible nor reachable by pid. The command's process group is one the kernel
+ *     stops (job control), and --notify-stop names the scudo told when it stops.
  * Then what neither mounts nor namespaces cover:
  *   - abstract unix sockets (an X server's @/tmp/.X11-unix/X0, some D-Bus daemons): they live
  *     in the network namespace, which the sandbox shares with the session;
@@ -346,8 +347,18 @@ int main(int argc, char **argv) {
                 }
         }
         bool ctty = false, ptys = false, pids = false;
+        pid_t notify_stop = 0;
         for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
-                if (strcmp(argv[i], "--controlling-tty") == 0)
+                if (strncmp(argv[i], "--notify-stop=", 14) == 0) {
+                        char *end;
+                        errno = 0;
+                        long v = strtol(argv[i] + 14, &end, 10);
+                        if (errno || *end || v <= 0 || v > INT32_MAX) {
+                                fprintf(stderr, "scudo-confine: malformed %s\n", argv[i]);
+                                return 125;
+                        }
+                        notify_stop = (pid_t) v;
+                } else if (strcmp(argv[i], "--controlling-tty") == 0)
                         ctty = true;
                 else if (strcmp(argv[i], "--private-ptys") == 0)
                         ptys = true;
@@ -360,7 +371,7 @@ int main(int argc, char **argv) {
         argv += i - 1;
         if (argc < 3 || strncmp(argv[1], "--", 2) == 0) {
                 fprintf(stderr, "usage: scudo-confine [--check=WHAT...] [--controlling-tty] [--private-ptys] "
-                        "[--private-pids] EXECUTABLE ARGV0 [ARG...]\n");
+                        "[--private-pids] [--notify-stop=PID] EXECUTABLE ARGV0 [ARG...]\n");
                 return 125;
         }
         /* Standard input is scudo's pty for the command: its controlling terminal, as
@@ -378,7 +389,7 @@ int main(int argc, char **argv) {
                 if (p >= 0 && pids) {
                         what = "a PID namespace";
                         /* From here on, in the command's process (the others end in there). */
-                        p = pid_namespace_run(&step);
+                        p = pid_namespace_run(notify_stop, &step);
                 }
                 if (p >= 0)
                         p = drop_capabilities(&step);

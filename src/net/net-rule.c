@@ -421,7 +421,7 @@ int net_rules_describe(char * const *allow, char * const *deny, DnsMode dns, cha
                 k = text_append(&t, dns == DNS_OPEN ?
                                 "  dns open: queries go to the system's resolvers unfiltered\n" :
                                 "  dns filtered: only names the rules mention are answered, "
-                                "others get REFUSED\n");
+                                "others are answered as if they did not exist (NXDOMAIN)\n");
         if (k < 0 && k != -EINVAL) {
                 free(t.buf);
                 return k;

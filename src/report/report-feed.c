@@ -60,6 +60,7 @@ struct ReportFeed {
         bool stop, busy;        /* under lock */
         ReportFeedStats stats;  /* under lock */
         unsigned lost[_REPORT_KIND_MAX];
+        ReportTally tally;      /* every refusal pushed, repeats included */
 };
 
 static void kept_done(Kept *k) {
@@ -435,6 +436,7 @@ void report_feed_push(ReportFeed *f, const Report *r) {
 
         if (!f || f->finished || !report_feed_wants(f, r->kind))
                 return;
+        report_tally_add(&f->tally, r->kind);
         if (!first_time(f, r))
                 return;
         (void) clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -556,4 +558,12 @@ ReportFeedStats report_feed_stats(const ReportFeed *f) {
         s = f->stats;
         (void) pthread_mutex_unlock((pthread_mutex_t *) &f->lock);
         return s;
+}
+
+const ReportTally *report_feed_tally(const ReportFeed *f) {
+        return &f->tally;
+}
+
+ReportTarget report_feed_target(const ReportFeed *f) {
+        return f->config.target;
 }

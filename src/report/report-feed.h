@@ -15,6 +15,7 @@
 #include <stdbool.h>
 
 #include "report/report.h"
+#include "report/report-tally.h"
 #include "util/macro.h"
 
 #define REPORT_FEED_PER_SECOND 50U
@@ -70,3 +71,7 @@ typedef struct ReportFeedStats {
         unsigned written, repeated, flood, queue_full, write_failed, lost;
 } ReportFeedStats;
 ReportFeedStats report_feed_stats(const ReportFeed *f);
+
+/* How many refusals were pushed, of each kind (report-tally.h), and where they go. */
+const ReportTally *report_feed_tally(const ReportFeed *f);
+ReportTarget report_feed_target(const ReportFeed *f);

@@ -4,8 +4,18 @@
 #include <signal.h>
 
 #include "run/run-internal.h"
+#include "util/macro.h"
 
-/* … continued (fg or bg): the terminal raw again, the unit thawed. */
+/* With a PID namespace, the command's init passes signals on and the command's process group
+ * is one the kernel stops (src/confine/pid-init.c): job control happens inside, as outside, and
+ * scudo hears of each stop (SIGURG). Without one, the command's group is orphaned and the
+ * kernel discards its stops: scudo freezes the unit itself, on the suspend character. */
+static bool job_control_inside(const RunContext *c) {
+        return streq(c->kill_whom, "main");
+}
+
+/* … continued (fg or bg): the terminal raw again, the unit thawed, and the command continued
+ * (it redraws its screen, as on any fg; the window may have changed meanwhile). */
 static void run_resume(RunContext *c) {
         if (c->pty)
                 (void) pty_relay_raw_terminal(c->pty);
@@ -13,6 +23,8 @@ static void run_resume(RunContext *c) {
                                   "s", c->unit_name);
         if (c->pty)
                 pty_relay_resize(c->pty);
+        if (job_control_inside(c))
+                run_call_async(c, "KillUnit", "ssi", c->unit_name, c->kill_whom, SIGCONT);
 }
 
 /* Freeze the unit, stop ourselves like any job would on ^Z, and thaw when continued. A
@@ -22,6 +34,10 @@ void run_suspend(void *userdata) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         (void) sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "FreezeUnit", &e, NULL,
                                   "s", c->unit_name);
+        /* What the command wrote last is shown first: a program that stops itself puts its
+         * terminal back (leaves the alternate screen) just before. */
+        if (c->pty)
+                pty_relay_drain(c->pty);
         pty_relay_restore_terminal(c->pty);
         if (c->caller) {
                 if (c->caller->suspend(c->caller->fd) < 0)
@@ -32,13 +48,25 @@ void run_suspend(void *userdata) {
         run_resume(c);
 }
 
+pty_suspend_fn run_suspend_key(const RunContext *c) {
+        return job_control_inside(c) ? NULL : run_suspend;
+}
+
 static void run_handle_signal(RunContext *c, int sig) {
         switch (sig) {
         case SIGWINCH:
                 if (c->pty)
                         pty_relay_resize(c->pty);
                 return;
-        case SIGTSTP:
+        case SIGTSTP:   /* kill -TSTP, or a delegated run's caller was stopped */
+                if (job_control_inside(c))
+                        /* the command stops as it would (or not: an interactive shell ignores
+                         * it), and its stop comes back as SIGURG */
+                        run_call_async(c, "KillUnit", "ssi", c->unit_name, c->kill_whom, SIGTSTP);
+                else
+                        run_suspend(c);
+                return;
+        case SIGURG:    /* the command stopped (pid-init.c) */
                 run_suspend(c);
                 return;
         case SIGCONT:   /* a delegated run's caller goes on after a suspension */

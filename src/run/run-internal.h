@@ -92,10 +92,21 @@ typedef struct RunContext {
         sd_event_source *caller_source;
         sd_event_source *kill_timer;
         bool caller_gone;
+
+        sd_event_source *notice_timer;  /* run-notice.c: floating, the loop's */
+        unsigned notice_shown;
+        const char *notice_file;        /* log.target, a file */
 } RunContext;
 
 void run_call_async(RunContext *c, const char *method, const char *types, ...);
+/* run-notice.c: refusals the user sees when the reports go elsewhere; after the relay
+ * started, and once the terminal is given back and the reports are finished. */
+void run_notice_start(RunContext *c, const char *log_target);
+void run_notice_finish(RunContext *c);
 void run_suspend(void *userdata);
+/* What the relay does with the suspend character: nothing (NULL: the kernel stops the
+ * command, job control inside), or run_suspend(). */
+pty_suspend_fn run_suspend_key(const RunContext *c);
 int run_on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata);
 void run_on_gitdir_refused(const char *path, bool removed, void *userdata);
 int run_on_caller(sd_event_source *s, int fd, uint32_t revents, void *userdata);

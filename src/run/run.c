@@ -347,7 +347,7 @@ static int run_open_bus(RunContext *c, const RunOptions *opts) {
         if (r < 0)
                 return log_error_errno(r, "Failed to arm the unit watcher: %m");
 
-        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGTSTP };
+        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGTSTP, SIGURG };
         sigset_t mask;
         (void) sigemptyset(&mask);
         for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
@@ -538,10 +538,11 @@ static int run_start_unit(RunContext *c, const Plan *plan, const RunOptions *opt
                 return log_error_errno(r, "Failed to build the unit for '%s': %m", plan->exec_path);
 
         if (c->pty) {
-                r = pty_relay_start(c->pty, c->event, run_suspend, c);
+                r = pty_relay_start(c->pty, c->event, run_suspend_key(c), c);
                 if (r < 0)
                         return log_error_errno(r, "Failed to relay the terminal: %m");
         }
+        run_notice_start(c, plan->log_target);
         return 0;
 }
 
@@ -577,6 +578,7 @@ static int run_finish(RunContext *c, const Plan *plan, int *ret_status) {
         if (c->net)
                 (void) run_dispatch_reports(c);
         refusals_finish(c->refusals, c->net, &c->unit_start);
+        run_notice_finish(c);
 
         /* What a full inotify queue may have hidden, and what came after the kill. */
         if (gitdir_watch_sweep(c->gitdir_watch) > 0)

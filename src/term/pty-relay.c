@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -30,6 +31,12 @@ struct PtyRelay {
         pty_suspend_fn on_suspend;
         void *userdata;
         PtyRelayLayer layer;    /* output == NULL: none */
+        /* Where the command's output stands: in an escape sequence, or a UTF-8 character, no
+         * title of ours may be put in (pty_relay_title). */
+        enum { OUT_GROUND, OUT_ESC, OUT_CSI, OUT_STRING, OUT_STRING_ESC } out_state;
+        unsigned utf8_left;
+        char title[256];        /* "" none; written when due, at a clean point of the output */
+        bool title_due, title_pushed;
 };
 
 static int write_all(int fd, const char *buf, size_t n);
@@ -92,12 +99,75 @@ void pty_relay_resize(PtyRelay *p) {
         (void) ioctl(p->master, TIOCSWINSZ, &ws);
 }
 
+static void track_output(PtyRelay *p, const char *buf, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char) buf[i];
+                switch (p->out_state) {
+                case OUT_GROUND:
+                        if (c == 0x1b)
+                                p->out_state = OUT_ESC;
+                        else if (c >= 0xc0)
+                                p->utf8_left = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
+                        else if (c >= 0x80 && p->utf8_left > 0)
+                                p->utf8_left--;
+                        else
+                                p->utf8_left = 0;
+                        break;
+                case OUT_ESC:   /* CSI, a string (OSC, DCS, APC, PM, SOS), or ESC's intermediates */
+                        p->out_state = c == '[' ? OUT_CSI :
+                                       c == ']' || c == 'P' || c == '_' || c == '^' ||
+                                       c == 'X' ? OUT_STRING :
+                                       c >= 0x20 && c <= 0x2f ? OUT_ESC : OUT_GROUND;
+                        break;
+                case OUT_CSI:
+                        if (c >= 0x40 && c <= 0x7e)
+                                p->out_state = OUT_GROUND;
+                        break;
+                case OUT_STRING:
+                        if (c == 0x07)
+                                p->out_state = OUT_GROUND;
+                        else if (c == 0x1b)
+                                p->out_state = OUT_STRING_ESC;
+                        break;
+                case OUT_STRING_ESC:
+                        p->out_state = c == '\\' ? OUT_GROUND : OUT_STRING;
+                        break;
+                }
+        }
+}
+
+/* The title, if due and the command's output is at a clean point: the terminal's own title
+ * pushed first (xterm's title stack), to be popped when the terminal is given back. */
+static void write_title(PtyRelay *p) {
+        char seq[sizeof(p->title) + 32];
+        if (!p->title_due || !p->raw || p->layer.output || p->out_state != OUT_GROUND || p->utf8_left > 0)
+                return;
+        int n = snprintf(seq, sizeof(seq), "%s\033]2;%s\007", p->title_pushed ? "" : "\033[22;2t", p->title);
+        if (n > 0 && (size_t) n < sizeof(seq) && write_all(p->output, seq, (size_t) n) >= 0) {
+                p->title_pushed = true;
+                p->title_due = false;
+        }
+}
+
+void pty_relay_title(PtyRelay *p, const char *title) {
+        size_t k = 0;
+        /* printable ASCII only: nothing of it may end the sequence or start another */
+        for (const char *s = title; *s && k + 1 < sizeof(p->title); s++)
+                p->title[k++] = *s >= 0x20 && *s < 0x7f ? *s : '?';
+        p->title[k] = 0;
+        p->title_due = k > 0;
+        write_title(p);
+}
+
 /* What the command wrote goes to the caller's terminal, or to the layer. */
 static void show(PtyRelay *p, const char *buf, size_t n) {
-        if (p->layer.output)
+        if (p->layer.output) {
                 p->layer.output(buf, n, p->layer.userdata);
-        else
-                (void) write_all(p->output, buf, n);
+                return;
+        }
+        (void) write_all(p->output, buf, n);
+        track_output(p, buf, n);
+        write_title(p);
 }
 
 static int write_all(int fd, const char *buf, size_t n) {
@@ -210,6 +280,8 @@ int pty_relay_raw_terminal(PtyRelay *p) {
         p->raw = true;
         if (p->layer.take)
                 p->layer.take(p->layer.userdata);
+        p->title_due = p->title[0] != 0;
+        write_title(p);
         return 0;
 }
 
@@ -225,6 +297,11 @@ void pty_relay_restore_terminal(PtyRelay *p) {
         p->raw = false;
         if (p->layer.release)
                 p->layer.release(p->layer.userdata);
+        if (p->title_pushed) {
+                /* the terminal's own title back (a terminal without the stack keeps ours) */
+                (void) write_all(p->output, "\033[23;2t", 7);
+                p->title_pushed = false;
+        }
         /* Changed since it was made raw: another program of the same job has the terminal now
          * (`scudo cmd | less`), and its settings stay. */
         if (tcgetattr(p->input, &now) >= 0 && !same_mode(&now, &p->raw_mode))

@@ -57,6 +57,10 @@ void pty_relay_resize(PtyRelay *p);
  * scudo with SIGTTOU, as it would any program, until it is in the foreground again. */
 void pty_relay_restore_terminal(PtyRelay *p);
 int pty_relay_raw_terminal(PtyRelay *p);
+/* The caller's terminal's title, while input is relayed and no layer is set: written between
+ * the command's escape sequences and characters, never inside one; the terminal's own title
+ * is back when the terminal is given back (where the terminal keeps a stack of titles). */
+void pty_relay_title(PtyRelay *p, const char *title);
 /* Writes out whatever the command printed last. */
 void pty_relay_drain(PtyRelay *p);
 PtyRelay *pty_relay_free(PtyRelay *p);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "properties.h"
@@ -37,7 +38,7 @@ static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *c
          * the user: scudo-confine puts a devpts of the command's own over it. Unless a profile
          * turns it off, the command gets a PID namespace and a /proc of its own, which systemd
          * 252 has no property for. */
-        argv = calloc(strv_length(checks) + strv_length(plan->argv) + 6, sizeof(char *));
+        argv = calloc(strv_length(checks) + strv_length(plan->argv) + 7, sizeof(char *));
         if (!argv)
                 return -ENOMEM;
         argv[n++] = (char *) "scudo-confine";
@@ -47,8 +48,14 @@ static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *c
                 argv[n++] = (char *) "--controlling-tty";
         if (plan_private_devices(plan))
                 argv[n++] = (char *) "--private-ptys";
-        if (plan_private_pids(plan))
+        /* With the PID namespace, the command's stops come back to this process (job control:
+         * pid-init.c, run-control.c). */
+        char notify[32];
+        if (plan_private_pids(plan)) {
                 argv[n++] = (char *) "--private-pids";
+                (void) snprintf(notify, sizeof(notify), "--notify-stop=%ld", (long) getpid());
+                argv[n++] = notify;
+        }
         argv[n++] = plan->exec_path;
         STRV_FOREACH(a, plan->argv)
                 argv[n++] = *a;

@@ -340,7 +340,7 @@ def test_dns_replies_come_from_the_server_asked(bpfd):
     assert r.detail("dnstcp:10.255.255.53:allowed.test") == "rcode=0 peer=10.255.255.53:53", r
     assert r.detail("dnsudp:[2001:db8::53]:allowed.test") == "rcode=0 from=[2001:db8::53]:53", r
     assert r.detail("dnstcp:[2001:db8::53]:allowed.test") == "rcode=0 peer=[2001:db8::53]:53", r
-    assert r.detail("dnsudp:127.0.0.1:blocked.test") == "rcode=5 from=127.0.0.1:53", r   # REFUSED
+    assert r.detail("dnsudp:127.0.0.1:blocked.test") == "rcode=3 from=127.0.0.1:53", r   # NXDOMAIN
 
 
 # --- DNS: the fast path -------------------------------------------------------------------
@@ -374,8 +374,8 @@ def test_dns_fast_path_goes_straight_to_the_resolver(bpfd, listen):
     d6 = r.detail("dnsvia:[::ffff:127.0.0.153]:allowed.test")
     assert d6.startswith("rcode=0 from=[::ffff:127.0.0.153]:53 port="), r
     assert d6.rpartition("port=")[2] in dns_peers(bpfd, "allowed.test"), (d6, dns_log(bpfd))
-    # a refused name never reaches the resolver; its REFUSED comes as if from it
-    assert r.detail("dnsvia:127.0.0.153:blocked.test").startswith("rcode=5 from=127.0.0.153:53 "), r
+    # a refused name never reaches the resolver; its NXDOMAIN comes as if from it
+    assert r.detail("dnsvia:127.0.0.153:blocked.test").startswith("rcode=3 from=127.0.0.153:53 "), r
     assert not any("blocked.test" in line for line in dns_log(bpfd))
     assert re.search(r"dns: refused name 'blocked.test' \(A\) by pid \d+ \(python3\)", "\n".join(r.reports)), r
     assert ln.arrived() == ["tcp 127.0.0.4 7351"]
