@@ -213,6 +213,49 @@ static void test_file_judge(void) {
         (void) system(p);
 }
 
+static const BpfdFilePrefix *find_prefix(const BpfdFilePrefixes *m, const char *path) {
+        const BpfdFilePrefix *p = (const BpfdFilePrefix *) (m + 1);
+
+        for (uint32_t i = 0; i < m->n; i++)
+                if (streq(p[i].path, path))
+                        return &p[i];
+        return NULL;
+}
+
+/* What the kernel is told to keep: where the plan changes the view, by error. */
+static void test_file_prefixes(void) {
+        _cleanup_(plan_freep) Plan *plan = plan_new();
+        _cleanup_free_ BpfdFilePrefixes *m = NULL;
+        const BpfdFilePrefix *p;
+        size_t size = 0;
+
+        plan_add_property(plan, "ProtectSystem", "strict", "d:1");
+        plan_add_property(plan, "ProtectHome", "read-only", "d:2");
+        plan_add_property(plan, "PrivateTmp", "true", "d:3");
+        plan_add_property(plan, "InaccessiblePaths", "-/srv/secret /opt/x:ro", "d:4");
+        plan_add_path(plan, PATH_ACCESS_HIDE, "/home/u/.ssh", "d:5");
+        plan_add_path(plan, PATH_ACCESS_WRITE, "/home/u/proj", "d:6");
+        plan_add_path(plan, PATH_ACCESS_READ, "/home/u/proj/.git", "scudo");
+        plan->working_directory = strdup("/home/u/proj/src");
+        TAP_CHECK(file_judge_prefixes(plan, &m, &size) == 0 && m->header.type == BPFD_MSG_FILE_PREFIXES &&
+                  size == sizeof(*m) + m->n * sizeof(BpfdFilePrefix), "prefixes of a plan");
+        p = find_prefix(m, "/");
+        TAP_CHECK(p && p->self == BPFD_FILE_WRITE_ERRORS && p->below == BPFD_FILE_ALL_ERRORS,
+                  "the read-only root: write errors; below it, everything");
+        p = find_prefix(m, "/proc");
+        TAP_CHECK(p && p->self == 0, "what ProtectSystem=strict leaves writable: no candidates");
+        TAP_CHECK((p = find_prefix(m, "/tmp")) && p->self == BPFD_FILE_ALL_ERRORS, "a private /tmp: all");
+        TAP_CHECK((p = find_prefix(m, "/home")) && p->self == BPFD_FILE_WRITE_ERRORS, "a read-only /home");
+        TAP_CHECK((p = find_prefix(m, "/home/u/.ssh")) && p->self == BPFD_FILE_ALL_ERRORS, "a hidden entry: all");
+        TAP_CHECK((p = find_prefix(m, "/srv/secret")) && p->self == BPFD_FILE_ALL_ERRORS &&
+                  find_prefix(m, "/opt/x"), "InaccessiblePaths= words");
+        p = find_prefix(m, "/home/u/proj");
+        TAP_CHECK(p && p->self == 0 && p->flags == BPFD_FILE_PREFIX_GIT && p->below == BPFD_FILE_WRITE_ERRORS,
+                  "a writable entry: only a .git below it");
+        TAP_CHECK(m->cwd_mask == BPFD_FILE_WRITE_ERRORS, "relative paths from the project: write errors only (%u)",
+                  m->cwd_mask);
+}
+
 static Report numbered(char *buf, size_t size, unsigned i) {
         snprintf(buf, size, "/p/%u", i);
         return (Report) { .kind = REPORT_FILE, .op = "read", .target = buf, .error = ENOENT, .rule = "r" };
@@ -308,14 +351,60 @@ static void test_feed(void) {
         TAP_CHECK(report_feed_new(&c, &f) == 0, "a feed to the screen");
         text[0] = 0;
         report_feed_set_screen(f, collect_notice, text);
-        report_feed_lost(f, REPORT_FILE, 7);
+        report_feed_lost_file(f, 4, 0, 3);
         report_feed_lost(f, REPORT_NET, 3);
         report_feed_finish(f, 2000);
-        TAP_CHECK(strstr(text, "file: 7 failed calls went unexamined") && !strstr(text, "file: 7 more refusals"),
-                  "dropped file events are not called refusals");
+        TAP_CHECK(strstr(text, "file: 7 candidate refusals were not examined") &&
+                  strstr(text, "this sandbox's share in the kernel: 4") && strstr(text, "share of the helper: 3") &&
+                  !strstr(text, "buffer") && !strstr(text, "file: 7 more refusals"),
+                  "dropped file candidates are counted by the share exceeded: %s", text);
         TAP_CHECK(strstr(text, "network: 3 more refusals not reported"), "dropped network reports are counted as such");
         f = report_feed_free(f);
         unlink(name);
+}
+
+/* A program that stats, then accesses, then opens one hidden file makes one line naming the
+ * three; --report-json keeps each operation. */
+static void test_feed_one_line(void) {
+        char name[] = "/tmp/test-report-line-XXXXXX", jname[] = "/tmp/test-report-jline-XXXXXX", text[8192];
+        const char *ops[] = { "stat", "access", "stat", "read" };
+        ReportFeedConfig c = { .kinds = { true, true, true }, .target = REPORT_TARGET_FILE };
+        ReportFeed *f = NULL;
+        const char *p;
+        unsigned lines = 0;
+        ssize_t n;
+        int fd, jfd;
+
+        fd = mkstemp(name);
+        jfd = mkstemp(jname);
+        c.file_fd = dup(fd);
+        c.json_fd = dup(jfd);
+        TAP_CHECK(fd >= 0 && jfd >= 0 && report_feed_new(&c, &f) == 0, "a feed to a file");
+        for (size_t i = 0; i < ELEMENTSOF(ops); i++) {
+                Report r = { .kind = REPORT_FILE, .op = ops[i], .target = "/h/.npmrc", .error = ENOENT,
+                             .pid = 12, .comm = "node", .rule = "filesystem.hide \"~/.npmrc\"", .origin = "d:13" };
+                report_feed_push(f, &r);
+        }
+        report_feed_finish(f, 2000);
+        f = report_feed_free(f);
+        n = pread(fd, text, sizeof(text) - 1, 0);
+        text[MAX(n, 0)] = 0;
+        for (p = text; (p = strstr(p, "file: refused")); p++)
+                lines++;
+        TAP_CHECK(lines == 1 && strstr(text, "file: refused stat, access, read of '/h/.npmrc' (ENOENT) by pid 12 "
+                                        "(node); by d:13"), "one line for the file, naming its calls: %s", text);
+        n = pread(jfd, text, sizeof(text) - 1, 0);
+        text[MAX(n, 0)] = 0;
+        TAP_CHECK(strstr(text, "\"op\":\"stat\"") && strstr(text, "\"op\":\"access\"") &&
+                  strstr(text, "\"op\":\"read\"") && strstr(text, "\"op\":\"stat\",\"path\":\"/h/.npmrc\","
+                                                               "\"error\":\"ENOENT\",\"pid\":12,\"comm\":\"node\","
+                                                               "\"rule\":\"filesystem.hide \\\"~/.npmrc\\\"\","
+                                                               "\"origin\":\"d:13\",\"count\":2}"),
+                  "--report-json has every operation, counted: %s", text);
+        safe_close(fd);
+        safe_close(jfd);
+        unlink(name);
+        unlink(jname);
 }
 
 static void test_suggest(void) {
@@ -414,5 +503,7 @@ int main(void) {
         test_net_judge();
         test_file_judge();
         test_feed();
+        test_feed_one_line();
+        test_file_prefixes();
         return tap_done();
 }
