@@ -239,14 +239,22 @@ static __always_inline __u32 current_pid(void) {
 #define GIT_HASH file_hash_byte(file_hash_byte(file_hash_byte(file_hash_byte(FILE_HASH_COMPONENT, \
                                                                            '.'), 'g'), 'i'), 't')
 
-/* A walk along the components of the path in the scratch buffer. */
+/* A walk along the components of the path in the scratch buffer. The verifier follows the
+ * walk's state from one byte to the next until it repeats: so it is kept to few values (what
+ * the component is so far, not its length). */
+enum {
+        COMPONENT_EMPTY,
+        COMPONENT_DOT,
+        COMPONENT_DOTDOT,
+        COMPONENT_NAME,
+};
+
 struct walk {
         struct scratch *s;
         __u64 sid;
         __u64 hash;             /* of the path up to the last whole component */
         __u64 component;        /* of the component being read */
-        __u32 len;              /* of the component being read */
-        char c0, c1;
+        __u8 kind;              /* COMPONENT_*, of the component being read */
         __u8 lookup;            /* an absolute path: each prefix is looked up */
         __u8 dotdot;            /* a ".." component: the text cannot tell where it leads */
         __u8 self, below, git, git_seen;
@@ -262,21 +270,18 @@ static __always_inline void set_prefix(struct walk *w, const struct file_prefix 
 static __always_inline void end_component(struct walk *w) {
         struct file_prefix_key k;
         struct file_prefix *p;
-        __u32 len = w->len;
+        __u8 kind = w->kind;
         __u64 component = w->component;
 
-        w->len = 0;
+        w->kind = COMPONENT_EMPTY;
         w->component = FILE_HASH_COMPONENT;
-        if (len == 0)
+        if (kind == COMPONENT_EMPTY || kind == COMPONENT_DOT)
                 return;
-        if (len == 1 && w->c0 == '.')
-                return;
-        if (len == 2 && w->c0 == '.' && w->c1 == '.') {
+        if (kind == COMPONENT_DOTDOT) {
                 w->dotdot = 1;
                 return;
         }
-        if (len == 4 && component == GIT_HASH)
-                w->git_seen = 1;
+        w->git_seen |= component == GIT_HASH;
         w->hash = file_hash_chain(w->hash, component);
         if (!w->lookup)
                 return;
@@ -296,11 +301,12 @@ static long walk_byte(__u32 i, void *ctx) {
                 return 1;
         c = s->path[i];
         if (c != '/' && c != 0) {
-                if (w->len == 0)
-                        w->c0 = c;
-                else if (w->len == 1)
-                        w->c1 = c;
-                w->len++;
+                if (c == '.' && w->kind == COMPONENT_EMPTY)
+                        w->kind = COMPONENT_DOT;
+                else if (c == '.' && w->kind == COMPONENT_DOT)
+                        w->kind = COMPONENT_DOTDOT;
+                else
+                        w->kind = COMPONENT_NAME;
                 w->component = file_hash_byte(w->component, (unsigned char) c);
                 return 0;
         }
