@@ -227,12 +227,13 @@ def test_refusal_amid_a_flood_of_failed_lookups_is_reported(helper, work, base):
 
 
 def test_another_sandboxs_flood_does_not_cost_this_runs_refusal(helper, work):
-    """Two runs at once, both flooding: each reports its own hidden file."""
+    """Two runs at once, both flooding; the other one with candidates (missing files in the
+    hidden home), past its share: this run still reports its hidden file."""
     a = "/tmp/fa-%s.json" % uuid.uuid4().hex[:6]
     helper.dev("touch ~/.flood-secret ~/.flood-other")
     try:
         other = ("import os\nfor i in range(300000):\n"
-                 "    try: os.stat('/usr/lib/x-%d' % i)\n    except OSError: pass\n"
+                 "    try: os.stat(os.path.expanduser('~/.nothing-%d' % i))\n    except OSError: pass\n"
                  "    if i == 150000:\n"
                  "        try: open(os.path.expanduser('~/.flood-other'))\n        except OSError: pass\n")
         helper.dev("cd %s && (%s --report-json %s -- python3 -c %s > /dev/null 2>&1 &)"
