@@ -390,9 +390,8 @@ static __always_inline void track_cwd(struct pt_regs *regs, __u64 nr) {
 /* Whether the failed call can be a refusal, as far as its path's text tells: 1, 0, or -1 to
  * pass it on without the scratch buffer's copy (it could not be read whole). */
 static __always_inline int candidate(struct file_watch *w, struct task_struct *t, struct scratch *s,
-                                     __u64 sid, __u64 path, __s32 dirfd, long ret) {
+                                     __u64 sid, __u64 path, __s32 dirfd, __u8 bit) {
         struct walk wk = {};
-        __u8 bit = ret == -ENOENT ? FILE_ENOENT : ret == -EROFS ? FILE_EROFS : FILE_EACCES;
         int k;
 
         k = walk_path(&wk, s, sid, path);
@@ -413,21 +412,41 @@ int BPF_PROG(scudo_file_exit, struct pt_regs *regs, long ret) {
         struct scratch *s = NULL;
         struct call c;
         __u64 sid, nr, path;
+        __u32 zero = 0, flags;
         __s32 dirfd;
-        __u32 zero = 0;
+        __u8 bit;
         int k = -1;
 
+        nr = regs->orig_ax;
         if (ret == 0) {
-                nr = regs->orig_ax;
                 if (nr == 80 || nr == 81)
                         track_cwd(regs, nr);
                 return 0;
         }
-        if (ret != -ENOENT && ret != -EACCES && ret != -EPERM && ret != -EROFS)
+        /* What depends on the error and the call is worked out here, once: past this point the
+         * verifier need not follow each kind of call on its own. */
+        if (ret == -ENOENT)
+                bit = FILE_ENOENT;
+        else if (ret == -EACCES || ret == -EPERM)
+                bit = FILE_EACCES;
+        else if (ret == -EROFS)
+                bit = FILE_EROFS;
+        else
                 return 0;
-        nr = regs->orig_ax;
         if (!describe(nr, &c))
                 return 0;
+        path = arg(regs, c.path);
+        dirfd = c.dirfd >= 0 ? (__s32) arg(regs, c.dirfd) : AT_FDCWD;
+        flags = c.flags >= 0 ? (__u32) arg(regs, c.flags) : c.fixed_flags;
+        if (!path)
+                return 0;
+        if (nr == 437) {
+                /* openat2: the flags are in its struct open_how */
+                __u64 how = 0;
+
+                (void) bpf_probe_read_user(&how, sizeof(how), (const void *) (__u64) flags);
+                flags = (__u32) how;
+        }
         t = bpf_get_current_task_btf();
         /* a 32-bit call of a 64-bit process has numbers of another table */
         if (bpf_core_field_exists(t->thread_info.status) && (t->thread_info.status & TS_COMPAT))
@@ -435,14 +454,10 @@ int BPF_PROG(scudo_file_exit, struct pt_regs *regs, long ret) {
         sid = watched_sid(t, &w);
         if (!sid || !w)
                 return 0;
-        path = arg(regs, c.path);
-        if (!path)
-                return 0;
-        dirfd = c.dirfd >= 0 ? (__s32) arg(regs, c.dirfd) : AT_FDCWD;
         if (w->filter) {
                 s = bpf_map_lookup_elem(&scratch, &zero);
                 if (s) {
-                        k = candidate(w, t, s, sid, path, dirfd, ret);
+                        k = candidate(w, t, s, sid, path, dirfd, bit);
                         if (k == 0)
                                 return 0;
                 }
@@ -461,13 +476,7 @@ int BPF_PROG(scudo_file_exit, struct pt_regs *regs, long ret) {
         e->err = (__s32) ret;
         e->pid = current_pid();
         e->dirfd = dirfd;
-        if (nr == 437) {
-                __u64 how = 0;
-
-                (void) bpf_probe_read_user(&how, sizeof(how), (const void *) arg(regs, 2));
-                e->flags = (__u32) how;
-        } else
-                e->flags = c.flags >= 0 ? (__u32) arg(regs, c.flags) : c.fixed_flags;
+        e->flags = flags;
         e->dropped = __sync_lock_test_and_set(&w->dropped, 0);
         e->ring_lost = __sync_lock_test_and_set(&w->ring_lost, 0);
         e->pad = 0;
