@@ -193,7 +193,8 @@ static int handle_message(Client *c, const uint8_t *buf, size_t size) {
                 }
                 if (type == BPFD_MSG_FILE_PREFIXES) {
                         if (!(c->open.flags & BPFD_OPEN_FILES))
-                                return refuse(c, -EBADMSG, "file prefixes in a session without file reports");
+                                return refuse(c, -EBADMSG,
+                                              "file prefixes in a session without file reports");
                         if (c->file_prefixes)
                                 return refuse(c, -EBADMSG, "file prefixes sent twice");
                         k = bpfd_parse_file_prefixes(buf, size, NULL, NULL, NULL, &reason);

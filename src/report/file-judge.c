@@ -534,7 +534,8 @@ int file_judge_prefixes(const Plan *plan, BpfdFilePrefixes **ret, size_t *ret_si
         s.p = all;
         prefix_add(&s, "/", 0, 0);
         for (size_t i = 0; i < plan->n_paths + plan->n_dropped; i++) {
-                const PlanPath *e = i < plan->n_paths ? &plan->paths[i] : &plan->dropped[i - plan->n_paths].entry;
+                const PlanPath *e = i < plan->n_paths ? &plan->paths[i] :
+                                                        &plan->dropped[i - plan->n_paths].entry;
                 uint8_t flags, self = entry_mask(e->access, &flags);
 
                 prefix_add(&s, e->path, self, flags);

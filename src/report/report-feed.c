@@ -584,7 +584,8 @@ static void push_file(ReportFeed *f, const Report *r) {
                 if (s->hash == h) {
                         (void) pthread_mutex_lock(&f->lock);
                         if (s->seq >= f->dequeued && s->seq < f->enqueued) {
-                                Entry *e = &f->queue[(f->head + (unsigned) (s->seq - f->dequeued)) % QUEUE_SIZE];
+                                unsigned at = (f->head + (unsigned) (s->seq - f->dequeued)) % QUEUE_SIZE;
+                                Entry *e = &f->queue[at];
 
                                 if (e->file_hash == h)
                                         add_op(e, r->op);
@@ -680,12 +681,13 @@ static void file_lost_line(ReportFeed *f, char *line, size_t size) {
         };
         size_t l;
 
-        l = (size_t) snprintf(line, size, "file: %u candidate refusals were not examined (more at once than ",
-                              f->lost[REPORT_FILE]);
+        l = (size_t) snprintf(line, size, "file: %u candidate refusals were not examined (more at once "
+                              "than ", f->lost[REPORT_FILE]);
         for (LostShare i = 0, n = 0; i < _LOST_SHARE_MAX && l < size; i++) {
                 if (f->lost_file[i] == 0)
                         continue;
-                l += (size_t) snprintf(line + l, size - l, "%s%s: %u", n++ ? "; " : "", share[i], f->lost_file[i]);
+                l += (size_t) snprintf(line + l, size - l, "%s%s: %u", n++ ? "; " : "", share[i],
+                                       f->lost_file[i]);
         }
         if (l < size)
                 (void) snprintf(line + l, size - l, "); refusals among them are not reported");
@@ -700,9 +702,12 @@ void report_feed_finish(ReportFeed *f, unsigned timeout_ms) {
                 return;
         /* a file's repeats are in its one line already; the JSON file counts them */
         for (unsigned i = 0; i < SEEN_SLOTS; i++)
-                if (f->seen[i].hash && f->seen[i].count > 1)
-                        emit_entry(f, &f->seen[i].k.r, (Entry) { .count = f->seen[i].count,
-                                                                 .json_only = f->seen[i].k.r.kind == REPORT_FILE });
+                if (f->seen[i].hash && f->seen[i].count > 1) {
+                        const Report *r = &f->seen[i].k.r;
+
+                        emit_entry(f, r, (Entry) { .count = f->seen[i].count,
+                                                   .json_only = r->kind == REPORT_FILE });
+                }
         for (ReportKind k = 0; k < _REPORT_KIND_MAX; k++) {
                 if (f->lost[k] == 0)
                         continue;

@@ -8,11 +8,11 @@
  * Identical reports are counted, not repeated: the first is written at once, and at the end
  * of the run a line says how often each came. A refused file makes one line, whatever the
  * calls on it: the line waits a moment (FILE_HOLD_MS) for the calls that follow the first
- * to add their operations, and later ones are counted in --report-json only. More than REPORT_FEED_PER_SECOND a second are
- * dropped and counted. Nothing here ever blocks the caller: the writing is done by a thread
- * of its own, from a queue; with the queue full (a slow terminal, a journal that does not
- * take messages, a file on a full disk) reports are dropped and counted, and the command
- * goes on. */
+ * to add their operations, and later ones are counted in --report-json only. More than
+ * REPORT_FEED_PER_SECOND a second are dropped and counted. Nothing here ever blocks the
+ * caller: the writing is done by a thread of its own, from a queue; with the queue full (a
+ * slow terminal, a journal that does not take messages, a file on a full disk) reports are
+ * dropped and counted, and the command goes on. */
 
 #include <stdbool.h>
 

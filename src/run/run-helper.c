@@ -34,8 +34,11 @@ static int run_open_helper_session(RunContext *c, const Plan *plan, const char *
                 .deny = plan->net_deny,
                 .dns = plan->dns,
         };
-        if (flags && refusals_file_prefixes(c->refusals, &rules.file_prefixes, &rules.file_prefixes_size) < 0)
-                return log_oom();
+        if (flags) {
+                r = refusals_file_prefixes(c->refusals, &rules.file_prefixes, &rules.file_prefixes_size);
+                if (r < 0)
+                        return log_oom();
+        }
         r = net_session_open(cgroup, &rules, flags, &c->net);
         if (r < 0 && !plan->network_filtered) {
                 const char *why = net_session_error();
