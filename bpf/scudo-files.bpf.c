@@ -5,9 +5,24 @@
  * for file reports, and detached when none does.
  *
  * It runs for every system call of the machine, so it gives up as early as it can: on success
- * or any error but ENOENT, EACCES, EPERM and EROFS (one compare); on a call that takes no path
- * (a switch); on a process in no watched cgroup (a few map lookups). Only then is the path
- * read, from the caller's memory as it is at the call's exit.
+ * (but of chdir and fchdir, see below) or any error but ENOENT, EACCES, EPERM and EROFS (one
+ * compare); on a call that takes no path (a switch); on a process in no watched cgroup (a few
+ * map lookups). Only then is the path read, from the caller's memory as it is at the call's
+ * exit.
+ *
+ * Then it keeps the candidates (when the watch has prefixes): a failed call on a path the
+ * sandbox did not change fails the same way outside, so it is no refusal, and most failed
+ * calls are of that kind (module, include and library searches). What the text of the path
+ * can tell is decided here; what it cannot is passed on, to be judged in user space:
+ *  - an absolute path: the deepest of the watch's prefixes at or above it (components compared
+ *    whole, "." and empty ones skipped) says which errors make a candidate; a `.git`
+ *    component below a prefix marked GIT adds the write errors;
+ *  - a relative path, from the working directory: the errors its directory can reach, which
+ *    this program follows through chdir() (an absolute one: the prefix above it and all below
+ *    it; a relative one without "..": as before; fchdir(): all) per process and, for a
+ *    process that never changed it, from its parents, else the directory the command started in;
+ *  - a ".." component, a path relative to a directory fd, a path cut at FILE_PATH_MAX: passed
+ *    on. A path that reaches a changed prefix through a symlink elsewhere is not a candidate.
  *
  * x86-64 only: the arguments are read from the registers of the x86-64 calling convention and
  * the calls are known by their x86-64 numbers. */
@@ -44,6 +59,32 @@ struct {
 } file_events SEC(".maps");
 
 __u64 file_events_lost = 0;
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, FILE_PREFIX_MAX);
+        __type(key, struct file_prefix_key);
+        __type(value, struct file_prefix);
+} prefixes SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, FILE_CWD_MAX);
+        __type(key, struct file_cwd_key);
+        __type(value, __u8);
+} cwds SEC(".maps");
+
+/* The path being judged: too large for the stack. */
+struct scratch {
+        char path[FILE_PATH_MAX];
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, struct scratch);
+} scratch SEC(".maps");
 
 /* Where a call's path, directory and flags are: argument numbers, -1 for none. */
 struct call {
@@ -195,19 +236,217 @@ static __always_inline __u32 current_pid(void) {
         return (__u32) (bpf_get_current_pid_tgid() >> 32);
 }
 
+#define GIT_HASH file_hash_byte(file_hash_byte(file_hash_byte(file_hash_byte(FILE_HASH_COMPONENT, \
+                                                                           '.'), 'g'), 'i'), 't')
+
+/* A walk along the components of the path in the scratch buffer. The verifier follows the
+ * walk's state from one byte to the next until it repeats: so it is kept to few values (what
+ * the component is so far, not its length). */
+enum {
+        COMPONENT_EMPTY,
+        COMPONENT_DOT,
+        COMPONENT_DOTDOT,
+        COMPONENT_NAME,
+};
+
+struct walk {
+        struct scratch *s;
+        __u64 sid;
+        __u64 hash;             /* of the path up to the last whole component */
+        __u64 component;        /* of the component being read */
+        __u8 kind;              /* COMPONENT_*, of the component being read */
+        __u8 lookup;            /* an absolute path: each prefix is looked up */
+        __u8 dotdot;            /* a ".." component: the text cannot tell where it leads */
+        __u8 self, below, git, git_seen;
+};
+
+static __always_inline void set_prefix(struct walk *w, const struct file_prefix *p) {
+        w->self = p->self;
+        w->below = p->below;
+        w->git = p->flags & FILE_PREFIX_GIT;
+        w->git_seen = 0;
+}
+
+static __always_inline void end_component(struct walk *w) {
+        struct file_prefix_key k;
+        struct file_prefix *p;
+        __u8 kind = w->kind;
+        __u64 component = w->component;
+
+        w->kind = COMPONENT_EMPTY;
+        w->component = FILE_HASH_COMPONENT;
+        if (kind == COMPONENT_EMPTY || kind == COMPONENT_DOT)
+                return;
+        if (kind == COMPONENT_DOTDOT) {
+                w->dotdot = 1;
+                return;
+        }
+        w->git_seen |= component == GIT_HASH;
+        w->hash = file_hash_chain(w->hash, component);
+        if (!w->lookup)
+                return;
+        k.sid = w->sid;
+        k.hash = w->hash;
+        p = bpf_map_lookup_elem(&prefixes, &k);
+        if (p)
+                set_prefix(w, p);
+}
+
+static long walk_byte(__u32 i, void *ctx) {
+        struct walk *w = ctx;
+        struct scratch *s = w->s;
+        char c;
+
+        if (!s || i >= FILE_PATH_MAX)
+                return 1;
+        c = s->path[i];
+        if (c != '/' && c != 0) {
+                if (c == '.' && w->kind == COMPONENT_EMPTY)
+                        w->kind = COMPONENT_DOT;
+                else if (c == '.' && w->kind == COMPONENT_DOT)
+                        w->kind = COMPONENT_DOTDOT;
+                else
+                        w->kind = COMPONENT_NAME;
+                w->component = file_hash_byte(w->component, (unsigned char) c);
+                return 0;
+        }
+        end_component(w);
+        return c == 0 || w->dotdot;
+}
+
+/* Reads the path into the scratch buffer and walks it: 1, or 0 for no path, or -1 for a path
+ * whose text cannot tell (cut, or with ".."). */
+static __always_inline int walk_path(struct walk *w, struct scratch *s, __u64 sid, __u64 path) {
+        struct file_prefix_key k = { .sid = sid, .hash = FILE_HASH_ROOT };
+        struct file_prefix *p;
+        long n;
+
+        n = bpf_probe_read_user_str(s->path, sizeof(s->path), (const void *) path);
+        if (n <= 1)
+                return 0;
+        if (n >= FILE_PATH_MAX)
+                return -1;
+        w->s = s;
+        w->sid = sid;
+        w->hash = FILE_HASH_ROOT;
+        w->component = FILE_HASH_COMPONENT;
+        if (s->path[0] == '/') {
+                w->lookup = 1;
+                p = bpf_map_lookup_elem(&prefixes, &k);
+                if (p)
+                        set_prefix(w, p);
+        }
+        bpf_loop(FILE_PATH_MAX, walk_byte, w, 0);
+        return w->dotdot ? -1 : 1;
+}
+
+static __always_inline __u8 walk_mask(const struct walk *w) {
+        return w->self | (w->git && w->git_seen ? FILE_WRITE_ERRORS : 0);
+}
+
+/* What a relative path from the process's working directory can be a candidate with. */
+static __always_inline __u8 cwd_mask(struct file_watch *w, struct task_struct *t) {
+        for (int i = 0; i < 4 && t; i++) {
+                struct file_cwd_key k = {
+                        .tgid = (__u64) t->tgid,
+                        .start_time = t->group_leader ? t->group_leader->start_time : 0,
+                };
+                __u8 *m = bpf_map_lookup_elem(&cwds, &k);
+
+                if (m)
+                        return *m;
+                t = t->real_parent;
+        }
+        return w->cwd_mask;
+}
+
+/* A chdir() or fchdir() that worked, in a watched cgroup with prefixes. */
+static __always_inline void track_cwd(struct pt_regs *regs, __u64 nr) {
+        struct task_struct *t = bpf_get_current_task_btf();
+        struct file_watch *w = NULL;
+        struct walk wk = {};
+        struct scratch *s;
+        __u32 zero = 0;
+        __u64 sid;
+        __u8 m = FILE_ALL_ERRORS;
+
+        sid = watched_sid(t, &w);
+        if (!sid || !w || !w->filter)
+                return;
+        s = bpf_map_lookup_elem(&scratch, &zero);
+        if (nr == 80 && s && walk_path(&wk, s, sid, regs->di) > 0) {
+                if (wk.lookup)
+                        m = walk_mask(&wk) | wk.below | (wk.git ? FILE_WRITE_ERRORS : 0);
+                else
+                        m = cwd_mask(w, t);
+        }
+        struct file_cwd_key k = {
+                .tgid = (__u64) t->tgid,
+                .start_time = t->group_leader ? t->group_leader->start_time : 0,
+        };
+        (void) bpf_map_update_elem(&cwds, &k, &m, BPF_ANY);
+}
+
+/* Whether the failed call can be a refusal, as far as its path's text tells: 1, 0, or -1 to
+ * pass it on without the scratch buffer's copy (it could not be read whole). */
+static __always_inline int candidate(struct file_watch *w, struct task_struct *t, struct scratch *s,
+                                     __u64 sid, __u64 path, __s32 dirfd, __u8 bit) {
+        struct walk wk = {};
+        int k;
+
+        k = walk_path(&wk, s, sid, path);
+        if (k <= 0)
+                return k;
+        if (wk.lookup)
+                return !!(walk_mask(&wk) & bit);
+        if (dirfd != AT_FDCWD)
+                return 1;
+        return !!(cwd_mask(w, t) & bit);
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(scudo_file_exit, struct pt_regs *regs, long ret) {
         struct task_struct *t;
         struct file_event *e;
         struct file_watch *w = NULL;
+        struct scratch *s = NULL;
         struct call c;
         __u64 sid, nr, path;
+        __u32 zero = 0, flags;
+        __s32 dirfd;
+        __u8 bit;
+        int k = -1;
 
-        if (ret != -ENOENT && ret != -EACCES && ret != -EPERM && ret != -EROFS)
-                return 0;
         nr = regs->orig_ax;
+        if (ret == 0) {
+                if (nr == 80 || nr == 81)
+                        track_cwd(regs, nr);
+                return 0;
+        }
+        /* What depends on the error and the call is worked out here, once: past this point the
+         * verifier need not follow each kind of call on its own. */
+        if (ret == -ENOENT)
+                bit = FILE_ENOENT;
+        else if (ret == -EACCES || ret == -EPERM)
+                bit = FILE_EACCES;
+        else if (ret == -EROFS)
+                bit = FILE_EROFS;
+        else
+                return 0;
         if (!describe(nr, &c))
                 return 0;
+        path = arg(regs, c.path);
+        dirfd = c.dirfd >= 0 ? (__s32) arg(regs, c.dirfd) : AT_FDCWD;
+        flags = c.flags >= 0 ? (__u32) arg(regs, c.flags) : c.fixed_flags;
+        if (!path)
+                return 0;
+        if (nr == 437) {
+                /* openat2: the flags are in its struct open_how */
+                __u64 how = 0;
+
+                (void) bpf_probe_read_user(&how, sizeof(how), (const void *) (__u64) flags);
+                flags = (__u32) how;
+        }
         t = bpf_get_current_task_btf();
         /* a 32-bit call of a 64-bit process has numbers of another table */
         if (bpf_core_field_exists(t->thread_info.status) && (t->thread_info.status & TS_COMPAT))
@@ -215,33 +454,37 @@ int BPF_PROG(scudo_file_exit, struct pt_regs *regs, long ret) {
         sid = watched_sid(t, &w);
         if (!sid || !w)
                 return 0;
-        path = arg(regs, c.path);
-        if (!path)
-                return 0;
+        if (w->filter) {
+                s = bpf_map_lookup_elem(&scratch, &zero);
+                if (s) {
+                        k = candidate(w, t, s, sid, path, dirfd, bit);
+                        if (k == 0)
+                                return 0;
+                }
+        }
         if (!within_budget(w))
                 return 0;
 
         e = bpf_ringbuf_reserve(&file_events, sizeof(*e), 0);
         if (!e) {
                 __sync_fetch_and_add(&file_events_lost, 1);
-                __sync_fetch_and_add(&w->dropped, 1);
+                __sync_fetch_and_add(&w->ring_lost, 1);
                 return 0;
         }
         e->sid = sid;
         e->nr = (__u32) nr;
         e->err = (__s32) ret;
         e->pid = current_pid();
-        e->dirfd = c.dirfd >= 0 ? (__s32) arg(regs, c.dirfd) : AT_FDCWD;
-        if (nr == 437) {
-                __u64 how = 0;
-
-                (void) bpf_probe_read_user(&how, sizeof(how), (const void *) arg(regs, 2));
-                e->flags = (__u32) how;
-        } else
-                e->flags = c.flags >= 0 ? (__u32) arg(regs, c.flags) : c.fixed_flags;
+        e->dirfd = dirfd;
+        e->flags = flags;
         e->dropped = __sync_lock_test_and_set(&w->dropped, 0);
+        e->ring_lost = __sync_lock_test_and_set(&w->ring_lost, 0);
+        e->pad = 0;
         bpf_get_current_comm(e->comm, sizeof(e->comm));
-        if (bpf_probe_read_user_str(e->path, sizeof(e->path), (const void *) path) <= 0)
+        if (k > 0 && s) {
+                if (bpf_probe_read_kernel(e->path, sizeof(e->path), s->path) < 0)
+                        e->path[0] = 0;
+        } else if (bpf_probe_read_user_str(e->path, sizeof(e->path), (const void *) path) <= 0)
                 e->path[0] = 0;
         bpf_ringbuf_submit(e, 0);
         return 0;

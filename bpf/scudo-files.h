@@ -5,9 +5,12 @@
  *
  * One program on the exit of every system call keeps those that failed with ENOENT, EACCES,
  * EPERM or EROFS, are file system calls, and come from a process in a cgroup the helper was
- * asked to watch (or below it). It hands each to the helper whole, with the path as the
- * process named it; what the refusal means, and whether it is the sandbox's doing at all, is
- * decided outside (src/report/file-judge.c), where the real files can be looked at. */
+ * asked to watch (or below it). Of those it keeps the candidates: calls whose path lies where
+ * the sandbox's plan changes the view (the `prefixes` of the watch, docs/reports.md), as far
+ * as the kernel can tell from the path's text. It hands each to the helper whole, with the
+ * path as the process named it; what the refusal means, and whether it is the sandbox's doing
+ * at all, is decided outside (src/report/file-judge.c), where the real files can be looked
+ * at. */
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
@@ -15,6 +18,8 @@
 
 #define FILE_PATH_MAX 512
 #define FILE_WATCH_MAX 4096
+#define FILE_PREFIX_MAX 65536
+#define FILE_CWD_MAX 65536
 /* A sandbox's share of the ring buffer: at most this many events per window of
  * 2^FILE_WINDOW_SHIFT ns (about 134 ms), the rest counted in `dropped`. */
 #define FILE_WINDOW_SHIFT 27
@@ -22,12 +27,57 @@
 /* How far up from a process's own cgroup a watched one is looked for. */
 #define FILE_CGROUP_DEPTH 8
 
+/* Which errors make a candidate: the masks of net/protocol.h (BPFD_FILE_*). */
+#define FILE_ENOENT 1U
+#define FILE_EACCES 2U
+#define FILE_EROFS 4U
+#define FILE_WRITE_ERRORS (FILE_EACCES | FILE_EROFS)
+#define FILE_ALL_ERRORS (FILE_ENOENT | FILE_EACCES | FILE_EROFS)
+#define FILE_PREFIX_GIT 1U
+
 /* Value of the watch map (key: the cgroup id of the watched cgroup). */
 struct file_watch {
         __u64 window;
         __u32 events;           /* in the current window */
-        __u32 dropped;          /* not sent since the last event that was */
+        __u32 dropped;          /* not sent since the last event that was: the window's share */
+        __u32 ring_lost;        /* the same: the ring buffer was full */
+        __u8 filter;            /* prefixes were given: send the candidates only */
+        __u8 cwd_mask;          /* FILE_*: candidates of a relative path from the start directory */
+        __u8 pad[2];
 };
+
+/* The prefixes map: (watched cgroup, hash of a path) → what a call below it can be. */
+struct file_prefix_key {
+        __u64 sid;
+        __u64 hash;
+};
+
+struct file_prefix {
+        __u8 self;              /* FILE_*: errors that make a candidate, the deepest prefix deciding */
+        __u8 below;             /* the union of `self` of the prefixes below it */
+        __u8 flags;             /* FILE_PREFIX_GIT */
+        __u8 pad;
+};
+
+/* A process's working directory, as far as the kernel tracked it (chdir): FILE_* errors that
+ * a relative path from it can be a candidate with. Key: the process (tgid, start time). */
+struct file_cwd_key {
+        __u64 tgid;
+        __u64 start_time;
+};
+
+/* The hash of a canonical path, component by component: FNV-1a over each component's bytes,
+ * chained in order. "/" is FILE_HASH_ROOT. The same in the program and in the helper. */
+#define FILE_HASH_ROOT 0x84222325cbf29ce4ULL
+#define FILE_HASH_COMPONENT 0xcbf29ce484222325ULL
+
+static inline __u64 file_hash_byte(__u64 h, unsigned char c) {
+        return (h ^ c) * 0x100000001b3ULL;
+}
+
+static inline __u64 file_hash_chain(__u64 path, __u64 component) {
+        return ((path ^ component) * 0x9e3779b97f4a7c15ULL) ^ (path >> 29);
+}
 
 struct file_event {
         __u64 sid;              /* the watched cgroup's id */
@@ -36,7 +86,9 @@ struct file_event {
         __s32 err;              /* negative errno */
         __u32 pid;              /* in the helper's pid namespace */
         __s32 dirfd;            /* what a relative path is relative to; AT_FDCWD = -100 */
-        __u32 dropped;          /* events of this sandbox dropped before this one */
+        __u32 dropped;          /* events of this sandbox dropped before this one: its share */
+        __u32 ring_lost;        /* the same: the ring buffer was full */
+        __u32 pad;
         char comm[16];
         char path[FILE_PATH_MAX];       /* NUL-terminated, cut at FILE_PATH_MAX - 1 bytes */
 };

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -35,6 +36,7 @@ Client *client_free(Client *c) {
         sd_event_source_disable_unref(c->timeout);
         safe_close(c->fd);
         rule_set_done(&c->rules);
+        free(c->file_prefixes);
         free(c->usage);
         free(c);
         return NULL;
@@ -65,6 +67,12 @@ static int refuse(Client *c, int error, const char *reason) {
 
 int client_send_event(Client *c, const BpfdEvent *e) {
         if (send(c->fd, e, sizeof(*e), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int client_send_file_lost(Client *c, const BpfdFileLost *l) {
+        if (send(c->fd, l, sizeof(*l), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
                 return negative_errno();
         return 0;
 }
@@ -183,8 +191,24 @@ static int handle_message(Client *c, const uint8_t *buf, size_t size) {
                         c->received += (uint32_t) k;
                         return 0;
                 }
+                if (type == BPFD_MSG_FILE_PREFIXES) {
+                        if (!(c->open.flags & BPFD_OPEN_FILES))
+                                return refuse(c, -EBADMSG,
+                                              "file prefixes in a session without file reports");
+                        if (c->file_prefixes)
+                                return refuse(c, -EBADMSG, "file prefixes sent twice");
+                        k = bpfd_parse_file_prefixes(buf, size, NULL, NULL, NULL, &reason);
+                        if (k < 0)
+                                return refuse(c, k, reason);
+                        c->file_prefixes = malloc(size);
+                        if (!c->file_prefixes)
+                                return refuse(c, -ENOMEM, "out of memory");
+                        memcpy(c->file_prefixes, buf, size);
+                        c->file_prefixes_size = size;
+                        return 0;
+                }
                 if (type != BPFD_MSG_COMMIT)
-                        return refuse(c, -EBADMSG, "expected RULES or COMMIT");
+                        return refuse(c, -EBADMSG, "expected RULES, FILE_PREFIXES or COMMIT");
                 k = bpfd_parse_commit(buf, size, &reason);
                 if (k < 0)
                         return refuse(c, k, reason);
@@ -197,6 +221,8 @@ static int handle_message(Client *c, const uint8_t *buf, size_t size) {
                 c->cgroup = fc;
                 c->state = CLIENT_ACTIVE;
                 rule_set_done(&c->rules);
+                free(c->file_prefixes);
+                c->file_prefixes = NULL;
                 c->timeout = sd_event_source_disable_unref(c->timeout);
                 reply(c, 0, notice, fc->proxy ? dns_proxy_address(fc->proxy) : 0);
                 return 0;

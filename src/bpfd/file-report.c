@@ -5,7 +5,27 @@
 #include <sys/stat.h>
 
 #include "bpfd/file-report.h"
+#include "bpfd/protocol-parse.h"
 #include "util/macro.h"
+
+/* The hash the program computes of a canonical absolute path (scudo-files.h). */
+uint64_t file_prefix_hash(const char *path) {
+        uint64_t h = FILE_HASH_ROOT;
+
+        for (const char *p = path; *p; ) {
+                uint64_t c = FILE_HASH_COMPONENT;
+                size_t n = 0;
+
+                while (*p == '/')
+                        p++;
+                for (; *p && *p != '/'; p++, n++)
+                        c = file_hash_byte(c, (unsigned char) *p);
+                if (n == 0 || (n == 1 && p[-1] == '.'))
+                        continue;
+                h = file_hash_chain(h, c);
+        }
+        return h;
+}
 
 #if HAVE_FILES_SKEL
 #include <bpf/bpf.h>
@@ -76,17 +96,77 @@ FileReporter *file_reporter_free(FileReporter *f) {
         return NULL;
 }
 
-int file_reporter_watch(FileReporter *f, uint64_t sid) {
-        struct file_watch w = {};
+typedef struct PrefixAdd {
+        int fd;
+        uint64_t sid;
+} PrefixAdd;
 
-        if (bpf_map_update_elem(bpf_map__fd(f->skel->maps.watched), &sid, &w, BPF_NOEXIST) < 0)
+/* Two prefixes of one hash (the same path twice, or a collision) can both be candidates. */
+static int add_prefix(const BpfdFilePrefix *p, void *userdata) {
+        PrefixAdd *a = userdata;
+        struct file_prefix_key k = { .sid = a->sid };
+        struct file_prefix v = { .self = p->self, .below = p->below, .flags = p->flags }, old;
+        char path[sizeof(p->path) + 1];
+
+        memcpy(path, p->path, sizeof(p->path));
+        path[sizeof(p->path)] = 0;
+        k.hash = file_prefix_hash(path);
+        if (bpf_map_lookup_elem(a->fd, &k, &old) >= 0) {
+                v.self |= old.self;
+                v.below |= old.below;
+                v.flags |= old.flags;
+        }
+        if (bpf_map_update_elem(a->fd, &k, &v, BPF_ANY) < 0)
                 return negative_errno();
+        return 0;
+}
+
+static void forget_prefixes(FileReporter *f, uint64_t sid) {
+        int fd = bpf_map__fd(f->skel->maps.prefixes);
+        struct file_prefix_key k, next;
+        bool first = true;
+
+        /* deleting the key the walk stands on restarts it; so delete behind it */
+        for (;;) {
+                if (bpf_map_get_next_key(fd, first ? NULL : &k, &next) < 0)
+                        break;
+                if (!first && k.sid == sid)
+                        (void) bpf_map_delete_elem(fd, &k);
+                k = next;
+                first = false;
+        }
+        if (!first && k.sid == sid)
+                (void) bpf_map_delete_elem(fd, &k);
+}
+
+int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, size_t prefixes_size) {
+        struct file_watch w = {};
+        uint32_t cwd_mask = FILE_ALL_ERRORS;
+        int k;
+
+        if (prefixes) {
+                PrefixAdd a = { .fd = bpf_map__fd(f->skel->maps.prefixes), .sid = sid };
+
+                k = bpfd_parse_file_prefixes(prefixes, prefixes_size, add_prefix, &a, &cwd_mask, NULL);
+                if (k < 0) {
+                        forget_prefixes(f, sid);
+                        return k;
+                }
+                w.filter = 1;
+                w.cwd_mask = (uint8_t) cwd_mask;
+        }
+        if (bpf_map_update_elem(bpf_map__fd(f->skel->maps.watched), &sid, &w, BPF_NOEXIST) < 0) {
+                k = negative_errno();
+                if (prefixes)
+                        forget_prefixes(f, sid);
+                return k;
+        }
         if (!f->link) {
                 f->link = bpf_program__attach(f->skel->progs.scudo_file_exit);
                 if (!f->link) {
-                        int k = negative_errno();
-
+                        k = negative_errno();
                         (void) bpf_map_delete_elem(bpf_map__fd(f->skel->maps.watched), &sid);
+                        forget_prefixes(f, sid);
                         return k;
                 }
         }
@@ -97,6 +177,7 @@ int file_reporter_watch(FileReporter *f, uint64_t sid) {
 void file_reporter_unwatch(FileReporter *f, uint64_t sid) {
         if (!f || bpf_map_delete_elem(bpf_map__fd(f->skel->maps.watched), &sid) < 0)
                 return;
+        forget_prefixes(f, sid);
         if (f->n_watched > 0 && --f->n_watched == 0) {
                 /* what is still in the ring buffer is of cgroups that are gone */
                 (void) ring_buffer__consume(f->rb);
@@ -124,7 +205,7 @@ FileReporter *file_reporter_free(FileReporter *f) {
         return NULL;
 }
 
-int file_reporter_watch(FileReporter *f, uint64_t sid) {
+int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, size_t prefixes_size) {
         return -EOPNOTSUPP;
 }
 

@@ -21,10 +21,14 @@ int file_reporter_new(FileEventCallback cb, void *userdata, FileReporter **ret);
 FileReporter *file_reporter_free(FileReporter *f);
 
 /* Reports the refusals of processes in the cgroup `sid` and below it; the first watch
- * attaches the program. */
-int file_reporter_watch(FileReporter *f, uint64_t sid);
+ * attaches the program. `prefixes` (a FILE_PREFIXES message of `prefixes_size` bytes, or
+ * NULL: every failed call is sent) says where the sandbox changes the view. */
+int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, size_t prefixes_size);
 /* Forgets `sid`; the last one detaches the program. */
 void file_reporter_unwatch(FileReporter *f, uint64_t sid);
 
 int file_reporter_fd(FileReporter *f);
+
+/* The hash the program computes of a path (scudo-files.h); exposed for tests. */
+uint64_t file_prefix_hash(const char *path);
 int file_reporter_consume(FileReporter *f);

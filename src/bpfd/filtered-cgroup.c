@@ -15,8 +15,8 @@
 
 /* At most this many reports per cgroup and second go to the client; the rest are counted. */
 #define REPORTS_PER_SECOND 50U
-/* File events are sifted by scudo (most are a path that exists nowhere, from a search along
- * PATH or an include path), so many more go to it; the kernel has a cap of its own. */
+/* File events are candidates the kernel could not rule out (bpf/scudo-files.bpf.c), to be
+ * judged by scudo; the kernel has a share of its own per sandbox. */
 #define FILE_EVENTS_PER_SECOND 2000U
 #define MAX_TTL_SEC (24U * 3600U)
 
@@ -283,10 +283,28 @@ void filtered_cgroup_report_file(FilteredCgroup *fc, const struct file_event *fe
                 fc->file_window_start = now;
                 fc->file_window_count = 0;
         }
-        fc->file_lost += fe->dropped;
+        fc->file_lost += fe->dropped + fe->ring_lost;
+        fc->file_lost_by.sandbox += fe->dropped;
+        fc->file_lost_by.ring += fe->ring_lost;
         if (fc->file_window_count >= FILE_EVENTS_PER_SECOND) {
                 fc->file_lost++;
+                fc->file_lost_by.helper++;
                 return;
+        }
+        if (fc->file_lost > 0) {
+                BpfdFileLost *l = &fc->file_lost_by;
+
+                l->header = (BpfdHeader) {
+                        .magic = BPFD_MAGIC,
+                        .version = BPFD_VERSION,
+                        .type = BPFD_MSG_FILE_LOST,
+                        .size = sizeof(BpfdFileLost),
+                };
+                if (client_send_file_lost(fc->client, l) < 0) {
+                        fc->file_lost++;
+                        fc->file_lost_by.helper++;
+                        return;
+                }
         }
         e.dropped = fc->file_lost;
         memcpy(e.comm, fe->comm, sizeof(e.comm));
@@ -295,10 +313,13 @@ void filtered_cgroup_report_file(FilteredCgroup *fc, const struct file_event *fe
         memcpy(e.path, fe->path, sizeof(e.path));
         e.path[sizeof(e.path) - 1] = 0;
         if (client_send_file_event(fc->client, &e) < 0) {
+                /* a breakdown that went out is sent again, whole, with the next one */
                 fc->file_lost++;
+                fc->file_lost_by.helper++;
                 return;
         }
         fc->file_lost = 0;
+        fc->file_lost_by = (BpfdFileLost) {};
         fc->file_window_count++;
 }
 
@@ -522,12 +543,12 @@ static int setup_network(Manager *m, Client *c, FilteredCgroup *fc, int cgfd, co
 
 /* File reports are no restriction: when they cannot be had, the session goes on without them
  * and the client is told why. */
-static const char *setup_files(Manager *m, FilteredCgroup *fc) {
+static const char *setup_files(Manager *m, Client *c, FilteredCgroup *fc) {
         int k;
 
         if (!m->files)
                 return m->files_why;
-        k = file_reporter_watch(m->files, fc->sid);
+        k = file_reporter_watch(m->files, fc->sid, c->file_prefixes, c->file_prefixes_size);
         if (k < 0) {
                 log_warning_errno(k, "cannot watch the file refusals of %s: %m", fc->path);
                 return "the helper cannot watch this sandbox's file accesses (see its journal)";
@@ -594,7 +615,7 @@ int filtered_cgroup_create(Manager *m, Client *c, FilteredCgroup **ret, const ch
                         goto fail;
         }
         if (c->open.flags & BPFD_OPEN_FILES)
-                *ret_notice = setup_files(m, fc);
+                *ret_notice = setup_files(m, c, fc);
 
         watch_parent(m, cgfd);
         fc->client = c;

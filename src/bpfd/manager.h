@@ -67,6 +67,8 @@ struct Client {
         BpfdOpenRequest open;
         RuleSet rules;
         uint32_t received;
+        void *file_prefixes;            /* the FILE_PREFIXES message, checked, until COMMIT */
+        size_t file_prefixes_size;
         FilteredCgroup *cgroup;         /* once active; may go away before the client */
         bool usage_asked;
         BpfdUsage *usage;               /* kept when the cgroup goes first; or not sent yet */
@@ -93,7 +95,8 @@ struct FilteredCgroup {
         bool files;                     /* its file refusals are watched */
         uint64_t file_window_start;     /* the same for file events, which scudo sifts */
         unsigned file_window_count;
-        unsigned file_lost;
+        unsigned file_lost;             /* not sent since the last event that was, of all shares */
+        BpfdFileLost file_lost_by;      /* the same, by share */
 };
 
 struct Manager {
@@ -121,6 +124,7 @@ int client_new(Manager *m, int fd);
 Client *client_free(Client *c);
 int client_send_event(Client *c, const BpfdEvent *e);
 int client_send_file_event(Client *c, const BpfdFileEvent *e);
+int client_send_file_lost(Client *c, const BpfdFileLost *l);
 /* The filtered cgroup of `c` goes: what it used is kept for USAGE. */
 void client_keep_usage(Client *c, FilteredCgroup *fc);
 

@@ -32,6 +32,7 @@ int bpfd_message_type(const void *buf, size_t size, const char **ret_reason) {
         case BPFD_MSG_RULES:
         case BPFD_MSG_COMMIT:
         case BPFD_MSG_USAGE:
+        case BPFD_MSG_FILE_PREFIXES:
                 return h.type;
         default:
                 return bad(ret_reason, "unknown message type");
@@ -210,6 +211,80 @@ int bpfd_parse_usage(const void *buf, size_t size, const char **ret_reason) {
         if (k != BPFD_MSG_USAGE || size != sizeof(BpfdHeader))
                 return bad(ret_reason, "malformed USAGE");
         return 0;
+}
+
+/* Absolute and canonical: "/" alone, or "/" followed by components that are neither empty,
+ * "." nor "..", with no trailing slash and no control characters. */
+static bool canonical_path(const char *path, size_t len) {
+        if (len == 0 || path[0] != '/')
+                return false;
+        if (len == 1)
+                return true;
+        for (size_t i = 0; i < len; i++)
+                if ((unsigned char) path[i] < 0x20 || path[i] == 0x7f)
+                        return false;
+        for (size_t i = 1; i <= len; ) {
+                size_t j = i;
+
+                while (j < len && path[j] != '/')
+                        j++;
+                if (j == i || (j - i == 1 && path[i] == '.') ||
+                    (j - i == 2 && path[i] == '.' && path[i + 1] == '.'))
+                        return false;
+                i = j + 1;
+        }
+        return true;
+}
+
+int bpfd_parse_file_prefixes(const void *buf, size_t size, BpfdFilePrefixCallback cb, void *userdata,
+                             uint32_t *ret_cwd_mask, const char **ret_reason) {
+        const uint8_t *p = buf;
+        BpfdFilePrefixes m;
+        int k;
+
+        k = bpfd_message_type(buf, size, ret_reason);
+        if (k < 0)
+                return k;
+        if (k != BPFD_MSG_FILE_PREFIXES || size < sizeof(m))
+                return bad(ret_reason, "malformed FILE_PREFIXES");
+        memcpy(&m, buf, sizeof(m));
+        if (m.n == 0 || m.n > BPFD_FILE_PREFIXES_MAX)
+                return bad(ret_reason, "bad number of file prefixes");
+        /* n is small: the product cannot wrap */
+        if (size - sizeof(m) != (size_t) m.n * sizeof(BpfdFilePrefix))
+                return bad(ret_reason, "prefix count does not match the message size");
+        if (m.cwd_mask & ~BPFD_FILE_ALL_ERRORS)
+                return bad(ret_reason, "unknown error bits");
+
+        for (uint32_t i = 0; i < m.n; i++) {
+                BpfdFilePrefix f;
+
+                memcpy(&f, p + sizeof(m) + i * sizeof(f), sizeof(f));
+                if ((f.self | f.below) & ~BPFD_FILE_ALL_ERRORS)
+                        return bad(ret_reason, "unknown error bits");
+                if (f.flags & ~BPFD_FILE_PREFIX_GIT || f.reserved != 0)
+                        return bad(ret_reason, "unknown prefix flags");
+                if (f.path_len == 0 || f.path_len >= sizeof(f.path))
+                        return bad(ret_reason, "bad prefix length");
+                if (memchr(f.path, 0, f.path_len))
+                        return bad(ret_reason, "NUL inside a prefix");
+                for (size_t j = f.path_len; j < sizeof(f.path); j++)
+                        if (f.path[j] != 0)
+                                return bad(ret_reason, "prefix not NUL-padded");
+                if (!canonical_path(f.path, f.path_len))
+                        return bad(ret_reason, "prefix not absolute and canonical");
+        }
+        for (uint32_t i = 0; cb && i < m.n; i++) {
+                BpfdFilePrefix f;
+
+                memcpy(&f, p + sizeof(m) + i * sizeof(f), sizeof(f));
+                k = cb(&f, userdata);
+                if (k < 0)
+                        return k;
+        }
+        if (ret_cwd_mask)
+                *ret_cwd_mask = m.cwd_mask;
+        return (int) m.n;
 }
 
 int bpfd_check_cgroup_path(const char *path, uid_t uid, const char **ret_reason) {

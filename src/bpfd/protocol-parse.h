@@ -48,6 +48,14 @@ int bpfd_parse_commit(const void *buf, size_t size, const char **ret_reason);
 /* So is USAGE. */
 int bpfd_parse_usage(const void *buf, size_t size, const char **ret_reason);
 
+typedef int (*BpfdFilePrefixCallback)(const BpfdFilePrefix *prefix, void *userdata);
+
+/* Checks a FILE_PREFIXES message whole (every prefix absolute, canonical, NUL-padded, its
+ * masks and flags known), then calls `cb` for each prefix. Returns the number of prefixes,
+ * -EBADMSG, or the first negative value `cb` returned. */
+int bpfd_parse_file_prefixes(const void *buf, size_t size, BpfdFilePrefixCallback cb, void *userdata,
+                             uint32_t *ret_cwd_mask, const char **ret_reason);
+
 /* Lexical check of a cgroup path against the caller's uid: it must lie strictly below
  * /user.slice/user-UID.slice/user@UID.service/, with no empty, "." or ".." component, no
  * trailing slash and no control characters. Returns 0 or -EPERM/-EINVAL. */

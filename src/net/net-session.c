@@ -289,6 +289,8 @@ int net_session_open(const char *cgroup_path, const NetSessionRules *net, unsign
         k = send_message(s->fd, &open_msg, sizeof(open_msg));
         if (k >= 0)
                 k = send_rules(s->fd, rules, n_rules, names);
+        if (k >= 0 && (flags & NET_SESSION_FILES) && net->file_prefixes)
+                k = send_message(s->fd, net->file_prefixes, net->file_prefixes_size);
         if (k >= 0) {
                 header_init(&commit, BPFD_MSG_COMMIT, sizeof(commit));
                 k = send_message(s->fd, &commit, sizeof(commit));
@@ -323,6 +325,7 @@ typedef union Message {
         BpfdReply reply;
         BpfdEvent event;
         BpfdFileEvent file;
+        BpfdFileLost file_lost;
         BpfdUsage usage;
 } Message;
 
@@ -356,6 +359,9 @@ static int dispatch(NetSession *s, const NetSessionHandler *h, Message *m, BpfdU
                 } else if (m->header.type == BPFD_MSG_FILE_EVENT && n == sizeof(m->file)) {
                         if (h && h->file_event)
                                 h->file_event(&m->file, h->userdata);
+                } else if (m->header.type == BPFD_MSG_FILE_LOST && n == sizeof(m->file_lost)) {
+                        if (h && h->file_lost)
+                                h->file_lost(&m->file_lost, h->userdata);
                 } else if (m->header.type == BPFD_MSG_REPLY && n == sizeof(m->reply) && usage) {
                         /* a helper that does not know USAGE refuses it, and closes */
                         m->reply.reason[sizeof(m->reply.reason) - 1] = 0;

@@ -33,6 +33,10 @@ typedef struct NetSessionRules {
         char * const *allow;    /* network.allow, as written */
         char * const *deny;     /* network.deny */
         DnsMode dns;
+        /* With NET_SESSION_FILES: a FILE_PREFIXES message (protocol.h) for the kernel to leave
+         * out the failed calls that cannot be refusals; NULL: it sends every one. */
+        const void *file_prefixes;
+        size_t file_prefixes_size;
 } NetSessionRules;
 
 int net_session_open(const char *cgroup_path, const NetSessionRules *rules, unsigned flags, NetSession **ret);
@@ -50,6 +54,7 @@ int net_session_get_fd(NetSession *s);
 typedef struct NetSessionHandler {
         void (*event)(const BpfdEvent *e, void *userdata);
         void (*file_event)(const BpfdFileEvent *e, void *userdata);
+        void (*file_lost)(const BpfdFileLost *l, void *userdata);
         void *userdata;
 } NetSessionHandler;
 

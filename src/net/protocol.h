@@ -12,10 +12,15 @@
  * A session:
  *   client → OPEN      cgroup path, DNS mode, number of rules that will follow
  *   client → RULES     0..n messages, each with up to BPFD_RULES_PER_MESSAGE rules
+ *   client → FILE_PREFIXES  at most one, before COMMIT, in a session with BPFD_OPEN_FILES:
+ *                      where the plan changes the file system view, so that the kernel sends
+ *                      only the failed calls that can be refusals (without it: every one)
  *   client → COMMIT    apply: the helper fills the maps, attaches, and answers
  *   helper → REPLY     error 0 (enforcing) or a negative errno and a reason
  *   helper → EVENT     refusals in this sandbox, for as long as the connection is open
  *   helper → FILE_EVENT  refused file accesses, when OPEN asked for them (BPFD_OPEN_FILES)
+ *   helper → FILE_LOST   just before a FILE_EVENT whose `dropped` is not 0: which share
+ *                      dropped them
  *   client → USAGE     once, when the run is over and before its cgroup goes: which allow
  *                      rules were reached
  *   helper → USAGE_REPLY  the answer (events sent before it come before it)
@@ -44,6 +49,8 @@ typedef enum BpfdMessageType {
         BPFD_MSG_EVENT = 17,
         BPFD_MSG_FILE_EVENT = 18,
         BPFD_MSG_USAGE_REPLY = 19,
+        BPFD_MSG_FILE_PREFIXES = 32,
+        BPFD_MSG_FILE_LOST = 33,
 } BpfdMessageType;
 
 typedef struct BpfdHeader {
@@ -179,3 +186,52 @@ typedef struct BpfdUsage {
 static_assert(BPFD_RULES_MAX % 8 == 0, "a bit for every rule");
 static_assert(sizeof(BpfdUsage) == 16 + 8 + BPFD_RULES_MAX / 8, "BpfdUsage layout");
 static_assert(sizeof(BpfdUsage) <= BPFD_MESSAGE_MAX, "BpfdUsage in one message");
+
+/* Which failed calls can be refusals (FILE_PREFIXES), as masks of these errors. */
+#define BPFD_FILE_ENOENT        (1U << 0)
+#define BPFD_FILE_EACCES        (1U << 1)       /* EACCES and EPERM */
+#define BPFD_FILE_EROFS         (1U << 2)
+#define BPFD_FILE_WRITE_ERRORS  (BPFD_FILE_EACCES | BPFD_FILE_EROFS)
+#define BPFD_FILE_ALL_ERRORS    (BPFD_FILE_ENOENT | BPFD_FILE_EACCES | BPFD_FILE_EROFS)
+
+/* Prefix flags: a `.git` component below the prefix makes write errors candidates. */
+#define BPFD_FILE_PREFIX_GIT    (1U << 0)
+
+#define BPFD_FILE_PREFIXES_MAX 255U
+#define BPFD_FILE_PREFIX_PATH_MAX 248U
+
+/* One path where the plan changes the view. A failed call on an absolute path is a candidate
+ * when its error is in `self` of the deepest prefix at or above the path (components compared
+ * whole, "." skipped; a ".." makes every call a candidate). `below` is the union of `self`
+ * (and of the write errors of a GIT prefix) of every prefix below this one: what a relative
+ * path from a working directory here can reach. */
+typedef struct BpfdFilePrefix {
+        uint8_t self;                   /* BPFD_FILE_* */
+        uint8_t below;                  /* BPFD_FILE_* */
+        uint8_t flags;                  /* BPFD_FILE_PREFIX_* */
+        uint8_t reserved;               /* 0 */
+        uint32_t path_len;              /* strlen(path), 1 .. BPFD_FILE_PREFIX_PATH_MAX - 1 */
+        char path[BPFD_FILE_PREFIX_PATH_MAX]; /* absolute, canonical, NUL-padded */
+} BpfdFilePrefix;
+static_assert(sizeof(BpfdFilePrefix) == 256, "BpfdFilePrefix layout");
+
+/* Followed by n BpfdFilePrefix. The root "/" should be among them. */
+typedef struct BpfdFilePrefixes {
+        BpfdHeader header;
+        uint32_t n;                     /* 1 .. BPFD_FILE_PREFIXES_MAX */
+        uint32_t cwd_mask;              /* BPFD_FILE_*: candidates for a relative path from the
+                                         * directory the command starts in */
+} BpfdFilePrefixes;
+static_assert(sizeof(BpfdFilePrefixes) == 24, "BpfdFilePrefixes layout");
+static_assert(sizeof(BpfdFilePrefixes) + BPFD_FILE_PREFIXES_MAX * sizeof(BpfdFilePrefix) <= BPFD_MESSAGE_MAX,
+              "BpfdFilePrefixes in one message");
+
+/* Candidate refusals dropped before the FILE_EVENT that follows, by the share exceeded. */
+typedef struct BpfdFileLost {
+        BpfdHeader header;
+        uint32_t sandbox;               /* this sandbox's share in the kernel */
+        uint32_t ring;                  /* the ring buffer all sandboxes share was full */
+        uint32_t helper;                /* this sandbox's share of the helper's sending */
+        uint32_t reserved;
+} BpfdFileLost;
+static_assert(sizeof(BpfdFileLost) == 32, "BpfdFileLost layout");

@@ -362,3 +362,225 @@ int file_judge(FileJudge *j, const BpfdFileEvent *e, Report *ret) {
         };
         return attribute(j, j->resolved, error, ret) ? 1 : 0;
 }
+
+/* The kernel's side of the judgement (net/protocol.h, FILE_PREFIXES): where the plan changes
+ * the view, and which errors can be a refusal there, as attribute() above decides them. It
+ * may take in more than attribute() reports, never less: what the kernel leaves out is lost. */
+typedef struct PrefixSet {
+        BpfdFilePrefix *p;
+        size_t n;
+        bool overflow;
+} PrefixSet;
+
+static void prefix_add(PrefixSet *s, const char *path, uint8_t self, uint8_t flags) {
+        char cut[BPFD_FILE_PREFIX_PATH_MAX];
+        size_t l;
+
+        if (!path || !path_is_absolute(path))
+                return;
+        l = strlen(path);
+        while (l > 1 && path[l - 1] == '/')
+                l--;
+        if (l >= sizeof(cut)) {
+                /* too long to send: a shorter prefix above it takes in all of its subtree */
+                const char *slash = NULL;
+
+                for (size_t i = 0; i < sizeof(cut) - 1; i++)
+                        if (path[i] == '/')
+                                slash = path + i;
+                l = slash && slash != path ? (size_t) (slash - path) : 1;
+                self = BPFD_FILE_ALL_ERRORS;
+                flags = 0;
+        }
+        memcpy(cut, path, l);
+        cut[l] = 0;
+        for (size_t i = 0; i < s->n; i++)
+                if (s->p[i].path_len == l && memcmp(s->p[i].path, cut, l) == 0) {
+                        s->p[i].self |= self;
+                        s->p[i].flags |= flags;
+                        return;
+                }
+        if (s->n == BPFD_FILE_PREFIXES_MAX) {
+                s->overflow = true;
+                return;
+        }
+        s->p[s->n] = (BpfdFilePrefix) { .self = self, .flags = flags, .path_len = (uint32_t) l };
+        memcpy(s->p[s->n].path, cut, l);
+        s->n++;
+}
+
+static void prefix_add_all(PrefixSet *s, const char *const *paths, uint8_t self) {
+        for (; *paths; paths++)
+                prefix_add(s, *paths, self, 0);
+}
+
+static bool property_on(const char *v) {
+        return v && !streq(v, "no") && !streq(v, "false") && !streq(v, "0") && !streq(v, "");
+}
+
+/* The paths of a property like InaccessiblePaths=: words, each with optional leading "-" and
+ * "+" and a ":options" tail. */
+static void prefix_add_words(PrefixSet *s, const char *value, uint8_t self) {
+        char word[PATH_MAX];
+
+        for (const char *p = value; p && *p; ) {
+                size_t n = strcspn(p, " \t");
+
+                if (n > 0 && n < sizeof(word)) {
+                        char *w = word, *colon;
+
+                        memcpy(word, p, n);
+                        word[n] = 0;
+                        while (*w == '-' || *w == '+')
+                                w++;
+                        colon = strchr(w, ':');
+                        if (colon)
+                                *colon = 0;
+                        prefix_add(s, w, self, 0);
+                }
+                p += n;
+                p += strspn(p, " \t");
+        }
+}
+
+static void prefix_add_properties(PrefixSet *s, const Plan *p) {
+        static const char *const home_dirs[] = { "/home", "/root", "/run/user", NULL };
+        static const char *const tmp_dirs[] = { "/tmp", "/var/tmp", NULL };
+        static const char *const open_dirs[] = { "/dev", "/proc", "/sys", "/tmp", "/var/tmp", NULL };
+        static const char *const full_dirs[] = { "/usr", "/boot", "/efi", "/etc", NULL };
+        static const char *const yes_dirs[] = { "/usr", "/boot", "/efi", NULL };
+        static const char *const tunables[] = { "/proc/sys", "/sys", "/proc/sysrq-trigger", NULL };
+        static const char *const modules[] = { "/usr/lib/modules", "/lib/modules", NULL };
+        static const char *const logs[] = { "/proc/kmsg", "/dev/kmsg", NULL };
+        static const char *const words[] = { "InaccessiblePaths", "ReadOnlyPaths", "TemporaryFileSystem",
+                                             "BindPaths", "BindReadOnlyPaths", "NoExecPaths", "ExecPaths",
+                                             NULL };
+        const uint8_t all = BPFD_FILE_ALL_ERRORS, write = BPFD_FILE_WRITE_ERRORS;
+
+        for (size_t i = 0; i < p->n_properties; i++) {
+                const char *name = p->properties[i].name, *v = p->properties[i].value;
+
+                if (!name || !v)
+                        continue;
+                if (streq(name, "PrivateTmp") && property_on(v))
+                        prefix_add_all(s, tmp_dirs, all);
+                else if (streq(name, "PrivateDevices") && property_on(v))
+                        prefix_add_all(s, (const char *const[]) { "/dev", NULL }, all);
+                else if (streq(name, "ProtectHome") && property_on(v))
+                        prefix_add_all(s, home_dirs, streq(v, "read-only") ? write : all);
+                else if (streq(name, "ProtectSystem") && property_on(v)) {
+                        if (streq(v, "strict")) {
+                                prefix_add(s, "/", write, 0);
+                                prefix_add_all(s, open_dirs, 0);
+                        } else
+                                prefix_add_all(s, streq(v, "full") ? full_dirs : yes_dirs, write);
+                } else if (streq(name, "ProtectKernelTunables") && property_on(v))
+                        prefix_add_all(s, tunables, write);
+                else if (streq(name, "ProtectKernelModules") && property_on(v))
+                        prefix_add_all(s, modules, all);
+                else if (streq(name, "ProtectKernelLogs") && property_on(v))
+                        prefix_add_all(s, logs, all);
+                else if (streq(name, "ProtectControlGroups") && property_on(v))
+                        prefix_add(s, "/sys/fs/cgroup", all, 0);
+                else if ((streq(name, "ProtectProc") && !streq(v, "default")) ||
+                         (streq(name, "ProcSubset") && streq(v, "pid")))
+                        prefix_add(s, "/proc", all, 0);
+                else if (streq(name, "RootDirectory") || streq(name, "RootImage") ||
+                         streq(name, "MountImages") || streq(name, "ExtensionImages") ||
+                         streq(name, "ExtensionDirectories"))
+                        prefix_add(s, "/", all, 0);
+                else
+                        for (size_t w = 0; words[w]; w++)
+                                if (streq(name, words[w]))
+                                        prefix_add_words(s, v, all);
+        }
+}
+
+static uint8_t entry_mask(PathAccess a, uint8_t *ret_flags) {
+        *ret_flags = 0;
+        switch (a) {
+        case PATH_ACCESS_DENY:
+        case PATH_ACCESS_HIDE:
+                return BPFD_FILE_ALL_ERRORS;
+        case PATH_ACCESS_READ:
+                return BPFD_FILE_WRITE_ERRORS;
+        default:
+                /* only a .git below it can be refused (git_refusal) */
+                *ret_flags = BPFD_FILE_PREFIX_GIT;
+                return 0;
+        }
+}
+
+static bool strictly_below(const BpfdFilePrefix *a, const BpfdFilePrefix *above) {
+        if (a->path_len <= above->path_len || memcmp(a->path, above->path, above->path_len) != 0)
+                return false;
+        return above->path_len == 1 || a->path[above->path_len] == '/';
+}
+
+static uint8_t reach(const BpfdFilePrefix *p) {
+        return p->self | p->below | (p->flags & BPFD_FILE_PREFIX_GIT ? BPFD_FILE_WRITE_ERRORS : 0);
+}
+
+int file_judge_prefixes(const Plan *plan, BpfdFilePrefixes **ret, size_t *ret_size) {
+        _cleanup_free_ BpfdFilePrefix *all = NULL;
+        PrefixSet s = {};
+        BpfdFilePrefixes *m;
+        const BpfdFilePrefix *cwd = NULL;
+        size_t size;
+
+        all = calloc(BPFD_FILE_PREFIXES_MAX, sizeof(BpfdFilePrefix));
+        if (!all)
+                return -ENOMEM;
+        s.p = all;
+        prefix_add(&s, "/", 0, 0);
+        for (size_t i = 0; i < plan->n_paths + plan->n_dropped; i++) {
+                const PlanPath *e = i < plan->n_paths ? &plan->paths[i] :
+                                                        &plan->dropped[i - plan->n_paths].entry;
+                uint8_t flags, self = entry_mask(e->access, &flags);
+
+                prefix_add(&s, e->path, self, flags);
+        }
+        prefix_add_properties(&s, plan);
+        if (s.overflow) {
+                /* more than one message holds: every failed call is a candidate */
+                s.n = 0;
+                prefix_add(&s, "/", BPFD_FILE_ALL_ERRORS, 0);
+        }
+        for (size_t i = 0; i < s.n; i++)
+                for (size_t j = 0; j < s.n; j++)
+                        if (strictly_below(&s.p[j], &s.p[i]))
+                                s.p[i].below |= s.p[j].self | (s.p[j].flags & BPFD_FILE_PREFIX_GIT ?
+                                                                BPFD_FILE_WRITE_ERRORS : 0);
+        if (s.overflow)
+                s.p[0].below = BPFD_FILE_ALL_ERRORS;
+
+        size = sizeof(BpfdFilePrefixes) + s.n * sizeof(BpfdFilePrefix);
+        m = calloc(1, size);
+        if (!m)
+                return -ENOMEM;
+        *m = (BpfdFilePrefixes) {
+                .header = {
+                        .magic = BPFD_MAGIC,
+                        .version = BPFD_VERSION,
+                        .type = BPFD_MSG_FILE_PREFIXES,
+                        .size = (uint32_t) size,
+                },
+                .n = (uint32_t) s.n,
+                .cwd_mask = BPFD_FILE_ALL_ERRORS,
+        };
+        memcpy(m + 1, s.p, s.n * sizeof(BpfdFilePrefix));
+        /* a relative path from the start directory: what the deepest prefix at or above it and
+         * every prefix below that can be */
+        if (plan->working_directory && path_is_absolute(plan->working_directory)) {
+                for (size_t i = 0; i < s.n; i++)
+                        if ((s.p[i].path_len == 1 ||
+                             path_startswith(plan->working_directory, s.p[i].path)) &&
+                            (!cwd || s.p[i].path_len > cwd->path_len))
+                                cwd = &s.p[i];
+                if (cwd)
+                        m->cwd_mask = reach(cwd);
+        }
+        *ret = m;
+        *ret_size = size;
+        return 0;
+}

@@ -34,5 +34,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(FileJudge *, file_judge_free);
  * access; 0 when it is not the sandbox's doing or cannot be told; -ENOMEM. */
 int file_judge(FileJudge *j, const BpfdFileEvent *e, Report *ret);
 
+/* The FILE_PREFIXES message for the plan (net/protocol.h): where it changes the file system
+ * view and which errors can be refusals there, for the kernel to leave the rest out. */
+int file_judge_prefixes(const Plan *plan, BpfdFilePrefixes **ret, size_t *ret_size);
+
 /* The operation a system call and its flags stand for ("read", "write", "exec", …). */
 const char *file_judge_operation(uint32_t nr, uint32_t flags);

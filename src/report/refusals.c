@@ -22,6 +22,9 @@ struct Refusals {
         ReportFeed *feed;
         FileJudge *files;
         NetJudge *net;
+        BpfdFilePrefixes *prefixes;     /* for the helper, built on first use */
+        size_t prefixes_size;
+        BpfdFileLost lost_by;           /* the last breakdown the helper sent, not yet counted */
 };
 
 /* scudo writes these files outside any sandbox, in directories a command may write: a symlink
@@ -118,12 +121,26 @@ Refusals *refusals_free(Refusals *r) {
         report_feed_free(r->feed);
         file_judge_free(r->files);
         net_judge_free(r->net);
+        free(r->prefixes);
         free(r);
         return NULL;
 }
 
 bool refusals_want_files(const Refusals *r) {
         return report_feed_wants(r->feed, REPORT_FILE);
+}
+
+int refusals_file_prefixes(Refusals *r, const void **ret, size_t *ret_size) {
+        int k;
+
+        if (!r->prefixes) {
+                k = file_judge_prefixes(r->plan, &r->prefixes, &r->prefixes_size);
+                if (k < 0)
+                        return k;
+        }
+        *ret = r->prefixes;
+        *ret_size = r->prefixes_size;
+        return 0;
 }
 
 ReportFeed *refusals_feed(Refusals *r) {
@@ -141,12 +158,23 @@ void refusals_on_event(const BpfdEvent *e, void *userdata) {
                 report_feed_lost(r->feed, REPORT_NET, lost);
 }
 
+void refusals_on_file_lost(const BpfdFileLost *l, void *userdata) {
+        Refusals *r = userdata;
+
+        r->lost_by = *l;
+}
+
 void refusals_on_file_event(const BpfdFileEvent *e, void *userdata) {
         Refusals *r = userdata;
         Report rep;
 
-        if (e->dropped > 0)
-                report_feed_lost(r->feed, REPORT_FILE, e->dropped);
+        if (e->dropped > 0) {
+                /* a helper that sends no breakdown: its share, as far as anyone can tell */
+                if (r->lost_by.sandbox + r->lost_by.ring + r->lost_by.helper == 0)
+                        r->lost_by.helper = e->dropped;
+                report_feed_lost_file(r->feed, r->lost_by.sandbox, r->lost_by.ring, r->lost_by.helper);
+        }
+        r->lost_by = (BpfdFileLost) {};
         if (file_judge(r->files, e, &rep) > 0)
                 report_feed_push(r->feed, &rep);
 }
@@ -157,6 +185,7 @@ static bool *allow_reached(Refusals *r, NetSession *net) {
         const NetSessionHandler h = {
                 .event = refusals_on_event,
                 .file_event = refusals_on_file_event,
+                .file_lost = refusals_on_file_lost,
                 .userdata = r,
         };
         bool *reached = NULL;

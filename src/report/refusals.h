@@ -25,9 +25,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Refusals *, refusals_free);
 bool refusals_want_files(const Refusals *r);
 ReportFeed *refusals_feed(Refusals *r);
 
+/* The FILE_PREFIXES message for the helper (file-judge.h), valid as long as `r`. */
+int refusals_file_prefixes(Refusals *r, const void **ret, size_t *ret_size);
+
 /* For net_session_dispatch(). */
 void refusals_on_event(const BpfdEvent *e, void *userdata);
 void refusals_on_file_event(const BpfdFileEvent *e, void *userdata);
+void refusals_on_file_lost(const BpfdFileLost *l, void *userdata);
 
 /* The run is over: summaries written, with --report-json which write grants were used since
  * `started` (the start of the unit; NULL: not known) and, from the helper's session `net`

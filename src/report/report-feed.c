@@ -16,6 +16,10 @@
 #define QUEUE_SIZE 256U
 #define SEEN_SLOTS 4096U        /* a power of two */
 #define LINE_MAX_BYTES 4096U
+/* A file refusal's line waits this long for the other calls on the same file (a stat, then an
+ * access, then an open), to name them all in one line. */
+#define FILE_HOLD_MS 100U
+#define OPS_MAX 96U
 
 /* A report kept beyond the call that pushed it: its strings are its own. */
 typedef struct Kept {
@@ -31,6 +35,10 @@ typedef struct Entry {
         char *message;          /* a line of scudo's own for the log target, of kind `kind` */
         const char *kind;
         char *json_line;        /* a record of the run's for the JSON file only */
+        uint64_t due_ms;        /* not written before (CLOCK_MONOTONIC), to gather calls */
+        uint64_t file_hash;     /* a refused file's line, which later calls add to */
+        bool json_only;         /* a report for the JSON file only */
+        bool text_only;         /* a report for log.target only: its JSON went already */
 } Entry;
 
 typedef struct Seen {
@@ -38,6 +46,20 @@ typedef struct Seen {
         unsigned count;
         Kept k;
 } Seen;
+
+/* A refused file that has its line: where it waits in the queue, to add calls to it. */
+typedef struct FileSeen {
+        uint64_t hash;          /* of the report without its operation; 0 = empty */
+        uint64_t seq;           /* the entry's number in the queue's order */
+} FileSeen;
+
+/* The candidates the kernel or the helper dropped, by the share that was exceeded. */
+typedef enum LostShare {
+        LOST_SANDBOX,
+        LOST_RING,
+        LOST_HELPER,
+        _LOST_SHARE_MAX,
+} LostShare;
 
 struct ReportFeed {
         ReportFeedConfig config;
@@ -47,6 +69,8 @@ struct ReportFeed {
 
         Seen *seen;             /* SEEN_SLOTS, hash 0 = empty */
         unsigned n_seen;
+        FileSeen *files;        /* SEEN_SLOTS: one line per refused file */
+        unsigned n_files;
         uint64_t window;        /* the second the rate limit counts in */
         unsigned window_count;
         bool finished;
@@ -58,10 +82,21 @@ struct ReportFeed {
         Entry queue[QUEUE_SIZE];
         unsigned head, len;     /* under lock */
         bool stop, busy;        /* under lock */
+        bool flush;             /* under lock: write held entries without waiting */
+        uint64_t dequeued;      /* under lock: entries taken off the queue so far */
+        uint64_t enqueued;      /* under lock */
         ReportFeedStats stats;  /* under lock */
         unsigned lost[_REPORT_KIND_MAX];
         ReportTally tally;      /* every refusal pushed, repeats included */
+        unsigned lost_file[_LOST_SHARE_MAX];
 };
+
+static uint64_t now_ms(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000U + (uint64_t) ts.tv_nsec / 1000000U;
+}
 
 static void kept_done(Kept *k) {
         for (size_t i = 0; i < ELEMENTSOF(k->strings); i++) {
@@ -99,9 +134,10 @@ static const char *same_detail(const Report *r) {
         return r->kind == REPORT_DNS ? NULL : r->detail;
 }
 
-/* FNV-1a over that. */
-static uint64_t report_hash(const Report *r) {
-        const char *const parts[] = { r->op, r->target, r->resolved, r->rule, r->origin, same_detail(r) };
+/* FNV-1a over that; with `op` false, over all of it but the operation. */
+static uint64_t report_hash_op(const Report *r, bool op) {
+        const char *const parts[] = { op ? r->op : NULL, r->target, r->resolved, r->rule, r->origin,
+                                      same_detail(r) };
         uint64_t h = 0xcbf29ce484222325ULL;
 
         h = (h ^ (uint64_t) r->kind) * 0x100000001b3ULL;
@@ -112,6 +148,10 @@ static uint64_t report_hash(const Report *r) {
                 h = (h ^ 0xff) * 0x100000001b3ULL;
         }
         return h ?: 1;
+}
+
+static uint64_t report_hash(const Report *r) {
+        return report_hash_op(r, true);
 }
 
 static bool same(const Report *a, const Report *b) {
@@ -170,9 +210,12 @@ static void write_entry(ReportFeed *f, const Entry *e, unsigned *failed) {
                 return;
         }
         if (e->notice) {
-                struct iovec v[] = { { (void *) "scudo: ", 7 }, { e->notice, strlen(e->notice) },
-                                     { (void *) nl, strlen(nl) } };
-                write_all(STDERR_FILENO, v, 3, failed);
+                /* a line of scudo's own: where log.target says, like every other */
+                Entry m = *e;
+
+                m.message = e->notice;
+                m.kind = "notice";
+                write_message(f, &m, nl, failed);
                 return;
         }
         if (e->message) {
@@ -180,6 +223,8 @@ static void write_entry(ReportFeed *f, const Entry *e, unsigned *failed) {
                 return;
         }
 
+        if (e->json_only)
+                goto json;
         (void) report_format_text(r, e->count, text, sizeof(text));
         switch (f->config.target) {
         case REPORT_TARGET_STDERR:
@@ -222,7 +267,9 @@ static void write_entry(ReportFeed *f, const Entry *e, unsigned *failed) {
         }
         }
 
-        if (f->config.json_fd >= 0 && report_format_json(r, e->count, e->time, json, sizeof(json)) > 0) {
+json:
+        if (!e->text_only && f->config.json_fd >= 0 &&
+            report_format_json(r, e->count, e->time, json, sizeof(json)) > 0) {
                 struct iovec v[] = { { json, strlen(json) }, { (void *) "\n", 1 } };
                 write_all(f->config.json_fd, v, 2, failed);
         }
@@ -243,10 +290,25 @@ static void *writer(void *userdata) {
                 }
                 if (f->len == 0)
                         break;
+                if (!f->flush && !f->stop && f->queue[f->head].due_ms > now_ms()) {
+                        struct timespec until;
+                        uint64_t wait = f->queue[f->head].due_ms - now_ms();
+
+                        (void) clock_gettime(CLOCK_MONOTONIC, &until);
+                        until.tv_sec += (time_t) (wait / 1000U);
+                        until.tv_nsec += (long) (wait % 1000U) * 1000000L;
+                        if (until.tv_nsec >= 1000000000L) {
+                                until.tv_sec++;
+                                until.tv_nsec -= 1000000000L;
+                        }
+                        (void) pthread_cond_timedwait(&f->wake, &f->lock, &until);
+                        continue;
+                }
                 e = f->queue[f->head];
                 f->queue[f->head] = (Entry) {};
                 f->head = (f->head + 1) % QUEUE_SIZE;
                 f->len--;
+                f->dequeued++;
                 f->busy = true;
                 (void) pthread_mutex_unlock(&f->lock);
 
@@ -279,8 +341,21 @@ int report_feed_new(const ReportFeedConfig *config, ReportFeed **ret) {
                 free(f);
                 return -ENOMEM;
         }
+        f->files = calloc(SEEN_SLOTS, sizeof(FileSeen));
+        if (!f->files) {
+                free(f->seen);
+                free(f);
+                return -ENOMEM;
+        }
         (void) pthread_mutex_init(&f->lock, NULL);
-        (void) pthread_cond_init(&f->wake, NULL);
+        {
+                pthread_condattr_t a;
+
+                (void) pthread_condattr_init(&a);
+                (void) pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+                (void) pthread_cond_init(&f->wake, &a);
+                (void) pthread_condattr_destroy(&a);
+        }
         (void) pthread_cond_init(&f->drained, NULL);
         *ret = f;
         return 0;
@@ -324,6 +399,7 @@ ReportFeed *report_feed_free(ReportFeed *f) {
         for (unsigned i = 0; i < SEEN_SLOTS; i++)
                 kept_done(&f->seen[i].k);
         free(f->seen);
+        free(f->files);
         safe_close(f->config.file_fd);
         safe_close(f->config.json_fd);
         (void) pthread_mutex_destroy(&f->lock);
@@ -380,21 +456,23 @@ static void enqueue(ReportFeed *f, Entry *e) {
         }
         f->queue[(f->head + f->len) % QUEUE_SIZE] = *e;
         f->len++;
+        f->enqueued++;
         (void) pthread_cond_signal(&f->wake);
         (void) pthread_mutex_unlock(&f->lock);
 }
 
-static void emit(ReportFeed *f, const Report *r, unsigned count) {
-        Entry e = { .count = count };
-
-        if (f->screen) {
+/* Queues a report: for log.target (unless `json_only`) and the JSON file (unless `text_only`). */
+static void emit_entry(ReportFeed *f, const Report *r, Entry e) {
+        if (f->screen && !e.json_only) {
                 char text[LINE_MAX_BYTES];
 
-                (void) report_format_text(r, count, text, sizeof(text));
+                (void) report_format_text(r, e.count, text, sizeof(text));
                 f->screen(text, f->screen_userdata);
         }
         /* Only the screen, when there is nowhere else to write to. */
-        if (f->screen && f->config.target == REPORT_TARGET_STDERR && f->config.json_fd < 0)
+        if (f->screen && f->config.target == REPORT_TARGET_STDERR && (f->config.json_fd < 0 || e.text_only))
+                return;
+        if (e.json_only && f->config.json_fd < 0)
                 return;
         now_text(e.time, sizeof(e.time));
         if (kept_copy(&e.k, r) < 0) {
@@ -402,6 +480,10 @@ static void emit(ReportFeed *f, const Report *r, unsigned count) {
                 return;
         }
         enqueue(f, &e);
+}
+
+static void emit(ReportFeed *f, const Report *r, unsigned count) {
+        emit_entry(f, r, (Entry) { .count = count });
 }
 
 /* Counts the report when it was seen before; otherwise remembers it. Returns true to write it. */
@@ -431,14 +513,10 @@ static bool first_time(ReportFeed *f, const Report *r) {
         return true;
 }
 
-void report_feed_push(ReportFeed *f, const Report *r) {
+/* Whether the rate limit lets one more line through this second. */
+static bool within_rate(ReportFeed *f) {
         struct timespec ts;
 
-        if (!f || f->finished || !report_feed_wants(f, r->kind))
-                return;
-        report_tally_add(&f->tally, r->kind);
-        if (!first_time(f, r))
-                return;
         (void) clock_gettime(CLOCK_MONOTONIC, &ts);
         if ((uint64_t) ts.tv_sec != f->window) {
                 f->window = (uint64_t) ts.tv_sec;
@@ -446,17 +524,112 @@ void report_feed_push(ReportFeed *f, const Report *r) {
         }
         if (f->window_count >= REPORT_FEED_PER_SECOND) {
                 f->stats.flood++;
-                return;
+                return false;
         }
         f->window_count++;
-        emit(f, r, 1);
+        return true;
+}
+
+/* Adds `op` to the operations a waiting line names ("stat, access, read"). Under the lock. */
+static void add_op(Entry *e, const char *op) {
+        const char *ops = e->k.r.op;
+        size_t n = strlen(op);
+        char *joined;
+
+        if (!ops || !op || !*op)
+                return;
+        for (const char *p = ops; *p; ) {
+                size_t l = strcspn(p, ",");
+
+                if (l == n && strncmp(p, op, n) == 0)
+                        return;
+                p += l;
+                p += strspn(p, ", ");
+        }
+        if (strlen(ops) + 2 + n >= OPS_MAX || asprintf(&joined, "%s, %s", ops, op) < 0)
+                return;
+        free(e->k.strings[0]);
+        e->k.strings[0] = joined;
+        e->k.r.op = joined;
+}
+
+/* One line per refused file: the first call on it queues its line, held FILE_HOLD_MS for the
+ * calls that follow to add their operations; after that they make none. The JSON file still
+ * gets each operation (first_time() counts the repeats). */
+static void push_file(ReportFeed *f, const Report *r) {
+        uint64_t h = report_hash_op(r, false);
+
+        emit_entry(f, r, (Entry) { .count = 1, .json_only = true });
+        for (unsigned i = 0, slot = (unsigned) h & (SEEN_SLOTS - 1); i < SEEN_SLOTS;
+             i++, slot = (slot + 1) & (SEEN_SLOTS - 1)) {
+                FileSeen *s = &f->files[slot];
+
+                if (s->hash == 0) {
+                        uint64_t seq;
+
+                        if (!within_rate(f))
+                                return;
+                        (void) pthread_mutex_lock(&f->lock);
+                        seq = f->enqueued;
+                        (void) pthread_mutex_unlock(&f->lock);
+                        /* three quarters full: lines without gathering */
+                        if (f->n_files < SEEN_SLOTS / 4 * 3) {
+                                s->hash = h;
+                                s->seq = seq;
+                                f->n_files++;
+                        }
+                        emit_entry(f, r, (Entry) { .count = 1, .text_only = true, .file_hash = h,
+                                                   .due_ms = now_ms() + FILE_HOLD_MS });
+                        return;
+                }
+                if (s->hash == h) {
+                        (void) pthread_mutex_lock(&f->lock);
+                        if (s->seq >= f->dequeued && s->seq < f->enqueued) {
+                                unsigned at = (f->head + (unsigned) (s->seq - f->dequeued)) % QUEUE_SIZE;
+                                Entry *e = &f->queue[at];
+
+                                if (e->file_hash == h)
+                                        add_op(e, r->op);
+                        }
+                        (void) pthread_mutex_unlock(&f->lock);
+                        return;
+                }
+        }
+}
+
+void report_feed_push(ReportFeed *f, const Report *r) {
+        if (!f || f->finished || !report_feed_wants(f, r->kind))
+                return;
+        report_tally_add(&f->tally, r->kind);
+        if (!first_time(f, r))
+                return;
+        if (r->kind == REPORT_FILE) {
+                push_file(f, r);
+                return;
+        }
+        if (within_rate(f))
+                emit(f, r, 1);
 }
 
 void report_feed_lost(ReportFeed *f, ReportKind kind, unsigned n) {
+        if (kind == REPORT_FILE) {
+                report_feed_lost_file(f, 0, 0, n);
+                return;
+        }
         if (f && kind >= 0 && kind < _REPORT_KIND_MAX && f->config.kinds[kind]) {
                 f->lost[kind] += n;
                 f->stats.lost += n;
         }
+}
+
+void report_feed_lost_file(ReportFeed *f, unsigned sandbox, unsigned ring, unsigned helper) {
+        if (!report_feed_wants(f, REPORT_FILE))
+                return;
+        f->lost_file[LOST_SANDBOX] += sandbox;
+        f->lost_file[LOST_RING] += ring;
+        f->lost_file[LOST_HELPER] += helper;
+        f->lost[REPORT_FILE] += sandbox + ring + helper;
+        f->stats.lost += sandbox + ring + helper;
 }
 
 void report_feed_notice(ReportFeed *f, const char *line) {
@@ -468,6 +641,7 @@ void report_feed_notice(ReportFeed *f, const char *line) {
                 f->screen(line, f->screen_userdata);
                 return;
         }
+        now_text(e.time, sizeof(e.time));
         e.notice = strdup(line);
         if (e.notice)
                 enqueue(f, &e);
@@ -499,31 +673,53 @@ void report_feed_json_line(ReportFeed *f, char *line) {
         enqueue(f, &e);
 }
 
+/* The kernel leaves out the failed calls that cannot be refusals (bpf/scudo-files.bpf.c): what
+ * was dropped are candidates, each of which may have been one. */
+static void file_lost_line(ReportFeed *f, char *line, size_t size) {
+        static const char *const share[_LOST_SHARE_MAX] = {
+                [LOST_SANDBOX] = "this sandbox's share in the kernel",
+                [LOST_RING] = "the kernel's buffer that all sandboxes share",
+                [LOST_HELPER] = "this sandbox's share of the helper",
+        };
+        size_t l;
+
+        l = (size_t) snprintf(line, size, "file: %u candidate refusals were not examined (more at once "
+                              "than ", f->lost[REPORT_FILE]);
+        for (LostShare i = 0, n = 0; i < _LOST_SHARE_MAX && l < size; i++) {
+                if (f->lost_file[i] == 0)
+                        continue;
+                l += (size_t) snprintf(line + l, size - l, "%s%s: %u", n++ ? "; " : "", share[i],
+                                       f->lost_file[i]);
+        }
+        if (l < size)
+                (void) snprintf(line + l, size - l, "); refusals among them are not reported");
+}
+
 void report_feed_finish(ReportFeed *f, unsigned timeout_ms) {
-        char line[256];
+        char line[512];
         struct timespec deadline;
         unsigned dropped;
 
         if (!f || f->finished)
                 return;
+        /* a file's repeats are in its one line already; the JSON file counts them */
         for (unsigned i = 0; i < SEEN_SLOTS; i++)
-                if (f->seen[i].hash && f->seen[i].count > 1)
-                        emit(f, &f->seen[i].k.r, f->seen[i].count);
+                if (f->seen[i].hash && f->seen[i].count > 1) {
+                        const Report *r = &f->seen[i].k.r;
+
+                        emit_entry(f, r, (Entry) { .count = f->seen[i].count,
+                                                   .json_only = r->kind == REPORT_FILE });
+                }
         for (ReportKind k = 0; k < _REPORT_KIND_MAX; k++) {
                 if (f->lost[k] == 0)
                         continue;
-                /* A file event is a call that failed, dropped before anyone looked whether the
-                 * same call works outside: most are searches that find nothing anywhere (a
-                 * module path, a library path), so they are not counted as refusals. */
                 if (k == REPORT_FILE)
-                        (void) snprintf(line, sizeof(line), "%s: %u failed calls went unexamined (too many "
-                                        "at once for the kernel's or the helper's share); refusals among "
-                                        "them are not reported", report_kind_to_string(k), f->lost[k]);
+                        file_lost_line(f, line, sizeof(line));
                 else
                         (void) snprintf(line, sizeof(line), "%s: %u more refusals not reported (too many "
                                         "at once for the helper's share)", report_kind_to_string(k),
                                         f->lost[k]);
-                report_feed_notice(f, line);
+                report_feed_message(f, "lost", line);
         }
         (void) pthread_mutex_lock(&f->lock);
         dropped = f->stats.flood + f->stats.queue_full;
@@ -531,9 +727,13 @@ void report_feed_finish(ReportFeed *f, unsigned timeout_ms) {
         if (dropped > 0) {
                 (void) snprintf(line, sizeof(line), "%u refusal reports dropped (more than %u a second, "
                                 "or written slower than they came)", dropped, REPORT_FEED_PER_SECOND);
-                report_feed_notice(f, line);
+                report_feed_message(f, "lost", line);
         }
         f->finished = true;
+        (void) pthread_mutex_lock(&f->lock);
+        f->flush = true;
+        (void) pthread_cond_signal(&f->wake);
+        (void) pthread_mutex_unlock(&f->lock);
         if (!f->thread_started)
                 return;
 

@@ -6,11 +6,13 @@
  * and --report-json (one JSON object per line), or the --tui context area instead of stderr.
  *
  * Identical reports are counted, not repeated: the first is written at once, and at the end
- * of the run a line says how often each came. More than REPORT_FEED_PER_SECOND a second are
- * dropped and counted. Nothing here ever blocks the caller: the writing is done by a thread
- * of its own, from a queue; with the queue full (a slow terminal, a journal that does not
- * take messages, a file on a full disk) reports are dropped and counted, and the command
- * goes on. */
+ * of the run a line says how often each came. A refused file makes one line, whatever the
+ * calls on it: the line waits a moment (FILE_HOLD_MS) for the calls that follow the first
+ * to add their operations, and later ones are counted in --report-json only. More than
+ * REPORT_FEED_PER_SECOND a second are dropped and counted. Nothing here ever blocks the
+ * caller: the writing is done by a thread of its own, from a queue; with the queue full (a
+ * slow terminal, a journal that does not take messages, a file on a full disk) reports are
+ * dropped and counted, and the command goes on. */
 
 #include <stdbool.h>
 
@@ -50,8 +52,11 @@ void report_feed_push(ReportFeed *f, const Report *r);
 /* `n` refusals of this kind that were dropped before they reached scudo (the kernel's or the
  * helper's limits). */
 void report_feed_lost(ReportFeed *f, ReportKind kind, unsigned n);
-/* A line of scudo's own about the reports ("file refusals are not reported: …"), to stderr
- * (or the screen) once, whatever the target. */
+/* File candidates the kernel or the helper dropped, by the share that was exceeded: this
+ * sandbox's in the kernel, the ring buffer all share, this sandbox's of the helper. */
+void report_feed_lost_file(ReportFeed *f, unsigned sandbox, unsigned ring, unsigned helper);
+/* A line of scudo's own about the reports ("file refusals are not reported: …"), once, where
+ * log.target says (or the screen), like every line scudo writes on its own account. */
 void report_feed_notice(ReportFeed *f, const char *line);
 
 /* A line of scudo's own that belongs where the reports go: log.target (stderr, the journal with

@@ -7,6 +7,7 @@ int run_dispatch_reports(RunContext *c) {
         const NetSessionHandler h = {
                 .event = refusals_on_event,
                 .file_event = refusals_on_file_event,
+                .file_lost = refusals_on_file_lost,
                 .userdata = c->refusals,
         };
         return net_session_dispatch(c->net, &h);
@@ -27,12 +28,17 @@ static int run_open_helper_session(RunContext *c, const Plan *plan, const char *
         char line[512];
         int r;
 
-        const NetSessionRules rules = {
+        NetSessionRules rules = {
                 .filtered = plan->network_filtered,
                 .allow = plan->net_allow,
                 .deny = plan->net_deny,
                 .dns = plan->dns,
         };
+        if (flags) {
+                r = refusals_file_prefixes(c->refusals, &rules.file_prefixes, &rules.file_prefixes_size);
+                if (r < 0)
+                        return log_oom();
+        }
         r = net_session_open(cgroup, &rules, flags, &c->net);
         if (r < 0 && !plan->network_filtered) {
                 const char *why = net_session_error();

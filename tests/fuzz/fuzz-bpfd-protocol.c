@@ -30,6 +30,19 @@ static int check_rule(const BpfdCheckedRule *r, void *userdata) {
         return 0;
 }
 
+static int check_prefix(const BpfdFilePrefix *p, void *userdata) {
+        size_t *n = userdata;
+
+        assert(((p->self | p->below) & ~BPFD_FILE_ALL_ERRORS) == 0);
+        assert((p->flags & ~BPFD_FILE_PREFIX_GIT) == 0);
+        assert(p->path_len > 0 && p->path_len < sizeof(p->path));
+        assert(p->path[0] == '/' && strlen(p->path) == p->path_len);
+        assert(p->path_len == 1 || p->path[p->path_len - 1] != '/');
+        assert(!strstr(p->path, "//") && !strstr(p->path, "/./") && !strstr(p->path, "/../"));
+        (*n)++;
+        return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const char *reason = NULL;
         BpfdOpenRequest open;
@@ -53,6 +66,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 k = bpfd_parse_rules(copy, size, check_rule, &n, &reason);
                 assert(k < 0 || (size_t) k == n);
                 assert(k < 0 || n <= BPFD_RULES_PER_MESSAGE);
+        }
+        if (k == BPFD_MSG_FILE_PREFIXES) {
+                uint32_t cwd_mask = 0;
+
+                n = 0;
+                k = bpfd_parse_file_prefixes(copy, size, check_prefix, &n, &cwd_mask, &reason);
+                assert(k < 0 || ((size_t) k == n && n >= 1 && n <= BPFD_FILE_PREFIXES_MAX));
+                assert(k < 0 || size == sizeof(BpfdFilePrefixes) + n * sizeof(BpfdFilePrefix));
+                assert(k < 0 || (cwd_mask & ~BPFD_FILE_ALL_ERRORS) == 0);
         }
         if (k == BPFD_MSG_COMMIT)
                 (void) bpfd_parse_commit(copy, size, &reason);

@@ -179,3 +179,117 @@ def test_other_sandboxes_refusals_are_not_reported(helper, work):
     other = helper.dev("cat %s; rm -f %s" % (a, a)).out
     assert [x["path"] for x in recs] == ["/home/dev/.bashrc"], recs
     assert ".bashrc" not in other and ".profile" in other, other
+
+
+# A command that fails many lookups where scudo changes nothing (as a module or include search
+# does), with one read of a hidden file in the middle. The file has to exist outside.
+FLOOD = r"""
+import os, sys
+n = int(sys.argv[1])
+base = sys.argv[2]
+for i in range(n):
+    try:
+        os.stat("%s/nothing-%d/x.js" % (base, i))
+    except OSError:
+        pass
+    if i == n // 2:
+        try:
+            open(os.path.expanduser("~/.flood-secret")).read()
+        except OSError:
+            pass
+print("done")
+"""
+
+
+def flood_run(tb, work, n, base, extra=None):
+    tb.dev("touch ~/.flood-secret")
+    try:
+        return run(tb, (extra or []) + ["--", "python3", "-c", FLOOD, str(n), base], work)
+    finally:
+        tb.dev("rm -f ~/.flood-secret")
+
+
+def unexamined(err):
+    return [l for l in report_lines(err) if "not examined" in l or "unexamined" in l]
+
+
+@pytest.mark.parametrize("base", ["/usr/lib/node_modules", "."])
+def test_refusal_amid_a_flood_of_failed_lookups_is_reported(helper, work, base):
+    """200,000 failed lookups where the plan changes nothing (absolute under the read-only
+    root, or relative in the project), one hidden file read in the middle: that file is
+    reported with its rule, and nothing is dropped."""
+    r, recs = flood_run(helper, work, 200000, base)
+    assert r.rc == 0 and "done" in r.out, r
+    files = [x for x in recs if x["kind"] == "file"]
+    assert [x["path"] for x in files] == ["/home/dev/.flood-secret"], files
+    assert files[0]["rule"] == 'filesystem.hide "~"' and files[0]["origin"].startswith("<built-in>/default.toml:")
+    assert unexamined(r.err) == [], r
+
+
+def test_another_sandboxs_flood_does_not_cost_this_runs_refusal(helper, work):
+    """Two runs at once, both flooding; the other one with candidates (missing files in the
+    hidden home), past its share: this run still reports its hidden file."""
+    a = "/tmp/fa-%s.json" % uuid.uuid4().hex[:6]
+    helper.dev("touch ~/.flood-secret ~/.flood-other")
+    try:
+        other = ("import os\nfor i in range(300000):\n"
+                 "    try: os.stat(os.path.expanduser('~/.nothing-%d' % i))\n    except OSError: pass\n"
+                 "    if i == 150000:\n"
+                 "        try: open(os.path.expanduser('~/.flood-other'))\n        except OSError: pass\n")
+        helper.dev("cd %s && (%s --report-json %s -- python3 -c %s > /dev/null 2>&1 &)"
+                   % (work, SCUDO, a, shlex.quote(other)))
+        r, recs = run(helper, ["--", "python3", "-c", FLOOD, "200000", "/usr/lib/node_modules"], work)
+        assert wait_for(lambda: helper.dev("grep -q flood-other %s" % a).rc == 0, timeout=60)
+    finally:
+        helper.dev("rm -f ~/.flood-secret ~/.flood-other")
+        other_text = helper.dev("cat %s; rm -f %s" % (a, a)).out
+    assert r.rc == 0, r
+    assert [x["path"] for x in recs if x["kind"] == "file"] == ["/home/dev/.flood-secret"], recs
+    assert ".flood-secret" not in other_text, other_text
+
+
+def test_one_line_per_refused_file(helper, work):
+    """stat, access, then open of one hidden file: one line naming the three; the JSON file
+    keeps each call."""
+    prog = ("import os\np = os.path.expanduser('~/.oneline')\n"
+            "for f in (os.stat, lambda p: os.access(p, os.R_OK) or os.stat('/nonexistent-for-sure/' + p), open):\n"
+            "    try: f(p)\n    except OSError: pass\n")
+    helper.dev("touch ~/.oneline")
+    try:
+        r, recs = run(helper, ["--", "python3", "-c", prog], work)
+    finally:
+        helper.dev("rm -f ~/.oneline")
+    lines = [l for l in report_lines(r.err) if ".oneline" in l]
+    assert len(lines) == 1, r
+    assert re.match(r"scudo: file: refused stat, access, read of '/home/dev/\.oneline' \(ENOENT\) by pid \d+ "
+                    r"\(python3\); by <built-in>/default\.toml:\d+ filesystem\.hide \"~\"$", lines[0]), lines
+    assert sorted(x["op"] for x in recs if x["path"] == "/home/dev/.oneline") == ["access", "read", "stat"], recs
+
+
+def test_end_line_about_dropped_candidates_obeys_log_target(helper, work):
+    """A flood of candidates (a hidden directory, read over and over) exceeds the sandbox's
+    share: the end line says how many candidates and which share, and goes to the log file
+    log.target names, not to stderr."""
+    log = "/home/dev/%s/scudo.log" % os.path.basename(work)
+    helper.dev("mkdir -p ~/.config/scudo && printf '[sandbox]\\nlog.target = \"%s\"\\n' "
+               "> ~/.config/scudo/config.toml" % log)
+    prog = ("import os\nfor i in range(100000):\n"
+            "    try: os.stat(os.path.expanduser('~/.hidden-%d' % i))\n    except OSError: pass\n")
+    try:
+        r = helper.scudo(["--", "python3", "-c", prog], cwd=work)
+        text = helper.dev("cat %s" % log).out
+    finally:
+        helper.dev("rm -f ~/.config/scudo/config.toml %s" % log)
+    assert r.rc == 0, r
+    assert report_lines(r.err) == [], r
+    m = re.search(r"scudo: file: (\d+) candidate refusals were not examined \(more at once than ([^)]*)\)", text)
+    assert m and int(m.group(1)) > 0 and "share" in m.group(2), text
+
+
+def test_npm_init_reports_nothing_and_drops_nothing(helper, work):
+    if helper.dev("command -v npm").rc != 0:
+        pytest.skip("no npm in the testbed")
+    r, recs = run(helper, ["--", "npm", "init", "-y"], work)
+    assert r.rc == 0 and helper.dev("test -f %s/package.json" % work).rc == 0, r
+    assert unexamined(r.err) == [], r
+    assert [x for x in recs if x["kind"] == "file"] == [], recs

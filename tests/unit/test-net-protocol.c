@@ -287,7 +287,52 @@ static void test_usage(void) {
         free(u);
 }
 
+/* FILE_PREFIXES: taken whole or not at all; every prefix absolute and canonical. */
+static void test_file_prefixes(void) {
+        struct {
+                BpfdFilePrefixes m;
+                BpfdFilePrefix p[2];
+        } msg = {}, bad;
+        const char *paths[] = { "/", "/home/u/.ssh" }, *reason = NULL;
+        const char *wrong[] = { "home", "/home//u", "/home/./u", "/home/../etc", "/home/", "/a\nb" };
+        uint32_t cwd = 0;
+
+        header(&msg.m.header, BPFD_MSG_FILE_PREFIXES, sizeof(msg));
+        msg.m.n = 2;
+        msg.m.cwd_mask = BPFD_FILE_WRITE_ERRORS;
+        for (size_t i = 0; i < 2; i++) {
+                msg.p[i].self = BPFD_FILE_ALL_ERRORS;
+                msg.p[i].path_len = (uint32_t) strlen(paths[i]);
+                memcpy(msg.p[i].path, paths[i], strlen(paths[i]));
+        }
+        TAP_CHECK(bpfd_parse_file_prefixes(&msg, sizeof(msg), NULL, NULL, &cwd, &reason) == 2 &&
+                  cwd == BPFD_FILE_WRITE_ERRORS, "prefixes accepted");
+        TAP_CHECK(bpfd_parse_file_prefixes(&msg, sizeof(msg) - 1, NULL, NULL, NULL, &reason) == -EBADMSG,
+                  "a message cut short refused");
+        bad = msg;
+        bad.m.n = 3;
+        TAP_CHECK(bpfd_parse_file_prefixes(&bad, sizeof(bad), NULL, NULL, NULL, &reason) == -EBADMSG,
+                  "a count past the message refused: %s", reason);
+        bad = msg;
+        bad.p[1].self = 8;
+        TAP_CHECK(bpfd_parse_file_prefixes(&bad, sizeof(bad), NULL, NULL, NULL, &reason) == -EBADMSG,
+                  "unknown error bits refused");
+        bad = msg;
+        bad.p[1].path[20] = 'x';
+        TAP_CHECK(bpfd_parse_file_prefixes(&bad, sizeof(bad), NULL, NULL, NULL, &reason) == -EBADMSG,
+                  "bytes after the path refused: %s", reason);
+        for (size_t i = 0; i < ELEMENTSOF(wrong); i++) {
+                bad = msg;
+                memset(bad.p[1].path, 0, sizeof(bad.p[1].path));
+                bad.p[1].path_len = (uint32_t) strlen(wrong[i]);
+                memcpy(bad.p[1].path, wrong[i], strlen(wrong[i]));
+                TAP_CHECK(bpfd_parse_file_prefixes(&bad, sizeof(bad), NULL, NULL, NULL, &reason) == -EBADMSG,
+                          "a prefix that is not absolute and canonical refused: %s", wrong[i]);
+        }
+}
+
 int main(void) {
+        test_file_prefixes();
         test_header();
         test_usage();
         test_open();

@@ -668,7 +668,8 @@ static void test_user_config_pointers(void) {
         if (symlink("../dots/vimrc", l1) < 0 || symlink("../../dots/ssh_config", l2) < 0 ||
             symlink("../../dots/nvim", l3) < 0 || symlink(proj, l4) < 0)
                 abort();
-        if (asprintf(&cfg, "[core]\n\thooksPath = %s/hooks\n\tpager = ~/../proj/x -R\n[safe]\n\tdirectory = %s\n",
+        if (asprintf(&cfg,
+                     "[core]\n\thooksPath = %s/hooks\n\tpager = ~/../proj/x -R\n[safe]\n\tdirectory = %s\n",
                      proj, proj) < 0)
                 abort();
         write_file("u/home/.gitconfig", cfg);
@@ -695,16 +696,19 @@ static void test_user_config_pointers(void) {
         TAP_CHECK(e && e->access == PATH_ACCESS_READ && strstr(e->reason, "core.pager names it"),
                   "core.pager (~/, with arguments): read-only");
         e = entry_at(p, "u/proj");
-        TAP_CHECK(e && e->access == PATH_ACCESS_WRITE, "~/src -> the checkout, and safe.directory: it stays writable");
+        TAP_CHECK(e && e->access == PATH_ACCESS_WRITE,
+                  "~/src -> the checkout, and safe.directory: it stays writable");
 
         /* started below the linked directory: the derived write becomes read-only */
         _cleanup_free_ char *lua = in_root("u/dots/nvim/lua");
         if (plan_add_path(q, PATH_ACCESS_WRITE, lua, "test") < 0)
                 abort();
         q->paths[q->n_paths - 1].derived = true;
-        TAP_CHECK(plan_harden(q, &(HardenContext) { .home = home }) == 0, "user configuration below a link: hardened");
+        TAP_CHECK(plan_harden(q, &(HardenContext){.home = home}) == 0,
+                  "user configuration below a link: hardened");
         e = entry_at(q, "u/dots/nvim/lua");
-        TAP_CHECK(e && e->access == PATH_ACCESS_READ && dropped_at(q, "u/dots/nvim/lua", "/.config/nvim leads here"),
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ &&
+                          dropped_at(q, "u/dots/nvim/lua", "/.config/nvim leads here"),
                   "a derived write below a linked directory: read-only");
 }
 

@@ -52,8 +52,10 @@ static void test_format(void) {
         char line[1024];
 
         report_format_text(&r, 1, line, sizeof(line));
-        TAP_STREQ(line, "file: refused read of '/home/u/.ssh/id\\x1b]0;pwned\\x07' (EACCES) by pid 42 (ca?t); "
-                  "by <built-in>/default.toml:20 filesystem.deny \"~/.ssh\"", "a file report as text");
+        TAP_STREQ(line,
+                  "file: refused read of '/home/u/.ssh/id\\x1b]0;pwned\\x07' (EACCES) by pid 42 (ca?t); "
+                  "by <built-in>/default.toml:20 filesystem.deny \"~/.ssh\"",
+                  "a file report as text");
         report_format_text(&r, 3, line, sizeof(line));
         TAP_CHECK(strstr(line, "\"~/.ssh\" (3 times)") != NULL, "repeats counted: %s", line);
         report_format_json(&r, 1, "2026-01-01T00:00:00.000+0000", line, sizeof(line));
@@ -66,7 +68,8 @@ static void test_format(void) {
         r = (Report) { .kind = REPORT_NET, .op = "connect", .target = "192.0.2.9:443", .detail = "tcp",
                        .pid = 7, .comm = "curl", .rule = "no rule allows it" };
         report_format_text(&r, 1, line, sizeof(line));
-        TAP_STREQ(line, "network: refused connection to 192.0.2.9:443 (tcp) by pid 7 (curl); no rule allows it",
+        TAP_STREQ(line,
+                  "network: refused connection to 192.0.2.9:443 (tcp) by pid 7 (curl); no rule allows it",
                   "a connection as text");
 }
 
@@ -81,8 +84,9 @@ static void test_net_judge(void) {
         Report r;
 
         TAP_CHECK(net_judge_new(&plan, &j) == 0, "net judge made");
-        TAP_CHECK(net_judge(j, &e, &r, &lost) == 1 && streq(r.rule, "network.deny \"198.51.100.0/24:443\"") &&
-                  streq_ptr(r.origin, "--net-deny") && streq(r.target, "198.51.100.7:443"),
+        TAP_CHECK(net_judge(j, &e, &r, &lost) == 1 &&
+                          streq(r.rule, "network.deny \"198.51.100.0/24:443\"") &&
+                          streq_ptr(r.origin, "--net-deny") && streq(r.target, "198.51.100.7:443"),
                   "a connection refused by a deny rule names it: %s (%s)", r.rule, strempty(r.origin));
         e.port = 80;
         TAP_CHECK(net_judge(j, &e, &r, &lost) == 1 && streq(r.rule, "no rule allows it") && !r.origin,
@@ -93,7 +97,8 @@ static void test_net_judge(void) {
                   "a name below a host rule is not that rule's");
         snprintf(e.name, sizeof(e.name), "telemetry.example.net");
         TAP_CHECK(net_judge(j, &e, &r, &lost) == 1 && r.kind == REPORT_DNS &&
-                  streq(r.rule, "network.deny \"telemetry.example.net\"") && streq_ptr(r.origin, "/p/.scudo.toml:3"),
+                          streq(r.rule, "network.deny \"telemetry.example.net\"") &&
+                          streq_ptr(r.origin, "/p/.scudo.toml:3"),
                   "a refused name names its deny rule");
         e = (BpfdEvent) { .kind = BPFD_EVENT_LOST, .count = 5 };
         TAP_CHECK(net_judge(j, &e, &r, &lost) == 0 && lost == 5, "a count of lost events is no report");
@@ -136,18 +141,21 @@ static void test_file_judge(void) {
         snprintf(p, sizeof(p), "%s/home/.ssh/id", dir);
         e = file_event(257, O_RDONLY, EACCES, p);
         TAP_CHECK(file_judge(j, &e, &r) == 1 && streq(r.rule, "filesystem.deny \"~/.ssh\"") &&
-                  streq_ptr(r.origin, "<built-in>/default.toml:20") && streq(r.op, "read") && r.error == EACCES,
+                          streq_ptr(r.origin, "<built-in>/default.toml:20") && streq(r.op, "read") &&
+                          r.error == EACCES,
                   "a denied file: %s (%s)", r.rule, strempty(r.origin));
         snprintf(p, sizeof(p), "%s/home/.bashrc", dir);
         e = file_event(257, O_RDONLY, ENOENT, p);
-        TAP_CHECK(file_judge(j, &e, &r) == 1 && streq(r.rule, "filesystem.hide \"~\"") && streq_ptr(r.access, "hide"),
+        TAP_CHECK(file_judge(j, &e, &r) == 1 && streq(r.rule, "filesystem.hide \"~\"") &&
+                          streq_ptr(r.access, "hide"),
                   "a hidden file that exists outside: %s", r.rule);
         snprintf(p, sizeof(p), "%s/home/.nothing-here", dir);
         e = file_event(4, 0, ENOENT, p);
         TAP_CHECK(file_judge(j, &e, &r) == 0, "a path that does not exist outside either: no report");
         e = file_event(257, O_WRONLY | O_CREAT, EROFS, "ro/f");
         TAP_CHECK(file_judge(j, &e, &r) == 1 && streq(r.rule, "filesystem.read \"~/proj/ro\"") &&
-                  streq_ptr(r.origin, "--fs-read") && streq(r.op, "write") && r.resolved && strstr(r.resolved, "/home/proj/ro/f"),
+                          streq_ptr(r.origin, "--fs-read") && streq(r.op, "write") && r.resolved &&
+                          strstr(r.resolved, "/home/proj/ro/f"),
                   "a write to a read-only entry, relative to the start directory: %s", r.rule);
         e = file_event(257, O_WRONLY | O_CREAT, EROFS, "ro/new");
         TAP_CHECK(file_judge(j, &e, &r) == 1 && streq(r.rule, "filesystem.read \"~/proj/ro\""),
@@ -167,10 +175,12 @@ static void test_file_judge(void) {
         e = file_event(21, W_OK, ENOENT, p);
         TAP_CHECK(file_judge(j, &e, &r) == 0, "access(W_OK) of a file that is not there outside: no report");
         e = file_event(257, O_WRONLY, ENOENT, p);
-        TAP_CHECK(file_judge(j, &e, &r) == 0, "a write without O_CREAT to a file not there outside: no report");
+        TAP_CHECK(file_judge(j, &e, &r) == 0,
+                  "a write without O_CREAT to a file not there outside: no report");
         snprintf(p, sizeof(p), "%s/home/proj/ro/f", dir);
         e = file_event(4, 0, ENOENT, p);
-        TAP_CHECK(file_judge(j, &e, &r) == 0, "missing in a directory bound as it is (it was there by the time "
+        TAP_CHECK(file_judge(j, &e, &r) == 0,
+                  "missing in a directory bound as it is (it was there by the time "
                   "it was looked at): no report");
         e = file_event(1, 0, ENOENT, p);
         TAP_CHECK(file_judge(j, &e, &r) == 0, "not a call about a path: no report");
@@ -181,13 +191,15 @@ static void test_file_judge(void) {
         TAP_CHECK(chdir(dir) == 0, "into the directory");
         e = file_event(257, O_RDONLY, ENOENT, "home/.bashrc");
         e.pid = (uint32_t) getpid();
-        TAP_CHECK(file_judge(j, &e, &r) == 1 && streq(r.rule, "filesystem.hide \"~\"") && streq(r.target, "home/.bashrc"),
+        TAP_CHECK(file_judge(j, &e, &r) == 1 && streq(r.rule, "filesystem.hide \"~\"") &&
+                          streq(r.target, "home/.bashrc"),
                   "a relative path from /proc/PID/cwd, reported as named");
         if (geteuid() != 0) {
                 snprintf(p, sizeof(p), "%s/home/.bashrc", dir);
                 (void) chmod(p, 0);
                 e = file_event(257, O_RDONLY, EACCES, p);
-                TAP_CHECK(file_judge(j, &e, &r) == 0, "what the user may not read outside either: no report");
+                TAP_CHECK(file_judge(j, &e, &r) == 0,
+                          "what the user may not read outside either: no report");
         }
 
         /* The same plan hardened (plan-harden.h): the deny of ~/.ssh under the hidden home is
@@ -211,6 +223,51 @@ static void test_file_judge(void) {
 
         snprintf(p, sizeof(p), "rm -rf %s", dir);
         (void) system(p);
+}
+
+static const BpfdFilePrefix *find_prefix(const BpfdFilePrefixes *m, const char *path) {
+        const BpfdFilePrefix *p = (const BpfdFilePrefix *) (m + 1);
+
+        for (uint32_t i = 0; i < m->n; i++)
+                if (streq(p[i].path, path))
+                        return &p[i];
+        return NULL;
+}
+
+/* What the kernel is told to keep: where the plan changes the view, by error. */
+static void test_file_prefixes(void) {
+        _cleanup_(plan_freep) Plan *plan = plan_new();
+        _cleanup_free_ BpfdFilePrefixes *m = NULL;
+        const BpfdFilePrefix *p;
+        size_t size = 0;
+
+        plan_add_property(plan, "ProtectSystem", "strict", "d:1");
+        plan_add_property(plan, "ProtectHome", "read-only", "d:2");
+        plan_add_property(plan, "PrivateTmp", "true", "d:3");
+        plan_add_property(plan, "InaccessiblePaths", "-/srv/secret /opt/x:ro", "d:4");
+        plan_add_path(plan, PATH_ACCESS_HIDE, "/home/u/.ssh", "d:5");
+        plan_add_path(plan, PATH_ACCESS_WRITE, "/home/u/proj", "d:6");
+        plan_add_path(plan, PATH_ACCESS_READ, "/home/u/proj/.git", "scudo");
+        plan->working_directory = strdup("/home/u/proj/src");
+        TAP_CHECK(file_judge_prefixes(plan, &m, &size) == 0 && m->header.type == BPFD_MSG_FILE_PREFIXES &&
+                  size == sizeof(*m) + m->n * sizeof(BpfdFilePrefix), "prefixes of a plan");
+        p = find_prefix(m, "/");
+        TAP_CHECK(p && p->self == BPFD_FILE_WRITE_ERRORS && p->below == BPFD_FILE_ALL_ERRORS,
+                  "the read-only root: write errors; below it, everything");
+        p = find_prefix(m, "/proc");
+        TAP_CHECK(p && p->self == 0, "what ProtectSystem=strict leaves writable: no candidates");
+        TAP_CHECK((p = find_prefix(m, "/tmp")) && p->self == BPFD_FILE_ALL_ERRORS, "a private /tmp: all");
+        TAP_CHECK((p = find_prefix(m, "/home")) && p->self == BPFD_FILE_WRITE_ERRORS, "a read-only /home");
+        TAP_CHECK((p = find_prefix(m, "/home/u/.ssh")) && p->self == BPFD_FILE_ALL_ERRORS,
+                  "a hidden entry: all");
+        TAP_CHECK((p = find_prefix(m, "/srv/secret")) && p->self == BPFD_FILE_ALL_ERRORS &&
+                  find_prefix(m, "/opt/x"), "InaccessiblePaths= words");
+        p = find_prefix(m, "/home/u/proj");
+        TAP_CHECK(p && p->self == 0 && p->flags == BPFD_FILE_PREFIX_GIT &&
+                          p->below == BPFD_FILE_WRITE_ERRORS,
+                  "a writable entry: only a .git below it");
+        TAP_CHECK(m->cwd_mask == BPFD_FILE_WRITE_ERRORS,
+                  "relative paths from the project: write errors only (%u)", m->cwd_mask);
 }
 
 static Report numbered(char *buf, size_t size, unsigned i) {
@@ -297,7 +354,8 @@ static void test_feed(void) {
                 report_feed_push(f, &r);
         }
         report_feed_finish(f, 200);
-        TAP_CHECK(now_ms() - t0 < 1500, "pushing and finishing did not wait on the writer: %.0f ms", now_ms() - t0);
+        TAP_CHECK(now_ms() - t0 < 1500, "pushing and finishing did not wait on the writer: %.0f ms",
+                  now_ms() - t0);
         f = report_feed_free(f);
         safe_close(pipefd[0]);
 
@@ -308,26 +366,91 @@ static void test_feed(void) {
         TAP_CHECK(report_feed_new(&c, &f) == 0, "a feed to the screen");
         text[0] = 0;
         report_feed_set_screen(f, collect_notice, text);
-        report_feed_lost(f, REPORT_FILE, 7);
+        report_feed_lost_file(f, 4, 0, 3);
         report_feed_lost(f, REPORT_NET, 3);
         report_feed_finish(f, 2000);
-        TAP_CHECK(strstr(text, "file: 7 failed calls went unexamined") && !strstr(text, "file: 7 more refusals"),
-                  "dropped file events are not called refusals");
-        TAP_CHECK(strstr(text, "network: 3 more refusals not reported"), "dropped network reports are counted as such");
+        TAP_CHECK(strstr(text, "file: 7 candidate refusals were not examined") &&
+                          strstr(text, "this sandbox's share in the kernel: 4") &&
+                          strstr(text, "share of the helper: 3") && !strstr(text, "buffer") &&
+                          !strstr(text, "file: 7 more refusals"),
+                  "dropped file candidates are counted by the share exceeded: %s", text);
+        TAP_CHECK(strstr(text, "network: 3 more refusals not reported"),
+                  "dropped network reports are counted as such");
         f = report_feed_free(f);
         unlink(name);
 }
 
+/* A program that stats, then accesses, then opens one hidden file makes one line naming the
+ * three; --report-json keeps each operation. */
+static void test_feed_one_line(void) {
+        char name[] = "/tmp/test-report-line-XXXXXX", jname[] = "/tmp/test-report-jline-XXXXXX", text[8192];
+        const char *ops[] = { "stat", "access", "stat", "read" };
+        ReportFeedConfig c = { .kinds = { true, true, true }, .target = REPORT_TARGET_FILE };
+        ReportFeed *f = NULL;
+        const char *p;
+        unsigned lines = 0;
+        ssize_t n;
+        int fd, jfd;
+
+        fd = mkstemp(name);
+        jfd = mkstemp(jname);
+        c.file_fd = dup(fd);
+        c.json_fd = dup(jfd);
+        TAP_CHECK(fd >= 0 && jfd >= 0 && report_feed_new(&c, &f) == 0, "a feed to a file");
+        for (size_t i = 0; i < ELEMENTSOF(ops); i++) {
+                Report r = {.kind = REPORT_FILE,
+                            .op = ops[i],
+                            .target = "/h/.npmrc",
+                            .error = ENOENT,
+                            .pid = 12,
+                            .comm = "node",
+                            .rule = "filesystem.hide \"~/.npmrc\"",
+                            .origin = "d:13"};
+                report_feed_push(f, &r);
+        }
+        report_feed_finish(f, 2000);
+        f = report_feed_free(f);
+        n = pread(fd, text, sizeof(text) - 1, 0);
+        text[MAX(n, 0)] = 0;
+        for (p = text; (p = strstr(p, "file: refused")); p++)
+                lines++;
+        TAP_CHECK(lines == 1 &&
+                          strstr(text, "file: refused stat, access, read of '/h/.npmrc' (ENOENT) by pid 12 "
+                                       "(node); by d:13"),
+                  "one line for the file, naming its calls: %s", text);
+        n = pread(jfd, text, sizeof(text) - 1, 0);
+        text[MAX(n, 0)] = 0;
+        TAP_CHECK(strstr(text, "\"op\":\"stat\"") && strstr(text, "\"op\":\"access\"") &&
+                          strstr(text, "\"op\":\"read\"") &&
+                          strstr(text, "\"op\":\"stat\",\"path\":\"/h/.npmrc\","
+                                       "\"error\":\"ENOENT\",\"pid\":12,\"comm\":\"node\","
+                                       "\"rule\":\"filesystem.hide \\\"~/.npmrc\\\"\","
+                                       "\"origin\":\"d:13\",\"count\":2}"),
+                  "--report-json has every operation, counted: %s", text);
+        safe_close(fd);
+        safe_close(jfd);
+        unlink(name);
+        unlink(jname);
+}
+
 static void test_suggest(void) {
         const char *text =
-                "{\"kind\":\"run\",\"command\":[\"sh\"],\"start_dir\":\"/h/p\",\"profiles\":[\"sandbox\",\"npm\"],"
-                "\"config_files\":[],\"write\":[{\"path\":\"/h/p\",\"origin\":\"d:17\"},{\"path\":\"/h/c\",\"origin\":\"--fs-write\"}],"
-                "\"read\":[],\"network_filtered\":true,\"allow\":[],\"deny\":[{\"rule\":\"1.2.3.4\",\"origin\":\"--net-deny\"}]}\n"
-                "{\"kind\":\"file\",\"op\":\"read\",\"path\":\"/h/.npmrc\",\"error\":\"ENOENT\",\"rule\":\"filesystem.hide \\\"~\\\"\",\"origin\":\"d:13\"}\n"
-                "{\"kind\":\"file\",\"op\":\"write\",\"path\":\"/h/p/.git/hooks/x\",\"error\":\"EROFS\",\"rule\":\"r\",\"origin\":\"<scudo>\"}\n"
-                "{\"kind\":\"network\",\"op\":\"connect\",\"target\":\"192.0.2.7:443\",\"rule\":\"no rule allows it\"}\n"
-                "{\"kind\":\"network\",\"op\":\"connect\",\"target\":\"1.2.3.4:80\",\"rule\":\"network.deny \\\"1.2.3.4\\\"\",\"origin\":\"--net-deny\"}\n"
-                "{\"kind\":\"dns\",\"op\":\"resolve\",\"name\":\"x.example\",\"rule\":\"no rule allows it\"}\n"
+                "{\"kind\":\"run\",\"command\":[\"sh\"],\"start_dir\":\"/h/"
+                "p\",\"profiles\":[\"sandbox\",\"npm\"],"
+                "\"config_files\":[],\"write\":[{\"path\":\"/h/p\",\"origin\":\"d:17\"},{\"path\":\"/h/"
+                "c\",\"origin\":\"--fs-write\"}],"
+                "\"read\":[],\"network_filtered\":true,\"allow\":[],\"deny\":[{\"rule\":\"1.2.3.4\","
+                "\"origin\":\"--net-deny\"}]}\n"
+                "{\"kind\":\"file\",\"op\":\"read\",\"path\":\"/h/"
+                ".npmrc\",\"error\":\"ENOENT\",\"rule\":\"filesystem.hide \\\"~\\\"\",\"origin\":\"d:13\"}\n"
+                "{\"kind\":\"file\",\"op\":\"write\",\"path\":\"/h/p/.git/hooks/"
+                "x\",\"error\":\"EROFS\",\"rule\":\"r\",\"origin\":\"<scudo>\"}\n"
+                "{\"kind\":\"network\",\"op\":\"connect\",\"target\":\"192.0.2.7:443\",\"rule\":\"no rule "
+                "allows it\"}\n"
+                "{\"kind\":\"network\",\"op\":\"connect\",\"target\":\"1.2.3.4:80\",\"rule\":\"network.deny "
+                "\\\"1.2.3.4\\\"\",\"origin\":\"--net-deny\"}\n"
+                "{\"kind\":\"dns\",\"op\":\"resolve\",\"name\":\"x.example\",\"rule\":\"no rule allows "
+                "it\"}\n"
                 "{\"kind\":\"usage\",\"written\":[\"/h/p\"]}\n";
         char *out = NULL;
         size_t size = 0;
@@ -338,11 +461,14 @@ static void test_suggest(void) {
         r = suggest_write(text, "/h", f, &line);
         fclose(f);
         TAP_CHECK(r == 0, "a run's report read: %d", r);
-        TAP_CHECK(out && strstr(out, "[npm]\n") && strstr(out, "/h/p/.scudo.toml"), "the most specific profile, the "
+        TAP_CHECK(out && strstr(out, "[npm]\n") && strstr(out, "/h/p/.scudo.toml"),
+                  "the most specific profile, the "
                   "project file");
-        TAP_CHECK(out && strstr(out, "filesystem.read = [\n    \"~/.npmrc\","), "a hidden file read: a read grant");
+        TAP_CHECK(out && strstr(out, "filesystem.read = [\n    \"~/.npmrc\","),
+                  "a hidden file read: a read grant");
         TAP_CHECK(out && strstr(out, "\"~/p/.git\","), "a read-only .git: the .git granted");
-        TAP_CHECK(out && strstr(out, "\"192.0.2.7:443\",") && strstr(out, "\"x.example\","), "a host and a name allowed");
+        TAP_CHECK(out && strstr(out, "\"192.0.2.7:443\",") && strstr(out, "\"x.example\","),
+                  "a host and a name allowed");
         TAP_CHECK(out && !strstr(out, "\"1.2.3.4:80\",") && strstr(out, "which an allow rule does not lift"),
                   "a deny rule's refusal: only a note");
         TAP_CHECK(out && strstr(out, "filesystem.write \"~/c\" at --fs-write: nothing written there") &&
@@ -351,8 +477,10 @@ static void test_suggest(void) {
 
         /* the allow rules never reached, from the usage's "reached"; not known without it */
         {
-                const char *run = "{\"kind\":\"run\",\"start_dir\":\"/h/p\",\"network_filtered\":true,\"allow\":["
-                        "{\"rule\":\"192.0.2.7:443\",\"origin\":\"--net-allow\"},{\"rule\":\"a.example\",\"origin\":\"d:3\"},"
+                const char *run =
+                        "{\"kind\":\"run\",\"start_dir\":\"/h/p\",\"network_filtered\":true,\"allow\":["
+                        "{\"rule\":\"192.0.2.7:443\",\"origin\":\"--net-allow\"},{\"rule\":\"a.example\","
+                        "\"origin\":\"d:3\"},"
                         "{\"rule\":\"192.0.2.8\",\"origin\":\"d:4\"}]}\n";
                 char *t = NULL;
 
@@ -362,8 +490,10 @@ static void test_suggest(void) {
                 f = open_memstream(&out, &size);
                 r = suggest_write(t, "/h", f, &line);
                 fclose(f);
-                TAP_CHECK(r == 0 && out && strstr(out, "#   network.allow \"192.0.2.7:443\" at --net-allow\n") &&
-                          strstr(out, "#   network.allow \"192.0.2.8\" at d:4\n") && !strstr(out, "\"a.example\" at"),
+                TAP_CHECK(r == 0 && out &&
+                                  strstr(out, "#   network.allow \"192.0.2.7:443\" at --net-allow\n") &&
+                                  strstr(out, "#   network.allow \"192.0.2.8\" at d:4\n") &&
+                                  !strstr(out, "\"a.example\" at"),
                           "the allow rules not reached listed, the reached one not: %s", strempty(out));
                 free(out);
                 free(t);
@@ -374,7 +504,8 @@ static void test_suggest(void) {
                 r = suggest_write(t, "/h", f, &line);
                 fclose(f);
                 TAP_CHECK(r == 0 && out && strstr(out, "were reached was not recorded") &&
-                          !strstr(out, "network.allow \"192.0.2.8\""), "without \"reached\": not known, none listed");
+                                  !strstr(out, "network.allow \"192.0.2.8\""),
+                          "without \"reached\": not known, none listed");
                 free(out);
                 free(t);
         }
@@ -414,5 +545,7 @@ int main(void) {
         test_net_judge();
         test_file_judge();
         test_feed();
+        test_feed_one_line();
+        test_file_prefixes();
         return tap_done();
 }
