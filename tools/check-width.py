@@ -90,7 +90,7 @@ WAITING = {
     "tests/unit/test-plan-create.c": 14,
     "tests/unit/test-plan-delegate.c": 11,
     "tests/unit/test-plan-validate.c": 14,
-    "tests/unit/test-policy-merge.c": 1,
+    "tests/unit/test-policy-merge.c": 29,
     "tests/unit/test-policy-trust.c": 13,
     "tests/unit/test-properties.c": 5,
     "tests/unit/test-regex.c": 13,
