@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "broker/client.h"
@@ -120,11 +121,11 @@ static int set_command_name(Request *req, const char *name) {
  * path is the one the kernel was given, resolved here, where the binds are. */
 static int routed_executable(Request *req, const char *bin, bool *ret_routed) {
         const char *execfn = (const char *) getauxval(AT_EXECFN);
-        _cleanup_free_ char *self = NULL, *path = NULL, *name = NULL;
+        _cleanup_free_ char *path = NULL, *name = NULL;
 
         *ret_routed = false;
-        if (!execfn || !(path = realpath(execfn, NULL)) || !(self = realpath("/proc/self/exe", NULL)) ||
-            streq(path, self))
+        /* not /proc/self/exe: through a bind, that names the path it is bound at */
+        if (!execfn || !(path = realpath(execfn, NULL)))
                 return 0;
         int r = broker_route_lookup(bin, path, &name);
         if (r == -ENOMEM)
@@ -198,6 +199,15 @@ static int run_nested(RunCommandLine *args) {
                        args->request.exec_path);
                 return 0;
         }
+        /* A path that is scudo here (an executable it takes the place of, bound over it) would
+         * start this again, and again. */
+        struct stat self, st;
+        if (stat("/proc/self/exe", &self) >= 0 && stat(args->request.exec_path, &st) >= 0 &&
+            self.st_dev == st.st_dev && self.st_ino == st.st_ino)
+                return log_error_errno(SYNTHETIC_ERRNO(ELOOP), "%s is scudo itself in this sandbox (%s), "
+                                       "in place of a delegated command; it was not run",
+                                       args->request.exec_path, args->request.enclosing_unit),
+                       EXIT_SCUDO_NOEXEC;
         execv(args->request.exec_path, args->request.argv);
         r = log_error_errno(negative_errno(), "Cannot execute '%s': %m", args->request.exec_path);
         return r == -ENOENT ? EXIT_SCUDO_NOTFOUND : EXIT_SCUDO_NOEXEC;
