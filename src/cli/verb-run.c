@@ -124,8 +124,10 @@ static int routed_executable(Request *req, const char *bin, bool *ret_routed) {
         _cleanup_free_ char *path = NULL, *name = NULL;
 
         *ret_routed = false;
-        /* not /proc/self/exe: through a bind, that names the path it is bound at */
-        if (!execfn || !(path = realpath(execfn, NULL)))
+        /* Through a routing link (the usual way, by name on PATH) there is nothing to look up.
+         * Not /proc/self/exe: through a bind, that names the path it is bound at. */
+        const char *rest = execfn ? path_startswith(execfn, bin) : NULL;
+        if (!execfn || (rest && *rest && !strchr(rest, '/')) || !(path = realpath(execfn, NULL)))
                 return 0;
         int r = broker_route_lookup(bin, path, &name);
         if (r == -ENOMEM)
