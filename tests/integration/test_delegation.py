@@ -449,3 +449,13 @@ def test_symlinked_working_directory(tb, deleg):
     assert tb.root("test -f %s/real/by-tool-here" % deleg).rc == 0
     assert "the working directory %s/ro is not one that scudo-" % deleg in r.err, r
     assert tb.root("test -e %s/ro/by-tool-here" % deleg).rc != 0
+
+
+def test_explain_shows_the_executable_and_the_routes(tb, deleg):
+    # which file a run starts, when its path on PATH leads elsewhere (an installer's launcher)
+    r = tb.dev("cd %s && %s explain tool2.sh" % (deleg, Q))
+    assert "executable: /usr/local/bin/tool2.sh (leads to %s, which the run starts)" % TOOL2_PATH in r.out, r
+    # and, for the agent, scudo in place of each file a delegated name leads to, with why
+    r = tb.dev("cd %s && %s explain agent.sh" % (deleg, Q))
+    routes = [l for l in r.out.splitlines() if "a delegated command's executable" in l]
+    assert any(TOOL_PATH in l for l in routes) and any(TOOL2_PATH in l for l in routes), r.out
