@@ -44,7 +44,29 @@ static int write_map(int dfd, char * const *map) {
         return 0;
 }
 
-/* The pair whose target (or name, !by_target) is `key`: the other half in *ret. */
+int broker_route_map_find(const char *buf, size_t n, bool by_target, const char *key, char **ret) {
+        for (size_t i = 0; i < n;) {
+                const char *target = buf + i;
+                size_t tl = strnlen(target, n - i);
+                if (i + tl + 1 >= n)
+                        return -EBADMSG;        /* no NUL, or nothing after it */
+                const char *name = target + tl + 1;
+                size_t nl = strnlen(name, n - i - tl - 1);
+                if (i + tl + 1 + nl >= n)
+                        return -EBADMSG;
+                if (streq(by_target ? target : name, key)) {
+                        char *c = strdup(by_target ? name : target);
+                        if (!c)
+                                return -ENOMEM;
+                        *ret = c;
+                        return 0;
+                }
+                i += tl + nl + 2;
+        }
+        return -ENOENT;
+}
+
+/* The pair whose target (or name, !by_target) is `key`, in the map in `dir`. */
 static int map_find(const char *dir, bool by_target, const char *key, char **ret) {
         _cleanup_free_ char *file = NULL, *buf = NULL;
         _cleanup_close_ int fd = -EBADF;
@@ -65,23 +87,7 @@ static int map_find(const char *dir, bool by_target, const char *key, char **ret
                 return -ENOMEM;
         if (read(fd, buf, n) != (ssize_t) n)
                 return -EIO;
-        buf[n] = 0;
-        for (size_t i = 0; i < n;) {
-                const char *target = buf + i;
-                size_t tl = strlen(target);
-                if (i + tl + 1 >= n)
-                        return -EBADMSG;
-                const char *name = target + tl + 1;
-                if (streq(by_target ? target : name, key)) {
-                        char *c = strdup(by_target ? name : target);
-                        if (!c)
-                                return -ENOMEM;
-                        *ret = c;
-                        return 0;
-                }
-                i += tl + strlen(name) + 2;
-        }
-        return -ENOENT;
+        return broker_route_map_find(buf, n, by_target, key, ret);
 }
 
 int broker_route_lookup(const char *dir, const char *path, char **ret_name) {

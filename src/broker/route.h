@@ -26,6 +26,10 @@ int broker_route_links(const char *dir, char * const *commands, const char *scud
 /* Inside: the command name the executable at `path` (canonical) stands for, from the map in
  * `dir`; -ENOENT when it stands for none. */
 int broker_route_lookup(const char *dir, const char *path, char **ret_name);
+/* The map's parser (pure, fuzzed): in `n` bytes of NUL-terminated pairs, the name of the
+ * target `key` (or the target of the name `key`, !by_target); -ENOENT when none, -EBADMSG when
+ * the pairs are not whole. */
+int broker_route_map_find(const char *buf, size_t n, bool by_target, const char *key, char **ret);
 /* Inside: an executable scudo takes the place of for the command `name`; -ENOENT: none. */
 int broker_route_executable(const char *dir, const char *name, char **ret_path);
 
