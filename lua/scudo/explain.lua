@@ -87,6 +87,14 @@ local function pids_property(plan)
     return v
 end
 
+local function executable_target(path)
+    local real = path and require("scudo.sys").realpath(path)
+    if real and real ~= path then
+        return real
+    end
+    return nil
+end
+
 local function data(request, ex, validation_error, hardening)
     local plan = ex.plan
     -- Whether the command gets a PID namespace is C's to say (plan_private_pids); before the
@@ -96,6 +104,8 @@ local function data(request, ex, validation_error, hardening)
     local d = {
         command = array({ table.unpack(request.argv) }),
         executable = request.exec_path,
+        -- the file the run starts, when the path leads elsewhere (an installer's launcher)
+        executable_target = executable_target(request.exec_path),
         start_dir = request.start_dir,
         files = array(),
         profiles = array(),
@@ -222,7 +232,8 @@ local function text(d)
         o[#o + 1] = select("#", ...) > 0 and fmt:format(...) or fmt
     end
     add("command: %s", table.concat(d.command, " "))
-    add("executable: %s", d.executable or "?")
+    add("executable: %s%s", d.executable or "?",
+        d.executable_target and (" (leads to " .. d.executable_target .. ", which the run starts)") or "")
     add("starts in: %s", d.start_dir)
     add("")
     add("files, in the order they merge (later wins):")

@@ -86,9 +86,11 @@ end
 -- The command names the profiles `names` can select, for the links that route them to scudo
 -- inside a sandbox that delegates them: a name pattern's name, a command-line pattern's first
 -- word, and for a "re:" pattern every name in the directories of `search_path` (":"-separated,
--- absolute ones only) that it matches. Sorted, each once.
+-- absolute ones only) that it matches. Sorted, each once. Second, those of them a profile
+-- matches by the name alone, whatever the arguments (not only through a command-line pattern
+-- such as "git push"): scudo takes the place of their executables inside (plan-harden.h).
 function M.commands(index, names, search_path)
-    local set, regexes = {}, {}
+    local set, regexes, by_name = {}, {}, {}
     for i = 1, #names do
         local patterns = M.patterns(index.defs[names[i]])
         for j = 1, #patterns do
@@ -99,6 +101,9 @@ function M.commands(index, names, search_path)
                 local first = p:match("^%s*(%S+)")
                 if first then
                     set[first] = true
+                    if not p:match("^%s*%S+%s+%S") then
+                        by_name[first] = true
+                    end
                 end
             end
         end
@@ -111,12 +116,13 @@ function M.commands(index, names, search_path)
                 for j = 1, #regexes do
                     if not set[e] and M.test(regexes[j], e, { e }) then
                         set[e] = true
+                        by_name[e] = true
                     end
                 end
             end
         end
     end
-    return util.sorted_keys(set)
+    return util.sorted_keys(set), util.sorted_keys(by_name)
 end
 
 function M.has_match(index, name)

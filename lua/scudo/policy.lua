@@ -142,7 +142,8 @@ local function evaluate(request, explain)
     plan.undelegable = undelegable
     -- The commands routed to scudo inside this sandbox (src/broker/route.c).
     if #plan.delegate > 0 then
-        plan.delegate_commands = match.commands(index, plan.delegate, request.env.PATH)
+        plan.delegate_commands, plan.delegate_executables =
+            match.commands(index, plan.delegate, request.env.PATH)
     end
     plan.warnings = {}
     for _, w in ipairs(ex.notices) do

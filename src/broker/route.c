@@ -1,21 +1,104 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "broker/route.h"
+#include "plan/broker-paths.h"
 #include "util/macro.h"
 #include "util/strv.h"
 
 static bool name_is_ok(const char *name) {
         size_t l = strlen(name);
-        return l > 0 && l <= NAME_MAX && !streq(name, ".") && !streq(name, "..") && !strchr(name, '/');
+        return l > 0 && l <= NAME_MAX && !streq(name, ".") && !streq(name, "..") && !strchr(name, '/') &&
+                !streq(name, BROKER_ROUTE_MAP_NAME);
 }
 
-int broker_route_links(const char *dir, char * const *commands, const char *scudo) {
+/* At most this much map: a path is at most PATH_MAX, a name NAME_MAX. */
+#define ROUTE_MAP_MAX ((size_t) BROKER_ROUTES_MAX * 64U)
+
+static int write_map(int dfd, char * const *map) {
+        size_t n = 0;
+        for (size_t i = 0; map && map[i] && map[i + 1]; i += 2)
+                n += strlen(map[i]) + strlen(map[i + 1]) + 2;
+        if (n == 0)
+                return 0;
+        if (n > ROUTE_MAP_MAX)
+                return -E2BIG;
+        _cleanup_close_ int fd = openat(dfd, BROKER_ROUTE_MAP_NAME,
+                                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+        if (fd < 0)
+                return negative_errno();
+        for (size_t i = 0; map[i] && map[i + 1]; i += 2)
+                for (size_t k = 0; k < 2; k++) {
+                        size_t l = strlen(map[i + k]) + 1;
+                        if (write(fd, map[i + k], l) != (ssize_t) l)
+                                return errno > 0 ? negative_errno() : -EIO;
+                }
+        return 0;
+}
+
+int broker_route_map_find(const char *buf, size_t n, bool by_target, const char *key, char **ret) {
+        for (size_t i = 0; i < n;) {
+                const char *target = buf + i;
+                size_t tl = strnlen(target, n - i);
+                if (i + tl + 1 >= n)
+                        return -EBADMSG;        /* no NUL, or nothing after it */
+                const char *name = target + tl + 1;
+                size_t nl = strnlen(name, n - i - tl - 1);
+                if (i + tl + 1 + nl >= n)
+                        return -EBADMSG;
+                if (streq(by_target ? target : name, key)) {
+                        char *c = strdup(by_target ? name : target);
+                        if (!c)
+                                return -ENOMEM;
+                        *ret = c;
+                        return 0;
+                }
+                i += tl + nl + 2;
+        }
+        return -ENOENT;
+}
+
+/* The pair whose target (or name, !by_target) is `key`, in the map in `dir`. */
+static int map_find(const char *dir, bool by_target, const char *key, char **ret) {
+        _cleanup_free_ char *file = NULL, *buf = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        if (asprintf(&file, "%s/" BROKER_ROUTE_MAP_NAME, dir) < 0)
+                return -ENOMEM;
+        fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ENOENT : negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode) || (size_t) st.st_size > ROUTE_MAP_MAX)
+                return -EBADMSG;
+        size_t n = (size_t) st.st_size;
+        buf = malloc(n + 1);
+        if (!buf)
+                return -ENOMEM;
+        if (read(fd, buf, n) != (ssize_t) n)
+                return -EIO;
+        return broker_route_map_find(buf, n, by_target, key, ret);
+}
+
+int broker_route_lookup(const char *dir, const char *path, char **ret_name) {
+        return map_find(dir, true, path, ret_name);
+}
+
+int broker_route_executable(const char *dir, const char *name, char **ret_path) {
+        return map_find(dir, false, name, ret_path);
+}
+
+int broker_route_links(const char *dir, char * const *commands, const char *scudo, char * const *map) {
         _cleanup_close_ int dfd = -EBADF;
         int n = 0;
 
@@ -36,6 +119,9 @@ int broker_route_links(const char *dir, char * const *commands, const char *scud
                 }
                 n++;
         }
+        int r = write_map(dfd, map);
+        if (r < 0)
+                return r;
         /* Nothing in there changes while the sandbox runs: read-only (and bound read-only). */
         if (chmod(dir, 0500) < 0)
                 return negative_errno();
@@ -59,6 +145,7 @@ void broker_route_remove(const char *dir) {
         while ((de = readdir(d)))
                 if (de->d_type == DT_LNK)
                         (void) unlinkat(dfd, de->d_name, 0);
+        (void) unlinkat(dfd, BROKER_ROUTE_MAP_NAME, 0);
         closedir(d);
         (void) rmdir(dir);
 }

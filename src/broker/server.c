@@ -225,6 +225,23 @@ static int listen_on(Broker *b) {
         return sd_event_add_io(b->event, &b->listen_source, b->listen_fd, EPOLLIN, on_connection, b);
 }
 
+/* Which command each executable scudo takes the place of inside stands for: the name of the
+ * path on PATH that leads there (plan-harden.h). */
+static int route_map(const Plan *plan, char ***ret) {
+        for (size_t i = 0; i < plan->n_paths; i++) {
+                const PlanPath *e = &plan->paths[i];
+                if (e->source != PATH_SOURCE_BROKER_ROUTE)
+                        continue;
+                const char *from = e->given ?: e->path, *slash = strrchr(from, '/');
+                int r = strv_extend(ret, e->path);
+                if (r >= 0)
+                        r = strv_extend(ret, slash ? slash + 1 : from);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int broker_start(const Plan *plan, const char *unit, sd_event *event, ReportFeed *feed, int watcher_fd,
                  Broker **ret) {
         _cleanup_free_ char *root = NULL;
@@ -270,7 +287,10 @@ int broker_start(const Plan *plan, const char *unit, sd_event *event, ReportFeed
         if (mkdir(b->dir, 0700) < 0)
                 return log_error_errno(negative_errno(), "Cannot make the broker's directory %s: %m", b->dir);
 
-        r = broker_route_links(b->bin, plan->delegate_commands, b->scudo);
+        _cleanup_strv_free_ char **map = NULL;
+        r = route_map(plan, &map);
+        if (r >= 0)
+                r = broker_route_links(b->bin, plan->delegate_commands, b->scudo, map);
         if (r < 0)
                 return log_error_errno(r, "Cannot make the links that route delegated commands to scudo in %s: %m",
                                        b->bin);

@@ -74,13 +74,61 @@ static bool links_to_us(const char *link, const struct stat *self) {
 }
 
 /* Each says why it failed, and returns a negative errno then. */
+/* A directory the user can write that comes before `dir` on PATH, where a link of scudo's
+ * goes first; NULL when none does. */
+static char *dir_before_on_path(const char *dir) {
+        _cleanup_free_ char *canonical = realpath(dir, NULL);
+        const char *path = getenv("PATH");
+        if (!canonical)
+                return NULL;
+        for (const char *p = path ?: ""; *p;) {
+                size_t l = strcspn(p, ":");
+                _cleanup_free_ char *d = strndup(p, l), *c = NULL;
+                if (!d)
+                        return NULL;
+                p += l + (p[l] == ':');
+                if (d[0] != '/' || !(c = realpath(d, NULL)))
+                        continue;
+                if (streq(c, canonical))
+                        return NULL;
+                if (access(c, W_OK) >= 0)
+                        return TAKE_PTR(c);
+        }
+        return NULL;
+}
+
+/* An installer's launcher of the same name (Claude Code's ~/.local/bin/claude, say): not
+ * scudo's to replace, and the installer would put it back. Say what to do instead. */
+static int name_taken(const char *link, const char *dir, const char *name) {
+        _cleanup_free_ char *target = realpath(link, NULL), *before = dir_before_on_path(dir);
+        log_error("Cannot create '%s': a file of that name is there already, and it is not scudo's "
+                  "link%s%s%s", link, target ? " (it leads to " : "", target ?: "",
+                  target ? ": an installer's launcher?)" : "");
+        if (before)
+                log_error("Leave it, and put scudo's link in %s, which comes before %s on PATH: "
+                          "scudo link --dir %s %s", before, dir, before, name);
+        else
+                log_error("Leave it, and put scudo's link in a directory that comes before %s on PATH: "
+                          "mkdir -p ~/.local/scudo/bin && scudo link --dir ~/.local/scudo/bin %s, with "
+                          "PATH=\"$HOME/.local/scudo/bin:$PATH\" in your shell's profile; or run it as "
+                          "'scudo %s'", dir, name, name);
+        return -EEXIST;
+}
+
 static int make_link(const char *link, const char *self_path, const struct stat *self) {
         if (links_to_us(link, self))
                 return 0;       /* already there */
         if (symlink(self_path, link) < 0) {
                 int r = negative_errno();
-                return log_error_errno(r, "Cannot create '%s': %m%s", link,
-                                       r == -EEXIST ? " (a file of that name exists and is not scudo's link)" : "");
+                if (r == -EEXIST) {
+                        _cleanup_free_ char *dir = strdup(link);
+                        char *slash = dir ? strrchr(dir, '/') : NULL;
+                        if (!slash)
+                                return log_oom();
+                        *slash = 0;
+                        return name_taken(link, dir, slash + 1);
+                }
+                return log_error_errno(r, "Cannot create '%s': %m", link);
         }
         log_info("%s -> %s", link, self_path);
         return 0;

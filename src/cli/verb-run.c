@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* One run, start to end: request → policy (plan) → unit → wait. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "broker/client.h"
 #include "broker/broker-protocol.h"
+#include "broker/route.h"
+#include "plan/broker-paths.h"
 #include "config.h"
 #include "plan/plan.h"
 #include "plan/unit-properties.h"
@@ -101,21 +106,50 @@ static const char *local_option(const RunCommandLine *args) {
         return NULL;
 }
 
-/* Through the links of the sandbox's routing directory by their path: the command's name is
- * what the broker resolves, outside, where that directory is elsewhere. */
-static int routed_name(Request *req) {
-        char prefix[64];
-        (void) snprintf(prefix, sizeof(prefix), "/run/user/%u/" BROKER_DIR_NAME "/" BROKER_BIN_NAME "/",
-                        (unsigned) req->uid);
-        const char *rest = startswith(req->argv[0], prefix);
-        if (!rest || !*rest || strchr(rest, '/'))
-                return 0;
-        char *n = strdup(rest);
+static int set_command_name(Request *req, const char *name) {
+        char *n = strdup(name);
         if (!n)
                 return -ENOMEM;
         free(req->argv[0]);
         req->argv[0] = n;
         return 0;
+}
+
+/* Started through an executable scudo takes the place of (a delegated command's, bound over
+ * it: plan-harden.h), by a path or a name that need not be the command's (`/usr/lib/.../
+ * npm-cli.js`, `exec -a x`): the command it stands for, from the routing directory's map. The
+ * path is the one the kernel was given, resolved here, where the binds are. */
+static int routed_executable(Request *req, const char *bin, bool *ret_routed) {
+        const char *execfn = (const char *) getauxval(AT_EXECFN);
+        _cleanup_free_ char *path = NULL, *name = NULL;
+
+        *ret_routed = false;
+        /* Through a routing link (the usual way, by name on PATH) there is nothing to look up.
+         * Not /proc/self/exe: through a bind, that names the path it is bound at. */
+        const char *rest = execfn ? path_startswith(execfn, bin) : NULL;
+        if (!execfn || (rest && *rest && !strchr(rest, '/')) || !(path = realpath(execfn, NULL)))
+                return 0;
+        int r = broker_route_lookup(bin, path, &name);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return 0;
+        *ret_routed = true;
+        return set_command_name(req, name);
+}
+
+/* Through the links of the sandbox's routing directory by their path: the command's name is
+ * what the broker resolves, outside, where that directory is elsewhere. */
+static int routed_name(Request *req, const char *bin, bool *ret_routed) {
+        char prefix[PATH_MAX];
+        int r = routed_executable(req, bin, ret_routed);
+        if (r < 0 || *ret_routed)
+                return r;
+        (void) snprintf(prefix, sizeof(prefix), "%s/", bin);
+        const char *rest = startswith(req->argv[0], prefix);
+        if (!rest || !*rest || strchr(rest, '/'))
+                return 0;
+        return set_command_name(req, rest);
 }
 
 /* Inside a sandbox there is no service manager to ask (its bus is hidden), and the command
@@ -137,13 +171,27 @@ static int run_nested(RunCommandLine *args) {
                         return log_error_errno(SYNTHETIC_ERRNO(EPERM), "%s is not available inside a sandbox "
                                                "that delegates (%s): where a command runs is its broker's to "
                                                "decide", opt, args->request.enclosing_unit);
-                if (routed_name(&args->request) < 0)
+                char bin[64];
+                _cleanup_free_ char *taken = NULL;
+                bool routed = false;
+                (void) snprintf(bin, sizeof(bin), "/run/user/%u/" BROKER_DIR_NAME "/" BROKER_BIN_NAME,
+                                (unsigned) args->request.uid);
+                if (routed_name(&args->request, bin, &routed) < 0)
                         return log_oom();
                 r = broker_client_run(args->request.uid, args->request.argv, &status);
                 if (r < 0)
                         return r;
                 if (r == BROKER_RAN)
                         return status;
+                /* In place, for a command whose executables are scudo's here: there is nothing
+                 * else of it to run, and a copy found elsewhere is not what was asked for. */
+                if (routed || broker_route_executable(bin, args->request.argv[0], &taken) >= 0)
+                        return log_error_errno(SYNTHETIC_ERRNO(EPERM),
+                                               "'%s' is delegated by %s, whose broker does not delegate "
+                                               "this run of it (see the broker's report), and it cannot run "
+                                               "inside this sandbox: its executable%s%s is scudo's here; it "
+                                               "was not run", args->request.argv[0],
+                                               args->request.enclosing_unit, taken ? " " : "", taken ?: "");
         }
         r = request_resolve_command(&args->request);
         if (r < 0)
@@ -153,6 +201,15 @@ static int run_nested(RunCommandLine *args) {
                        args->request.exec_path);
                 return 0;
         }
+        /* A path that is scudo here (an executable it takes the place of, bound over it) would
+         * start this again, and again. */
+        struct stat self, st;
+        if (stat("/proc/self/exe", &self) >= 0 && stat(args->request.exec_path, &st) >= 0 &&
+            self.st_dev == st.st_dev && self.st_ino == st.st_ino)
+                return log_error_errno(SYNTHETIC_ERRNO(ELOOP), "%s is scudo itself in this sandbox (%s), "
+                                       "in place of a delegated command; it was not run",
+                                       args->request.exec_path, args->request.enclosing_unit),
+                       EXIT_SCUDO_NOEXEC;
         execv(args->request.exec_path, args->request.argv);
         r = log_error_errno(negative_errno(), "Cannot execute '%s': %m", args->request.exec_path);
         return r == -ENOENT ? EXIT_SCUDO_NOTFOUND : EXIT_SCUDO_NOEXEC;

@@ -15,6 +15,8 @@
 #define BROKER_DIR_NAME "scudo"
 #define BROKER_SOCKET_NAME "broker"
 #define BROKER_BIN_NAME "bin"
+/* In `bin`: which command each executable scudo takes the place of is (broker/route.h). */
+#define BROKER_ROUTE_MAP_NAME ".routes"
 
 /* /run/user/UID/scudo. 0 or -ENOMEM. */
 static inline int plan_broker_root(uid_t uid, char **ret) {

@@ -14,6 +14,7 @@
 #include "plan/broker-paths.h"
 #include "plan/harden-internal.h"
 #include "plan/plan-validate.h"
+#include "util/env-util.h"
 #include "util/path-util.h"
 #include "util/strv.h"
 
@@ -37,6 +38,8 @@
 #define WHY_BROKER_SOCKET "the socket of this sandbox's broker, which the runner starts"
 #define WHY_BROKER_BIN "the links that route the delegated commands to scudo, first on PATH"
 #define WHY_SCUDO "scudo itself, where the routing links lead"
+#define WHY_ROUTE "a delegated command's executable: scudo in its place, so the command reaches the " \
+        "broker however it is started (by name under any PATH, by this path, through an interpreter)"
 #define WHY_NAME_SERVICE "with network rules, a service that resolves names or fetches for whoever " \
         "asks, past the rules; a profile that names the socket decides"
 
@@ -120,6 +123,67 @@ static int empty_run(Plan *p) {
         return 0;
 }
 
+/* Where the command's own PATH, and the one a login shell or `env -i` rebuilds, find
+ * executables. */
+#define ROUTE_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static const PlanPath *find_route(const Plan *p, const char *path) {
+        for (size_t i = 0; i < p->n_paths; i++)
+                if (p->paths[i].source == PATH_SOURCE_BROKER_ROUTE && streq(p->paths[i].path, path))
+                        return &p->paths[i];
+        return NULL;
+}
+
+/* `name` found in `dir`: scudo bound over the executable it resolves to (a link on PATH leads
+ * there, so the link is covered too), unless the plan keeps that file out of reach anyway. */
+static int route_one(Plan *p, const char *dir, const char *name, const char *scudo) {
+        _cleanup_free_ char *given = NULL, *target = NULL;
+        struct stat st;
+
+        if (!path_is_absolute(dir) || !(given = path_join(dir, name)))
+                return path_is_absolute(dir) ? -ENOMEM : 0;
+        if (plan_path_canonicalize(given, &target) < 0 || stat(target, &st) < 0 || !S_ISREG(st.st_mode) ||
+            access(target, X_OK) < 0 || find_route(p, target) || (scudo && streq(target, scudo)))
+                return 0;
+        const PlanPath *g = harden_governing_entry(p, target);
+        if (g && (g->access == PATH_ACCESS_DENY || g->access == PATH_ACCESS_HIDE))
+                return 0;               /* not there to run inside: nothing to take the place of */
+        int r = harden_force_entry(p, PATH_ACCESS_READ, target, WHY_ROUTE, PATH_SOURCE_BROKER_ROUTE);
+        if (r < 0)
+                return r;
+        if (!streq(given, target))
+                p->paths[p->n_paths - 1].given = TAKE_PTR(given);
+        return 0;
+}
+
+/* Each executable a delegated command name leads to, in the directories of the command's PATH
+ * and the usual ones: the routing links are found by name on PATH, which a login shell, `env
+ * -i` or the tool itself rebuilds, and the real file can be started by its path or handed to
+ * its interpreter. With scudo in its place, every one of these starts reaches the broker
+ * (broker/route.h). Only names delegated whatever the arguments: a name that a command-line
+ * pattern alone delegates ("git push") runs in place for its other uses. */
+static int routes(Plan *p, const char *scudo) {
+        const char *env_path = env_get(p->environment, "PATH");
+        _cleanup_free_ char *search = NULL;
+        if (asprintf(&search, "%s:%s", env_path && *env_path ? env_path : "", ROUTE_DEFAULT_PATH) < 0)
+                return -ENOMEM;
+        STRV_FOREACH(n, p->delegate_executables) {
+                if (!**n || strchr(*n, '/') || streq(*n, ".") || streq(*n, ".."))
+                        continue;
+                for (const char *d = search; *d;) {
+                        size_t l = strcspn(d, ":");
+                        _cleanup_free_ char *dir = strndup(d, l);
+                        if (!dir)
+                                return -ENOMEM;
+                        int r = route_one(p, dir, *n, scudo);
+                        if (r < 0)
+                                return r;
+                        d += l + (d[l] == ':');
+                }
+        }
+        return 0;
+}
+
 /* The delegation brokers (broker-paths.h): out of reach, but in the sandbox that delegates,
  * which finds its own broker's socket and routing links where a scudo inside looks, and scudo
  * itself at its path. plan_check() has refused a profile's grant below the root. */
@@ -144,6 +208,8 @@ static int brokers(Plan *p, const HardenContext *ctx) {
             !plan_names_path(p, ctx->scudo_path))
                 r = harden_add_entry(p, PATH_ACCESS_READ, ctx->scudo_path, WHY_SCUDO, PATH_CREATE_NONE,
                                      PATH_SOURCE_SELF);
+        if (r >= 0)
+                r = routes(p, ctx->scudo_path);
         return r;
 }
 

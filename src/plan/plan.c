@@ -99,6 +99,7 @@ Plan *plan_free(Plan *p) {
         strv_free(p->dbus_system_talk);
         strv_free(p->delegate);
         strv_free(p->delegate_commands);
+        strv_free(p->delegate_executables);
         strv_free(p->undelegable);
         strv_free(p->untrusted_files);
         free(p->confirm_origin);

@@ -67,8 +67,10 @@ typedef enum PathSource {
                                     * starts; only the hardening step names it */
         PATH_SOURCE_BROKER_BIN, /* read: the broker's links that route delegated commands to scudo */
         PATH_SOURCE_CONFIG_COPY, /* a copy of a tool's configuration less its credentials, which
-                                  * the runner makes (unit/git-config-copies.h); only the
+                                  * the runner makes (git/git-config-copies.h); only the
                                   * hardening step names it (plan-harden.h, 2c) */
+        PATH_SOURCE_BROKER_ROUTE, /* read: scudo itself, bound over a delegated command's executable
+                                   * (`given`: the path on PATH that leads there) */
         _PATH_SOURCE_MAX,
         _PATH_SOURCE_INVALID = -EINVAL,
 } PathSource;
@@ -167,6 +169,8 @@ typedef struct Plan {
         bool delegable;
         char **delegate;        /* profile names this sandbox delegates */
         char **delegate_commands;       /* the command names they match: routed to scudo inside */
+        char **delegate_executables;    /* those they match whatever the arguments: scudo in place
+                                         * of their executables inside (PATH_SOURCE_BROKER_ROUTE) */
         /* For a delegated run of this plan (plan-delegate.h): the applied profiles that say
          * delegable = false, themselves or through what they extend, and the project files
          * ignored as not trusted. */

@@ -183,6 +183,7 @@ static int read_plan(lua_State *L) {
                 { "dbus_system_talk", &p->dbus_system_talk },
                 { "delegate", &p->delegate },
                 { "delegate_commands", &p->delegate_commands },
+                { "delegate_executables", &p->delegate_executables },
                 { "undelegable", &p->undelegable },
                 { "untrusted_files", &p->untrusted_files },
                 { "log_report", &p->log_report },

@@ -166,7 +166,8 @@ static int identify(MountLists *l, const char *path, struct stat *st) {
  * access to the mount), the delegation broker's socket and its routing links. Returns what it
  * is, for messages, with *ret_src where it is (NULL when not started); NULL for any other
  * source. */
-static const char *runtime_source(PathSource s, const UnitContext *ctx, const char **ret_src) {
+static const char *runtime_source(PathSource s, const UnitContext *ctx, const char *self,
+                                  const char **ret_src) {
         switch (s) {
         case PATH_SOURCE_BUS_PROXY:
                 *ret_src = ctx->bus_proxy_socket;
@@ -180,6 +181,10 @@ static const char *runtime_source(PathSource s, const UnitContext *ctx, const ch
         case PATH_SOURCE_BROKER_BIN:
                 *ret_src = ctx->broker_bin;
                 return "the delegation broker's routing links";
+        case PATH_SOURCE_BROKER_ROUTE:
+                /* scudo itself, the one that starts the broker (broker/route.h) */
+                *ret_src = ctx->broker_bin ? self : NULL;
+                return "scudo in place of a delegated command";
         default:
                 *ret_src = NULL;
                 return NULL;
@@ -204,12 +209,15 @@ static int bind_runtime_source(MountLists *l, const PlanPath *p, const char *wha
 
 static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *l) {
         _cleanup_free_ const PlanPath **sorted = NULL;
+        _cleanup_free_ char *self = NULL;
         int r;
 
         /* What the plan says, and nothing else: what scudo adds on its own account is in it
          * already (plan-harden.h), and shown by explain as it is here. */
         if (!plan->hardened)
                 return -EINVAL;
+        if (ctx->broker_bin && !(self = realpath("/proc/self/exe", NULL)))
+                return mount_error(l, negative_errno(), "cannot find scudo's own executable");
         sorted = calloc(plan->n_paths + 1, sizeof(PlanPath *));
         if (!sorted)
                 return -ENOMEM;
@@ -223,7 +231,7 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
 
                 if ((i > 0 && streq(sorted[i - 1]->path, p->path)) || !path_is_absolute(p->path))
                         return -EINVAL;         /* one entry per path, canonical: plan_normalize() */
-                const char *started, *what = runtime_source(p->source, ctx, &started);
+                const char *started, *what = runtime_source(p->source, ctx, self, &started);
                 if (what) {
                         r = bind_runtime_source(l, p, what, started);
                         if (r < 0)

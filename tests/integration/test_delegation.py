@@ -53,6 +53,7 @@ esac
 
 # The stand-in tool is installed as npm is: in a directory of its own, linked from the PATH.
 TOOL_PATH = "/usr/local/lib/deleg-tool/tool.sh"
+TOOL2_PATH = "/usr/local/lib/deleg-tool/tool-cli"
 
 # The agent delegates the tool by name; the tool's profile grants what the agent's does not,
 # and the other way round. `tool.sh publish` is never delegable.
@@ -64,7 +65,7 @@ filesystem.write = ["~/deleg-agent-area"]
 filesystem.read = ["~/deleg-agent-secret", "${PWD}/ro"]
 
 [tool]
-match = ["tool.sh"]
+match = ["tool.sh", "tool2.sh"]
 delegable = true
 args.directory = { options = ["-C"] }
 filesystem.write = ["~/deleg-tool-area", "${arg_directory}"]
@@ -102,6 +103,10 @@ def deleg(tb, work):
     assert r.rc == 0, r
     install(tb, TOOL_PATH, TOOL)
     r = tb.root("ln -s %s /usr/local/bin/tool.sh" % TOOL_PATH)
+    assert r.rc == 0, r
+    # a second name, whose executable is named otherwise (as npm's is npm-cli.js)
+    install(tb, TOOL2_PATH, TOOL)
+    r = tb.root("ln -sfn %s /usr/local/bin/tool2.sh" % TOOL2_PATH)
     assert r.rc == 0, r
     tb.dev("rm -rf ~/deleg-*; mkdir -p ~/deleg-agent-area ~/deleg-tool-area ~/deleg-other %s/ro && "
            "echo agent-only-secret > ~/deleg-agent-secret" % work)
@@ -357,9 +362,74 @@ def test_agent_denied_the_real_tool_still_delegates_it(tb, deleg):
     # the run by name was the tool's, under its own profile, and wrote where only it may
     assert r.out.count("tool-wrote-tool-area") == 1 and "tool-read-agent-secret" not in r.out, r
     assert tb.root("test -e /home/dev/deleg-tool-area/by-tool").rc == 0
-    # and the deny is the agent's: without it, the same path runs (in place)
+    # and the deny is the agent's: without it, the same path is delegated all the same
     r = agent(tb, deleg, "%s exit 5; echo rc=$?" % TOOL_PATH)
-    assert "rc=5" in r.out, r
+    assert "rc=5" in r.out and "'tool.sh exit 5' delegated, exit status 5" in r.err, r
+
+
+def delegated_probes(tb, r, n):
+    """`n` runs of `probe`, each the tool's (under its profile, in a unit of its own), none in
+    the agent's sandbox; checked from outside too."""
+    assert r.out.count("tool-wrote-tool-area") == n, r
+    assert "tool-read-agent-secret" not in r.out and "tool-wrote-agent-area" not in r.out, r
+    assert r.err.count("probe' delegated, exit status 0") == n, r
+    assert tb.root("test -e /home/dev/deleg-agent-area/by-tool").rc != 0
+    assert tb.root("test -e /home/dev/deleg-tool-area/by-tool").rc == 0
+
+
+def test_delegated_however_the_agent_starts_it(tb, deleg):
+    # PATH is not what routes: a login shell that resets it (Debian's /etc/profile), `env -i`,
+    # a PATH rebuilt without the routing links, the link's path and the file it leads to
+    before = tb.root("sha256sum %s %s" % (TOOL_PATH, TOOL2_PATH)).out
+    r = agent(tb, deleg, "bash -lc 'tool.sh probe'; echo rc=$?; env -i /usr/local/bin/tool.sh probe; echo rc=$?;"
+              "PATH=/usr/bin:/bin:/usr/local/bin tool.sh probe; echo rc=$?; %s probe; echo rc=$?;"
+              "/usr/local/bin/tool2.sh probe; echo rc=$?; env -i %s probe; echo rc=$?"
+              % (TOOL_PATH, TOOL2_PATH))
+    assert [l for l in r.out.splitlines() if l.startswith("rc=")] == ["rc=0"] * 6, r
+    delegated_probes(tb, r, 6)
+    # the real file started by its other name stands for its command
+    assert "'tool2.sh probe' delegated" in r.err, r
+    # outside, the tool is the tool: the routes are binds inside the agent's sandbox only
+    assert tb.root("sha256sum %s %s" % (TOOL_PATH, TOOL2_PATH)).out == before
+    assert "the stand-in tool" in tb.root("head -3 %s" % TOOL_PATH).out
+
+
+def test_interpreter_start_of_the_tool_is_not_run_in_place(tb, deleg):
+    # handed to its interpreter, the tool's script is scudo's executable inside: never the tool
+    r = agent(tb, deleg, "sh %s probe; echo rc=$?; bash %s probe; echo rc=$?" % (TOOL_PATH, TOOL2_PATH))
+    codes = [l for l in r.out.splitlines() if l.startswith("rc=")]
+    assert len(codes) == 2 and "rc=0" not in codes, r
+    assert "tool-wrote" not in r.out and "tool-read" not in r.out, r
+    assert tb.root("test -e /home/dev/deleg-agent-area/by-tool").rc != 0
+
+
+def test_routed_command_not_delegated_from_here_is_refused(tb, deleg):
+    # from outside the project its profiles apply to, the broker delegates nothing: the tool's
+    # executable inside is scudo's, so it is refused, saying why, rather than run in place
+    r = agent(tb, deleg, "cd / && tool.sh probe; echo rc=$?")
+    assert "rc=1" in r.out or "rc=126" in r.out or "rc=125" in r.out, r
+    assert "tool-wrote" not in r.out and "tool-read" not in r.out, r
+    assert "'tool.sh' is delegated by scudo-" in r.err and "it was not run" in r.err, r
+
+
+def test_real_npm_is_delegated_however_started(tb, deleg, bpfd):
+    # npm's profile in the recommended configuration filters the network: scudo-bpfd runs
+    if tb.root("test -x /usr/bin/npm && test -x /usr/bin/node").rc != 0:
+        pytest.skip("npm and node are not installed (tools/install-deps)")
+    tb.dev("cat >> %s/.scudo.toml" % deleg, input=b'\n[npm-agent]\nextend = ["git-project"]\n'
+           b'match = ["npm-agent.sh"]\ndelegate = ["npm"]\n')
+    assert tb.dev("cd %s && %s trust --yes" % (deleg, Q)).rc == 0
+    install(tb, "/usr/local/bin/npm-agent.sh", AGENT)
+    assert tb.dev("cd %s && git init -q ." % deleg).rc == 0   # a project, as npm's profile expects
+    cli = tb.root("readlink -f /usr/bin/npm").out.strip()
+    r = agent(tb, deleg, "bash -lc 'npm --version'; echo rc=$?; env -i /usr/bin/npm --version; echo rc=$?;"
+              "%s --version; echo rc=$?; node %s --version; echo rc=$?" % (cli, cli), timeout=180,
+              name="npm-agent.sh")
+    codes = [l for l in r.out.splitlines() if l.startswith("rc=")]
+    assert codes[:3] == ["rc=0"] * 3 and codes[3] != "rc=0", r.err
+    assert r.err.count("'npm --version' delegated, exit status 0") == 3, r
+    # handed to node, npm's script is scudo's executable inside: node cannot run it
+    assert "SyntaxError" in r.err or "Invalid" in r.err, r
 
 
 def test_symlinked_working_directory(tb, deleg):
@@ -379,3 +449,13 @@ def test_symlinked_working_directory(tb, deleg):
     assert tb.root("test -f %s/real/by-tool-here" % deleg).rc == 0
     assert "the working directory %s/ro is not one that scudo-" % deleg in r.err, r
     assert tb.root("test -e %s/ro/by-tool-here" % deleg).rc != 0
+
+
+def test_explain_shows_the_executable_and_the_routes(tb, deleg):
+    # which file a run starts, when its path on PATH leads elsewhere (an installer's launcher)
+    r = tb.dev("cd %s && %s explain tool2.sh" % (deleg, Q))
+    assert "executable: /usr/local/bin/tool2.sh (leads to %s, which the run starts)" % TOOL2_PATH in r.out, r
+    # and, for the agent, scudo in place of each file a delegated name leads to, with why
+    r = tb.dev("cd %s && %s explain agent.sh" % (deleg, Q))
+    routes = [l for l in r.out.splitlines() if "a delegated command's executable" in l]
+    assert any(TOOL_PATH in l for l in routes) and any(TOOL2_PATH in l for l in routes), r.out

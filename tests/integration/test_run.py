@@ -280,6 +280,20 @@ def test_unlink_leaves_foreign_files(tb):
     assert "rc=1" in r.out and "mine" in r.out, r
 
 
+def test_link_beside_an_installers_link_says_what_to_do(tb):
+    # an agent's installer keeps its own launcher of that name: scudo leaves it and names a
+    # directory earlier on PATH instead, or says how to make one
+    r = tb.dev("rm -rf ~/links3 ~/early && mkdir -p ~/links3 ~/early && ln -s /bin/true ~/links3/claude && "
+               "PATH=$HOME/early:$HOME/links3:$PATH %s link claude --dir ~/links3; echo rc=$?; "
+               "readlink ~/links3/claude" % shlex.quote(SCUDO))
+    assert "rc=1" in r.out and r.out.splitlines()[-1] == "/bin/true", r
+    assert "is not scudo's link (it leads to /usr/bin/true" in r.err, r
+    assert "scudo link --dir /home/dev/early claude" in r.err, r
+    r = tb.dev("PATH=$HOME/links3:/usr/bin:/bin %s link claude --dir ~/links3" % shlex.quote(SCUDO))
+    assert r.rc != 0 and "mkdir -p ~/.local/scudo/bin && scudo link --dir ~/.local/scudo/bin claude" in r.err, r
+    tb.dev("rm -rf ~/links3 ~/early")
+
+
 def test_dry_run_starts_nothing(tb, work):
     r = tb.scudo(["--dry-run", "touch", "made-by-dry-run"], cwd=work)
     assert r.rc == 0 and "exec: /usr/bin/touch" in r.out, r

@@ -89,7 +89,15 @@ static void test_route(void) {
                 return;
         }
         (void) snprintf(dir, sizeof(dir), "%s/bin", base);
-        TAP_CHECK(broker_route_links(dir, commands, "/usr/bin/scudo") == 2, "a link for each usable name, once");
+        char *map[] = { (char *) "/usr/lib/node_modules/npm/bin/npm-cli.js", (char *) "npm",
+                        (char *) "/usr/lib/node_modules/npm/bin/npx-cli.js", (char *) "npx", NULL };
+        char *name = NULL;
+        TAP_CHECK(broker_route_links(dir, commands, "/usr/bin/scudo", map) == 2,
+                  "a link for each usable name, once");
+        TAP_CHECK(broker_route_lookup(dir, "/usr/lib/node_modules/npm/bin/npx-cli.js", &name) == 0 &&
+                  streq(name, "npx"), "an executable scudo takes the place of names its command");
+        free(name);
+        TAP_CHECK(broker_route_lookup(dir, "/usr/bin/node", &name) == -ENOENT, "any other names none");
         (void) snprintf(link, sizeof(link), "%s/npx", dir);
         ssize_t k = readlink(link, target, sizeof(target) - 1);
         TAP_CHECK(k > 0 && (target[k] = 0, streq(target, "/usr/bin/scudo")), "each leads to scudo");

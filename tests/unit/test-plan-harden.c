@@ -624,6 +624,42 @@ static void test_brokers(void) {
         TAP_CHECK(e && e->access == PATH_ACCESS_READ && e->source == PATH_SOURCE_SELF && e->reason,
                   "... scudo at its own path, read-only");
 
+        /* a delegated name's executable, by its link on the command's PATH: scudo in its place */
+        _cleanup_free_ char *tbin = in_root("rbin"), *link = in_root("rbin/rtool"),
+                *cli = in_root("rlib/rtool/cli.js"), *path_var = NULL, *ccli = NULL;
+        make("rbin/");
+        make("rlib/");
+        make("rlib/rtool/");
+        make("rlib/rtool/cli.js");
+        if (chmod(cli, 0755) < 0 || symlink(cli, link) < 0 || asprintf(&path_var, "PATH=%s", tbin) < 0 ||
+            plan_path_canonicalize(cli, &ccli) < 0)
+                abort();
+        _cleanup_(plan_freep) Plan *rt = plan_new();
+        if (!rt || strv_extend(&rt->delegate, "tools") < 0 ||
+            strv_extend(&rt->delegate_executables, "rtool") < 0 ||
+            strv_extend(&rt->delegate_executables, "no-such-tool") < 0 ||
+            strv_extend(&rt->environment, path_var) < 0)
+                abort();
+        TAP_CHECK(plan_harden(rt, &(HardenContext) { .scudo_path = scudo }) == 0,
+                  "routes: a plan that delegates");
+        e = entry_exact(rt, ccli);
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && e->source == PATH_SOURCE_BROKER_ROUTE && e->given &&
+                  streq(e->given, link),
+                  "... scudo over the file a delegated name leads to, with the link it took");
+        size_t routes = 0;
+        for (size_t i = 0; i < rt->n_paths; i++)
+                routes += rt->paths[i].source == PATH_SOURCE_BROKER_ROUTE;
+        TAP_CHECK(routes == 1, "... and nothing for a name that is nowhere");
+        _cleanup_(plan_freep) Plan *rd = plan_new();
+        _cleanup_free_ char *rlib = in_root("rlib/rtool");
+        if (!rd || strv_extend(&rd->delegate, "tools") < 0 ||
+            strv_extend(&rd->delegate_executables, "rtool") < 0 ||
+            strv_extend(&rd->environment, path_var) < 0 ||
+            plan_add_path(rd, PATH_ACCESS_DENY, rlib, "t:1") < 0)
+                abort();
+        TAP_CHECK(plan_harden(rd, &(HardenContext) { .scudo_path = scudo }) == 0 && !entry_exact(rd, ccli),
+                  "... none where the plan denies the file anyway");
+
         _cleanup_(plan_freep) Plan *n = plan_new();
         if (!n)
                 abort();
