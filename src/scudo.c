@@ -32,9 +32,13 @@ static const Verb verbs[] = {
         { "suggest",  verb_suggest },
         { "link",     verb_link },
         { "unlink",   verb_unlink },
+        { "shim",     verb_shim },
+        { "status",   verb_status },
         /* Not for people: what the delegation broker starts for each request
          * (cli/verb-delegated.c). */
         { "__broker-request", verb_broker_request },
+        /* What the FUSE shim starts for the names of one directory (cli/verb-shim.c). */
+        { "__shim-names", verb_shim_names },
 };
 
 /* Returns a negative errno once reported, or the exit status (cli/verbs.h). */
