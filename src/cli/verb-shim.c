@@ -38,6 +38,7 @@ int verb_shim(int argc, char **argv) {
                 { "print-path", no_argument,       NULL, 'p' },
                 { "print-env",  required_argument, NULL, 'e' },
                 { "mountpoint", required_argument, NULL, 'm' },
+                { "verbose",    no_argument,       NULL, 'v' },
                 { "help",       no_argument,       NULL, 'h' },
                 {}
         };
@@ -48,7 +49,7 @@ int verb_shim(int argc, char **argv) {
 
         optind = 0;
         opterr = 0;
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "hv", options, NULL)) >= 0)
                 switch (c) {
                 case 'p':
                         print_path = true;
@@ -64,6 +65,9 @@ int verb_shim(int argc, char **argv) {
                         if (mount[0] != '/')
                                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "--mountpoint needs an absolute path");
                         break;
+                case 'v':
+                        log_set_max_level(LOG_LEVEL_DEBUG);
+                        break;
                 case 'h':
                         printf("Usage: scudo shim [--print-path | --print-env bash|zsh|fish] [--mountpoint DIR]\n\n"
                                "Mounts the FUSE shim: a read-only directory, meant to stand first on PATH, with\n"
@@ -72,6 +76,7 @@ int verb_shim(int argc, char **argv) {
                                "confined. Normally started by the user unit scudo-shim.service.\n"
                                "  --print-path        print the shim's directory and exit\n"
                                "  --print-env SHELL   print the line that puts it first on PATH\n"
+                               "  -v, --verbose       say what is listed for whom, on standard error\n"
                                "See docs/shim.md.\n");
                         return 0;
                 default:

@@ -34,7 +34,7 @@ struct ShimNames {
         pthread_mutex_t lock;
         atomic_uint_fast64_t generation;
         ShimList *global;
-        uint64_t global_generation;
+        uint64_t global_generation, global_made_usec;
         Entry cache[CACHE_MAX];
 };
 
@@ -189,6 +189,7 @@ static ShimList *evaluate_list(const char *scudo, const char *dir) {
                 log_debug("shim: the names for '%s' could not be made: %s", dir, strerror(-r));
                 return NULL;
         }
+        log_debug("shim: %zu name(s) for '%s'", strv_length(names), dir);
         ShimList *l = list_new(names);
         if (!l)
                 strv_free(names);
@@ -198,8 +199,9 @@ static ShimList *evaluate_list(const char *scudo, const char *dir) {
 static ShimList *global_list(ShimNames *s, uint64_t gen) {
         ShimList *l;
 
+        uint64_t now = now_usec();
         pthread_mutex_lock(&s->lock);
-        bool fresh = s->global && s->global_generation == gen;
+        bool fresh = s->global && s->global_generation == gen && now - s->global_made_usec < SHIM_PROJECT_TTL_USEC;
         l = list_ref(s->global);
         pthread_mutex_unlock(&s->lock);
         if (fresh)
@@ -220,11 +222,10 @@ static ShimList *global_list(ShimNames *s, uint64_t gen) {
         }
         shim_list_unref(l);
         pthread_mutex_lock(&s->lock);
-        if (!s->global || s->global_generation != gen) {
-                shim_list_unref(s->global);
-                s->global = list_ref(n);
-                s->global_generation = gen;
-        }
+        shim_list_unref(s->global);
+        s->global = list_ref(n);
+        s->global_generation = gen;
+        s->global_made_usec = now;
         pthread_mutex_unlock(&s->lock);
         return n;
 }

@@ -45,7 +45,11 @@ int shim_search_path(const char *path_env, const char *mount, char **ret) {
                         break;
                 p = e + 1;
         }
-        after = !seen;
+        if (!seen) {
+                *ret = NULL;
+                return 0;
+        }
+        after = false;
         for (const char *p = path_env; ; ) {
                 const char *e = strchrnul(p, ':');
                 size_t len = (size_t) (e - p);
@@ -63,7 +67,7 @@ int shim_search_path(const char *path_env, const char *mount, char **ret) {
         }
         out[o] = 0;
         *ret = TAKE_PTR(out);
-        return 0;
+        return 1;
 }
 
 const char *shim_environ_get(const char *block, size_t size, const char *name) {

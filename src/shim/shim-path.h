@@ -13,10 +13,11 @@
 bool shim_name_is_listable(const char *name);
 
 /* Where the real command is looked up for a caller whose PATH is `path_env` (NULL: the
- * default): the entries after the first occurrence of the shim's directory `mount` when it is
- * there, the whole PATH otherwise (a shell that put the shim first after it started keeps its
- * old PATH in /proc), each time less every entry that names `mount` again and every relative
- * entry (the working directory, which a project controls). "" when nothing is left. */
+ * default): the entries after the first occurrence of the shim's directory `mount`, less
+ * every entry that names `mount` again and every relative entry (the working directory, which
+ * a project controls); "" when nothing is left. Returns 1 when `mount` is on that PATH, 0 when
+ * not (*ret is then NULL): a shell that put the shim first after it started still shows its
+ * old PATH in /proc, and what it holds after the shim is not known. */
 int shim_search_path(const char *path_env, const char *mount, char **ret);
 
 /* The value of NAME in a NUL-separated environment block of `size` bytes (as read from

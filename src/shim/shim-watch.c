@@ -55,9 +55,17 @@ static int watched_dirs(char ***ret) {
                                 return -ENOMEM;
                 }
         }
-        /* /etc itself: /etc/scudo made later */
+        /* /etc itself, the home directory and ~/.local: /etc/scudo, ~/.config or
+         * ~/.local/state made later */
         if (strv_extend(&l, "/etc") < 0)
                 return -ENOMEM;
+        if (home && path_is_absolute(home)) {
+                _cleanup_free_ char *local = path_join(home, ".local");
+                _cleanup_free_ char *state = local ? path_join(local, "state") : NULL;
+                if (!state || strv_extend(&l, home) < 0 || strv_extend(&l, local) < 0 ||
+                    strv_extend(&l, state) < 0)
+                        return -ENOMEM;
+        }
         *ret = TAKE_PTR(l);
         return 0;
 }
@@ -74,7 +82,8 @@ static bool relevant(const struct inotify_event *ev) {
                 return true;
         const char *n = ev->name;
         size_t l = strlen(n);
-        return streq(n, "scudo") || streq(n, "config.d") || streq(n, "trusted") ||
+        return streq(n, "scudo") || streq(n, "config.d") || streq(n, "trusted") || streq(n, ".config") ||
+               streq(n, ".local") || streq(n, "state") ||
                (l > 5 && streq(n + l - 5, ".toml")) || (l > 4 && streq(n + l - 4, ".lua"));
 }
 

@@ -129,12 +129,18 @@ static bool in_list(const ShimList *l, const char *name) {
 
 /* Whether the caller's PATH holds `name` after the shim: a listed name must run something
  * (`command -v` must not lie). The lookup skips scudo itself, so the shim twice on PATH, or a
- * `scudo link` after it, is no real command. */
+ * `scudo link` after it, is no real command. A caller whose PATH in /proc does not hold the
+ * shim (a shell that put it first from its rc file: /proc shows the PATH it started with) gets
+ * every name listed: confined rather than accurate; the run says "command not found" (127)
+ * where nothing is behind a name. */
 static bool resolves_for(Shim *s, pid_t pid, const char *name) {
         _cleanup_free_ char *path = NULL, *search = NULL, *found = NULL;
         if (shim_caller_path(pid, &path) < 0)
                 path = NULL;
-        if (shim_search_path(path, s->mount, &search) < 0 || !*search)
+        int r = shim_search_path(path, s->mount, &search);
+        if (r <= 0)
+                return r == 0;
+        if (!*search)
                 return false;
         return path_find_executable(name, search, s->scudo_dev, s->scudo_ino, &found) >= 0;
 }
