@@ -127,7 +127,9 @@ static const char *how_of(const Hit *h) {
 }
 
 /* Why an unconfined command is unconfined, in words. */
-static const char *why_unconfined(ShimState st, int pos) {
+static const char *why_unconfined(ShimState st, int pos, bool matched) {
+        if (!matched)
+                return "no profile matches it by name: neither the shim nor a link confines it";
         if (st == SHIM_STALE)
                 return "the shim's mount is dead (its process was killed): restart it with "
                        "'systemctl --user restart scudo-shim'";
@@ -156,7 +158,7 @@ int verb_status(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
-        _cleanup_strv_free_ char **names = NULL;
+        _cleanup_strv_free_ char **names = NULL, **matched = NULL;
         _cleanup_free_ char *mount = NULL;
         bool json = false;
         struct stat self;
@@ -179,15 +181,12 @@ int verb_status(int argc, char **argv) {
                         return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "status: unknown option '%s'",
                                                argv[optind - 1]);
                 }
-        if (optind < argc) {
-                names = strv_copy(argv + optind);
-                if (!names)
-                        return log_oom();
-        } else {
-                r = names_here(&names);
-                if (r < 0)
-                        return r;
-        }
+        r = names_here(&matched);
+        if (r < 0)
+                return r;
+        names = strv_copy(optind < argc ? argv + optind : matched);
+        if (!names)
+                return log_oom();
         if (shim_mount_path(&mount) < 0)
                 return log_oom();
         if (stat("/proc/self/exe", &self) < 0)
@@ -225,6 +224,7 @@ int verb_status(int argc, char **argv) {
         r = 0;
         STRV_FOREACH(n, names) {
                 _cleanup_(hit_done) Hit h = {};
+                bool is_matched = shim_names_contain(matched, *n);
                 if (find(*n, path_env, mount, &self, &h) < 0) {
                         r = log_oom();
                         break;
@@ -237,19 +237,21 @@ int verb_status(int argc, char **argv) {
                 }
                 json_object_object_add(o, "name", json_object_new_string(*n));
                 json_object_object_add(o, "how", json_object_new_string(how));
+                json_object_object_add(o, "matched_by_name", json_object_new_boolean(is_matched));
                 json_object_object_add(o, "first", h.path ? json_object_new_string(h.path) : NULL);
                 json_object_object_add(o, "real", h.real ? json_object_new_string(h.real) : NULL);
                 if (h.real_target)
                         json_object_object_add(o, "real_link_to", json_object_new_string(h.real_target));
                 if (streq(how, "unconfined"))
-                        json_object_object_add(o, "why", json_object_new_string(why_unconfined(st, pos)));
+                        json_object_object_add(o, "why", json_object_new_string(why_unconfined(st, pos, is_matched)));
                 json_object_array_add(cmds, o);
                 if (json)
                         continue;
                 if (!h.path)
                         printf("%-16s not found on PATH\n", *n);
                 else if (streq(how, "unconfined"))
-                        printf("%-16s UNCONFINED: %s runs as it is (%s)\n", *n, h.path, why_unconfined(st, pos));
+                        printf("%-16s UNCONFINED: %s runs as it is (%s)\n", *n, h.path,
+                               why_unconfined(st, pos, is_matched));
                 else {
                         printf("%-16s confined: through the %s (%s), running %s\n", *n,
                                streq(how, "shim") ? "shim" : "scudo link", h.path, h.real ?: "nothing: not found");
