@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +29,7 @@ typedef struct Entry {
         char *cwd;
         ShimList *list;
         uint64_t generation;
+        uint64_t signature;
         uint64_t made_usec;
 } Entry;
 
@@ -201,7 +205,7 @@ static ShimList *global_list(ShimNames *s, uint64_t gen) {
 
         uint64_t now = now_usec();
         pthread_mutex_lock(&s->lock);
-        bool fresh = s->global && s->global_generation == gen && now - s->global_made_usec < SHIM_PROJECT_TTL_USEC;
+        bool fresh = s->global && s->global_generation == gen && now - s->global_made_usec < SHIM_LIST_TTL_USEC;
         l = list_ref(s->global);
         pthread_mutex_unlock(&s->lock);
         if (fresh)
@@ -230,6 +234,47 @@ static ShimList *global_list(ShimNames *s, uint64_t gen) {
         return n;
 }
 
+static uint64_t mix(uint64_t h, uint64_t v) {
+        for (int i = 0; i < 8; i++, v >>= 8)
+                h = (h ^ (v & 0xff)) * 1099511628211ULL;
+        return h;
+}
+
+/* What the project files a directory's list depends on look like now: the stat of .scudo.toml
+ * and .scudo.lua in it and in every directory above it (lua/scudo/discover.lua says which files
+ * a start directory reads). A few microseconds against a Lua evaluation: a list is kept while
+ * this stays the same. */
+static uint64_t project_signature(const char *cwd) {
+        static const char * const names[] = { ".scudo.toml", ".scudo.lua" };
+        char path[PATH_MAX];
+        uint64_t h = 14695981039346656037ULL;
+        size_t len = strlen(cwd);
+
+        if (len >= sizeof(path) - 16)
+                return 0;
+        /* "/", then each directory down to cwd: cwd[0..end) */
+        for (size_t end = 1; end <= len; end++) {
+                if (end > 1 && end < len && cwd[end] != '/')
+                        continue;
+                for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                        struct stat st;
+                        (void) snprintf(path, sizeof(path), "%.*s%s%s", (int) end, cwd, end == 1 ? "" : "/",
+                                        names[i]);
+                        if (stat(path, &st) < 0) {
+                                h = mix(h, (uint64_t) errno);
+                                continue;
+                        }
+                        h = mix(h, (uint64_t) st.st_dev);
+                        h = mix(h, (uint64_t) st.st_ino);
+                        h = mix(h, (uint64_t) st.st_size);
+                        h = mix(h, (uint64_t) st.st_mtim.tv_sec);
+                        h = mix(h, (uint64_t) st.st_mtim.tv_nsec);
+                        h = mix(h, (uint64_t) st.st_ctim.tv_nsec);
+                }
+        }
+        return h;
+}
+
 void shim_names_get(ShimNames *s, const char *cwd, ShimList **ret_list, ShimList **ret_global) {
         uint64_t gen = atomic_load(&s->generation);
         ShimList *global = global_list(s, gen), *l = NULL;
@@ -240,12 +285,12 @@ void shim_names_get(ShimNames *s, const char *cwd, ShimList **ret_list, ShimList
                 return;
         }
 
-        uint64_t now = now_usec();
+        uint64_t now = now_usec(), sig = project_signature(cwd);
         pthread_mutex_lock(&s->lock);
         for (size_t i = 0; i < CACHE_MAX; i++) {
                 Entry *e = &s->cache[i];
-                if (e->cwd && streq(e->cwd, cwd) && e->generation == gen &&
-                    now - e->made_usec < SHIM_PROJECT_TTL_USEC) {
+                if (e->cwd && streq(e->cwd, cwd) && e->generation == gen && e->signature == sig &&
+                    now - e->made_usec < SHIM_LIST_TTL_USEC) {
                         l = list_ref(e->list);
                         break;
                 }
@@ -278,6 +323,7 @@ void shim_names_get(ShimNames *s, const char *cwd, ShimList **ret_list, ShimList
                 slot->cwd = key;
                 slot->list = list_ref(l);
                 slot->generation = gen;
+                slot->signature = sig;
                 slot->made_usec = now;
         }
         pthread_mutex_unlock(&s->lock);

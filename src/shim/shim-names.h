@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define SHIM_PROJECT_TTL_USEC (2ULL * 1000 * 1000)
+#define SHIM_LIST_TTL_USEC (60ULL * 1000 * 1000)
 #define SHIM_EVAL_TIMEOUT_USEC (10ULL * 1000 * 1000)
 
 typedef struct ShimList {

@@ -451,7 +451,7 @@ int shim_serve(const char *mount, const char *scudo_path) {
         r = shim_watch_start(config_changed, s, &w);
         if (r < 0)
                 log_warning("shim: cannot watch the configuration (%s): edits show within %llus",
-                            strerror(-r), SHIM_PROJECT_TTL_USEC / 1000000ULL);
+                            strerror(-r), SHIM_LIST_TTL_USEC / 1000000ULL);
 
         struct fuse_loop_config *cfg = fuse_loop_cfg_create();
         if (cfg) {
