@@ -222,3 +222,20 @@ def test_shim_killed_fails_closed(tb, shim, tool, work):
         assert r.out.count("tool-ran k") >= 1, r
         assert wait_for(lambda: tb.dev("grep -q ' %s fuse' /proc/mounts && test -e %s/make"
                                        % (shim, shim)).rc == 0, timeout=15)
+
+
+def test_hostile_project_file_blocks_no_one(tb, shim, tool, work):
+    """A trusted project file that loops: its directory's callers get the global names once the
+    policy engine's budget ends the evaluation; other callers are answered meanwhile."""
+    name, bindir, i = tool
+    add_profile(tb, i, name)
+    r = tb.dev("cd %s && printf 'while true do end\\n' > .scudo.lua && %s trust --yes %s/.scudo.lua"
+               % (work, Q, work))
+    assert r.rc == 0, r
+    path = "%s:%s:/usr/local/bin:/usr/bin:/bin" % (shim, bindir)
+    r = tb.dev("cd %s && (PATH=%s bash -c 'command -v %s' > looped.out &) ; sleep 0.2; cd /tmp && "
+               "time PATH=%s bash -c 'command -v make; command -v %s'"
+               % (work, shlex.quote(path), name, shlex.quote(path), name), timeout=60)
+    assert r.out.split() == ["%s/make" % shim, "%s/%s" % (shim, name)], r
+    assert wait_for(lambda: tb.dev("cat %s/looped.out" % work).out.strip() == "%s/%s" % (shim, name),
+                    timeout=30), tb.dev("cat %s/looped.out" % work)
