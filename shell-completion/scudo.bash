@@ -14,7 +14,7 @@ _scudo() {
     local cur prev words cword
     _init_completion -n = || return
 
-    local verbs="explain check profiles trust untrust trusted link unlink suggest doctor"
+    local verbs="explain check profiles trust untrust trusted link unlink suggest doctor shim status"
     local run_opts="--profile --no-match --fs-write --fs-read --fs-hide --fs-deny --net-allow --net-deny
         --no-network --env --deny-env --allow-env --property --pty --no-pty --tui --report-json
         --delegate --no-delegate --dry-run --quiet --verbose --help --version"
@@ -66,6 +66,12 @@ _scudo() {
                 COMPREPLY=($(compgen -c -- "$cur")) ;;
         doctor)
             COMPREPLY=($(compgen -W "--json --no-probe --help" -- "$cur")) ;;
+        shim)
+            [[ $prev == --print-env ]] && COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ||
+                COMPREPLY=($(compgen -W "--print-path --print-env --mountpoint --verbose --help" -- "$cur")) ;;
+        status)
+            [[ $cur == -* ]] && COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ||
+                COMPREPLY=($(compgen -c -- "$cur")) ;;
         profiles|trusted)
             COMPREPLY=($(compgen -W "--help" -- "$cur")) ;;
         *)

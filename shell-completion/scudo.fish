@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT OR Apache-2.0
 # fish completion for scudo(1).
 
-set -l verbs explain check profiles trust untrust trusted link unlink suggest doctor
+set -l verbs explain check profiles trust untrust trusted link unlink suggest doctor shim status
 
 function __scudo_no_command
     # true until a subcommand or a command has been given
@@ -35,7 +35,7 @@ end
 complete -c scudo -f
 complete -c scudo -n __scudo_no_command -a "$verbs" -d subcommand
 complete -c scudo -n __scudo_no_command -a '(__fish_complete_command)'
-complete -c scudo -n 'not __scudo_no_command; and not __fish_seen_subcommand_from explain check profiles trust untrust trusted link unlink suggest doctor' -a '(__fish_complete_subcommand)'
+complete -c scudo -n 'not __scudo_no_command; and not __fish_seen_subcommand_from explain check profiles trust untrust trusted link unlink suggest doctor shim status' -a '(__fish_complete_subcommand)'
 complete -c scudo -n '__fish_seen_subcommand_from explain' -a '(__fish_complete_subcommand --fcs-skip=2)'
 complete -c scudo -n '__fish_seen_subcommand_from explain' -l json -d 'as JSON'
 complete -c scudo -n '__fish_seen_subcommand_from explain' -l list-properties -d 'the unit properties'
@@ -44,6 +44,11 @@ complete -c scudo -n '__fish_seen_subcommand_from trust' -s y -l yes -d 'trust w
 complete -c scudo -n '__fish_seen_subcommand_from link unlink' -l dir -r -F -d 'the directory'
 complete -c scudo -n '__fish_seen_subcommand_from doctor' -l json -d 'as JSON'
 complete -c scudo -n '__fish_seen_subcommand_from doctor' -l no-probe -d 'the host checks alone'
+complete -c scudo -n '__fish_seen_subcommand_from shim' -l print-path -d 'print the directory'
+complete -c scudo -n '__fish_seen_subcommand_from shim' -l print-env -x -a 'bash zsh fish' -d 'the PATH line'
+complete -c scudo -n '__fish_seen_subcommand_from shim' -l mountpoint -r -F -d 'mount it at DIR'
+complete -c scudo -n '__fish_seen_subcommand_from status' -l json -d 'as JSON'
+complete -c scudo -n '__fish_seen_subcommand_from status' -a '(__fish_complete_command)'
 complete -c scudo -n __scudo_no_command -s p -l profile -x -a '(__scudo_profiles)' -d 'apply profile NAME too'
 complete -c scudo -n __scudo_no_command -s P -l no-match -d 'apply only the --profile ones'
 complete -c scudo -n __scudo_no_command -l fs-write -r -F -d 'make PATH writable'

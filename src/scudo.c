@@ -34,11 +34,15 @@ static const Verb verbs[] = {
         { "link",     verb_link },
         { "unlink",   verb_unlink },
         { "doctor",   verb_doctor },
+        { "shim",     verb_shim },
+        { "status",   verb_status },
         /* Not for people: what the delegation broker starts for each request
          * (cli/verb-delegated.c). */
         { "__broker-request", verb_broker_request },
         /* Not for people: what runs inside scudo doctor's probe sandbox (cli/doctor-probe.c). */
         { "__doctor-probe", verb_doctor_probe },
+        /* What the FUSE shim starts for the names of one directory (cli/verb-shim.c). */
+        { "__shim-names", verb_shim_names },
 };
 
 /* Returns a negative errno once reported, or the exit status (cli/verbs.h). */

@@ -10,6 +10,7 @@
     policy, report, unit     the Lua engine; refusal reports; a plan made a unit
     broker                   delegation
     run                      one run: unit, broker, helper session, reports
+    shim                     the FUSE shim on PATH (on policy's trust store path)
     cli                      the verbs, and the exit statuses
     bpfd, confine            programs of their own: util and net only
 
@@ -46,7 +47,8 @@ BELOW = {
     "unit": {"util", "net", "plan", "report", "git"},
     "broker": {"util", "net", "plan", "report", "git", "unit"},
     "run": {"util", "net", "plan", "report", "term", "git", "unit", "broker"},
-    "cli": {"util", "net", "plan", "report", "term", "git", "unit", "broker", "run", "policy"},
+    "shim": {"util", "net", "plan", "policy"},
+    "cli": {"util", "net", "plan", "report", "term", "git", "unit", "broker", "run", "policy", "shim"},
     "bpfd": {"util", "net"},
     "confine": {"util"},
 }
@@ -61,6 +63,7 @@ SYSTEM_HEADERS = {
     "lua.h": {"policy"},
     "lauxlib.h": {"policy"},
     "lualib.h": {"policy"},
+    "fuse": {"shim"},
 }
 
 # (file, header): why the arrow is still there. None today.

@@ -195,6 +195,23 @@ function M.profiles(request)
     return table.concat(out, "\n") .. "\n"
 end
 
+-- ---- the FUSE shim's names (src/shim/, docs/shim.md) ----
+
+-- The command names some profile selects by name, as seen from the request's start directory
+-- (the same files and trust as `scudo profiles`), one a line, sorted: a name pattern's name and
+-- a command-line pattern's first word (the run decides on the rest). A "re:" pattern lists no
+-- name: `sandbox` matches every command, and a shim that listed the whole PATH would put
+-- every command through scudo. Returns the text and the number of names.
+function M.command_names(request)
+    local ex = new_explain()
+    local index = merge.index(read_files(request, ex))
+    local names = match.commands(index, index.names, nil)
+    if #names == 0 then
+        return "", 0
+    end
+    return table.concat(names, "\n") .. "\n", #names
+end
+
 -- ---- scudo trust ----
 
 -- Text from a file or a path, fit for the terminal: each control character (newlines too, which

@@ -179,11 +179,11 @@ function M.render(request, ex, json, validation_error, hardening)
     return require("scudo.explain").render(request, ex, json, validation_error, hardening)
 end
 
--- The other verbs (scudo check, profiles, trust) and the fuzzer's entry point live in
+-- The other verbs (scudo check, profiles, trust, the shim's names) and the fuzzer's entry point live in
 -- scudo.admin, loaded only when used.
 M.read_files = read_files
 M.new_explain = new_explain
-for _, name in ipairs({ "check", "profiles", "trust_targets", "hash", "check_text" }) do
+for _, name in ipairs({ "check", "profiles", "command_names", "trust_targets", "hash", "check_text" }) do
     M[name] = function(...)
         return require("scudo.admin")[name](...)
     end

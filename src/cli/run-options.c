@@ -21,7 +21,8 @@ void run_command_line_done(RunCommandLine *a) {
 
 void help_run(void) {
         printf("Usage: scudo [OPTIONS] [--] COMMAND [ARG...]\n"
-               "       scudo explain|check|profiles|trust|untrust|trusted|link|unlink|suggest|doctor ...\n"
+               "       scudo explain|check|profiles|trust|untrust|trusted|link|unlink|suggest ...\n"
+               "       scudo doctor|shim|status ...\n"
                "\n"
                "Runs COMMAND confined in a transient systemd --user unit, as the profiles that\n"
                "match it say. Invoked through a symlink named after a command (scudo link),\n"

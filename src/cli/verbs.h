@@ -13,5 +13,10 @@ int verb_trusted(int argc, char **argv);
 int verb_suggest(int argc, char **argv);
 /* Whether this host can confine anything (verb-doctor.c, doctor.h). */
 int verb_doctor(int argc, char **argv);
+/* The FUSE shim (verb-shim.c): mount it, or print its path or PATH line; the names it lists
+ * for one directory (started by the shim); how each matched command starts (verb-status.c). */
+int verb_shim(int argc, char **argv);
+int verb_shim_names(int argc, char **argv);
+int verb_status(int argc, char **argv);
 /* One request to a sandbox's delegation broker, started by the broker (verb-delegated.c). */
 int verb_broker_request(int argc, char **argv);

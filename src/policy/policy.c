@@ -263,6 +263,10 @@ int policy_profiles(const Request *req, char **ret_text, char **ret_error) {
         return call_text(req, NULL, "profiles", ret_text, NULL, ret_error);
 }
 
+int policy_command_names(const Request *req, char **ret_text, char **ret_error) {
+        return call_text(req, NULL, "command_names", ret_text, NULL, ret_error);
+}
+
 typedef struct Targets {
         char **paths, **hashes;
         int r;

@@ -39,6 +39,10 @@ int policy_check(const Request *req, const char *const *paths, char **ret_report
 /* `scudo profiles`: every profile, its description, matches, extend chain and definitions. */
 int policy_profiles(const Request *req, char **ret_text, char **ret_error);
 
+/* The command names some profile selects by name, as seen from req->start_dir, one a line,
+ * sorted: what the FUSE shim lists (src/shim/, docs/shim.md). "re:" patterns add none. */
+int policy_command_names(const Request *req, char **ret_text, char **ret_error);
+
 /* `scudo trust`: the files to record, with their content hashes, and a summary of what they
  * grant (each TOML file's profiles with their keys as written; what each Lua file is), for the
  * user to read before they are recorded. The given paths (files, or directories for their

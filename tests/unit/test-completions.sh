@@ -35,6 +35,7 @@ if [ -f /usr/share/bash-completion/bash_completion ]; then
   expect_bash --profile scudo --pro
   expect_bash --no-probe scudo doctor --no
   expect_bash npm scudo -p np
+  expect_bash --print-path scudo shim --print-p
   expect_bash MemoryMax= scudo --property MemoryM
   if [ -f /usr/share/bash-completion/completions/git ]; then
     expect_bash status scudo git stat

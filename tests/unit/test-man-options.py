@@ -49,8 +49,7 @@ def main():
     ok = True
 
     main_help = help_text([scudo])
-    m = re.search(r"scudo ([a-z|_-]+) \.\.\.", main_help)
-    verbs = m.group(1).split("|") if m else []
+    verbs = [v for m in re.findall(r"scudo ([a-z|_-]+) \.\.\.", main_help) for v in m.split("|")]
     man = man_text(mandir + "/scudo.1")
     synopsis = man.split(".SH DESCRIPTION")[0]
     man_verbs = set(re.findall(r"^\.BR? scudo ([a-z]+)", synopsis, re.M))
