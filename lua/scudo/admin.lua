@@ -185,6 +185,20 @@ function M.profiles(request)
         if d then
             out[#out + 1] = "    delegable: " .. tostring(d.value)
         end
+        -- the unit properties its own definitions set (what it extends says them itself)
+        local props = {}
+        for _, def in ipairs(defs) do
+            local unit = def.values.unit
+            if type(unit) == "table" then
+                for _, k in ipairs(util.sorted_keys(unit)) do
+                    local e = unit[k]
+                    props[#props + 1] = k .. "=" .. tostring(type(e) == "table" and e.value or e)
+                end
+            end
+        end
+        if #props > 0 then
+            out[#out + 1] = "    unit: " .. table.concat(props, ", ")
+        end
         for _, def in ipairs(defs) do
             out[#out + 1] = "    defined at " .. def.origin
         end

@@ -23,7 +23,11 @@
 
 #include "config.h"
 #include "cli/doctor.h"
+#include "cli/request-from-process.h"
 #include "cli/verb-run.h"
+#include "policy/policy.h"
+#include "shim/shim-path.h"
+#include "shim/shim.h"
 #include "plan/unit-properties.h"
 #include "util/log.h"
 #include "util/macro.h"
@@ -239,6 +243,47 @@ static void properties_needing(const char *controller, char *buf, size_t size) {
         }
 }
 
+/* The profiles whose own definitions set a property that needs one of the controllers in
+ * `missing` (", "-separated), as `scudo profiles` lists them, ", "-separated into buf. */
+static void profiles_needing(const char *missing, char *buf, size_t size) {
+        _cleanup_(request_done) Request req = {};
+        _cleanup_free_ char *text = NULL, *error = NULL;
+        size_t l = 0;
+
+        buf[0] = 0;
+        if (request_from_process(&req) < 0 || policy_profiles(&req, &text, &error) < 0)
+                return;
+        char profile[128] = "";
+        for (char *line = text, *next; line && *line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = 0;
+                if (line[0] != ' ') {
+                        snprintf(profile, sizeof profile, "%.*s", (int) strcspn(line, " "), line);
+                        continue;
+                }
+                const char *props = startswith(line, "    unit: ");
+                if (!props)
+                        continue;
+                bool affected = false;
+                for (const char *p = props; *p && !affected;) {
+                        size_t n = strcspn(p, "=");
+                        char name[64];
+                        snprintf(name, sizeof name, "%.*s", (int) MIN(n, sizeof name - 1), p);
+                        const char *c = unit_property_controller(name);
+                        affected = c && strstr(missing, c);
+                        p += strcspn(p, ",");
+                        p += strspn(p, ", ");
+                }
+                if (!affected)
+                        continue;
+                int k = snprintf(buf + l, size - l, "%s%s", l ? ", " : "", profile);
+                if (k < 0 || (size_t) k >= size - l)
+                        break;
+                l += k;
+        }
+}
+
 static int check_cgroup(Doctor *d) {
         struct statfs sfs;
         char path[PATH_MAX], controllers[512], detail[1024], meaning[1024];
@@ -289,9 +334,13 @@ static int check_cgroup(Doctor *d) {
         }
         snprintf(detail, sizeof detail, "cgroup v2; the user manager's cgroup lacks %s (it has: %s)",
                  missing, controllers[0] ? controllers : "none");
+        char affected[512];
+        profiles_needing(missing, affected, sizeof affected);
         snprintf(meaning, sizeof meaning,
                  "a profile that sets %s is refused (exit 125): systemd would accept the limit and enforce "
-                 "nothing; `scudo explain COMMAND` shows whether a command's profiles set one", props);
+                 "nothing; %s%s",
+                 props, affected[0] ? "the profiles that set one here: " : "no profile here sets one",
+                 affected);
         return doctor_add(d, "cgroup controllers", CHECK_DEGRADED, detail, meaning,
                           "delegate them to the user manager: a drop-in for user@.service with "
                           "`Delegate=pids memory cpu io` (Debian's own default)");
@@ -429,10 +478,47 @@ static int check_installation(Doctor *d) {
         return doctor_add(d, "installation", CHECK_OK, detail, NULL, NULL);
 }
 
+/* The FUSE shim: mounted, and first on this PATH, or not in use at all (links then do its
+ * work). A dead mount is what makes a command on PATH fail with ENOTCONN. */
+static int check_shim(Doctor *d) {
+        _cleanup_free_ char *mount = NULL;
+        char detail[PATH_MAX + 128];
+        if (shim_mount_path(&mount) < 0)
+                return 0;
+        ShimState st = shim_mount_state(mount);
+        int pos = shim_path_position(getenv("PATH"), mount);
+        if (st == SHIM_ABSENT && pos < 0)
+                return doctor_add(d, "shim", CHECK_OK, "not in use (commands are confined through links or "
+                                  "`scudo COMMAND`)", NULL, NULL);
+        if (st == SHIM_STALE) {
+                snprintf(detail, sizeof detail, "the mount at %s is dead", mount);
+                return doctor_add(
+                        d, "shim", CHECK_DEGRADED, detail,
+                        "commands it lists fail with 'Transport endpoint is not connected' (they never "
+                        "run unconfined through it)",
+                        "systemctl --user restart scudo-shim");
+        }
+        if (st == SHIM_ABSENT) {
+                snprintf(detail, sizeof detail, "%s is on PATH but not mounted", mount);
+                return doctor_add(d, "shim", CHECK_DEGRADED, detail,
+                                  "the commands it would list run unconfined, found after it on PATH",
+                                  "systemctl --user enable --now scudo-shim");
+        }
+        if (pos != 0) {
+                snprintf(detail, sizeof detail, "mounted at %s, but %s", mount,
+                         pos < 0 ? "not on PATH" : "not first on PATH");
+                return doctor_add(d, "shim", CHECK_DEGRADED, detail,
+                                  "a command found before it on PATH runs unconfined",
+                                  "put it first: eval \"$(scudo shim --print-env bash)\" (or zsh, fish)");
+        }
+        snprintf(detail, sizeof detail, "mounted at %s, first on PATH", mount);
+        return doctor_add(d, "shim", CHECK_OK, detail, NULL, NULL);
+}
+
 int doctor_check_host(Doctor *d) {
         int (*const checks[])(Doctor *) = {
                 check_user_manager, check_installation, check_userns, check_cgroup,
-                check_landlock,     check_helper,       check_links,
+                check_landlock,     check_helper,       check_shim,   check_links,
         };
         for (size_t i = 0; i < ELEMENTSOF(checks); i++) {
                 int r = checks[i](d);

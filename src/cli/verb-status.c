@@ -23,8 +23,6 @@
 #include "util/path-util.h"
 #include "util/strv.h"
 
-typedef enum ShimState { SHIM_ABSENT, SHIM_RUNNING, SHIM_STALE } ShimState;
-
 static const char * const bypasses[] = {
         "a command run by its full path (/usr/bin/NAME) or a relative one (./NAME) is never confined",
         "a PATH without the shim or the link directory before the real command (env -i, sudo, cron, "
@@ -36,24 +34,6 @@ static const char * const bypasses[] = {
         "or through its broker when the sandbox delegates it",
 };
 
-static ShimState shim_state(const char *mount) {
-        struct stat a, b;
-        _cleanup_free_ char *parent = path_join(mount, "..");
-        if (stat(mount, &a) < 0)
-                return errno == ENOTCONN ? SHIM_STALE : SHIM_ABSENT;
-        if (parent && stat(parent, &b) >= 0 && a.st_dev != b.st_dev)
-                return SHIM_RUNNING;
-        return SHIM_ABSENT;
-}
-
-static bool same_dir(const char *a, size_t alen, const char *b) {
-        size_t bl = strlen(b);
-        while (alen > 1 && a[alen - 1] == '/')
-                alen--;
-        while (bl > 1 && b[bl - 1] == '/')
-                bl--;
-        return alen == bl && memcmp(a, b, bl) == 0;
-}
 
 typedef struct Hit {
         char *path;             /* first executable on PATH, or NULL */
@@ -84,7 +64,7 @@ static int find(const char *name, const char *path_env, const char *mount, const
                                 bool scudo = st.st_dev == self->st_dev && st.st_ino == self->st_ino;
                                 if (!h->path) {
                                         h->path = strdup(cand);
-                                        h->in_shim = same_dir(p, len, mount);
+                                        h->in_shim = shim_same_dir(p, len, mount);
                                         h->is_scudo = scudo;
                                         if (!h->path)
                                                 return -ENOMEM;
@@ -102,20 +82,6 @@ static int find(const char *name, const char *path_env, const char *mount, const
                         return 0;
                 p = e + 1;
         }
-}
-
-/* Where the shim stands on PATH: 0 first, N after N other directories, -1 not there. */
-static int shim_position(const char *path_env, const char *mount) {
-        int i = 0;
-        for (const char *p = path_env ?: ""; *p; i++) {
-                const char *e = strchrnul(p, ':');
-                if (same_dir(p, (size_t) (e - p), mount))
-                        return i;
-                if (!*e)
-                        break;
-                p = e + 1;
-        }
-        return -1;
 }
 
 static const char *how_of(const Hit *h) {
@@ -194,8 +160,8 @@ int verb_status(int argc, char **argv) {
         if (stat("/proc/self/exe", &self) < 0)
                 return log_error_errno(negative_errno(), "Cannot find scudo's own executable: %m");
         const char *path_env = getenv("PATH");
-        ShimState st = shim_state(mount);
-        int pos = shim_position(path_env, mount);
+        ShimState st = shim_mount_state(mount);
+        int pos = shim_path_position(path_env, mount);
         static const char * const state_names[] = { "absent", "running", "stale" };
 
         json_object *root = json_object_new_object(), *cmds = json_object_new_array(),

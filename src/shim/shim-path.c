@@ -136,3 +136,25 @@ bool shim_names_contain(char * const *names, const char *name) {
         }
         return false;
 }
+
+bool shim_same_dir(const char *a, size_t alen, const char *b) {
+        size_t bl = strlen(b);
+        while (alen > 1 && a[alen - 1] == '/')
+                alen--;
+        while (bl > 1 && b[bl - 1] == '/')
+                bl--;
+        return alen == bl && memcmp(a, b, bl) == 0;
+}
+
+int shim_path_position(const char *path_env, const char *mount) {
+        int i = 0;
+        for (const char *p = path_env ?: ""; *p; i++) {
+                const char *e = strchrnul(p, ':');
+                if (shim_same_dir(p, (size_t) (e - p), mount))
+                        return i;
+                if (!*e)
+                        break;
+                p = e + 1;
+        }
+        return -1;
+}

@@ -30,3 +30,10 @@ int shim_names_parse(const char *text, char ***ret);
 
 /* Whether `name` is in the sorted list `names`. */
 bool shim_names_contain(char * const *names, const char *name);
+
+/* Whether the `alen` bytes at `a` (a PATH entry) name the directory `b`, trailing slashes aside. */
+bool shim_same_dir(const char *a, size_t alen, const char *b);
+
+/* Where the shim's directory `mount` stands on the PATH `path_env`: 0 first, N after N other
+ * entries, -1 not there. */
+int shim_path_position(const char *path_env, const char *mount);

@@ -286,6 +286,16 @@ static const struct fuse_lowlevel_ops ops = {
         .releasedir = op_releasedir,
 };
 
+ShimState shim_mount_state(const char *mount) {
+        struct stat a, b;
+        _cleanup_free_ char *parent = path_join(mount, "..");
+        if (stat(mount, &a) < 0)
+                return errno == ENOTCONN ? SHIM_STALE : SHIM_ABSENT;
+        if (parent && stat(parent, &b) >= 0 && a.st_dev != b.st_dev)
+                return SHIM_RUNNING;
+        return SHIM_ABSENT;
+}
+
 int shim_mount_path(char **ret) {
         const char *rt = getenv("XDG_RUNTIME_DIR");
         char *p = NULL;

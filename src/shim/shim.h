@@ -13,3 +13,8 @@ int shim_mount_path(char **ret);
  * until SIGTERM or SIGINT; `scudo_path` is what its entries point to. Returns 0 after a clean
  * stop, a negative errno (reported) otherwise. */
 int shim_serve(const char *mount, const char *scudo_path);
+
+/* Whether the shim is mounted at `mount`: running, absent, or stale (its process is gone and
+ * the mount answers ENOTCONN). For scudo status and scudo doctor. */
+typedef enum ShimState { SHIM_ABSENT, SHIM_RUNNING, SHIM_STALE } ShimState;
+ShimState shim_mount_state(const char *mount);

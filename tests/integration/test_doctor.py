@@ -67,6 +67,8 @@ def test_doctor_probe_holds_on_the_testbed(tb, bpfd):
         assert c and c["state"] == "ok", (name, report)
     assert check(report, "user manager")["state"] == "ok"
     assert check(report, "network helper")["state"] == "ok"
+    # no shim mounted and none on PATH: not in use, which is no fault
+    assert check(report, "shim")["state"] == "ok", report
     # the probe cleans up after itself: its directory, its /tmp file, its unit
     assert leftovers(tb) == []
     assert wait_for(lambda: tb.user_units() == [], timeout=10), tb.user_units()
@@ -83,9 +85,16 @@ def test_doctor_names_a_missing_controller(tb, bpfd):
     if "memory" in tb.root("cat /sys/fs/cgroup/user.slice/user-%s.slice/user@%s.service/cgroup.controllers"
                            % (tb.uid, tb.uid)).out.split():
         pytest.skip("this host delegates the memory controller to the user manager")
-    r, report = doctor(tb)
+    tb.dev("mkdir -p ~/.config/scudo/config.d && cat > ~/.config/scudo/config.d/doctor-test.toml",
+           input=b'[hungry]\nmatch = ["hungry"]\nunit.MemoryMax = "1G"\n')
+    try:
+        r, report = doctor(tb)
+    finally:
+        tb.dev("rm -f ~/.config/scudo/config.d/doctor-test.toml")
     c = check(report, "cgroup controllers")
     assert c["state"] == "degraded" and "memory" in c["detail"] and "MemoryMax=" in c["meaning"], report
+    # the profiles in use that set such a limit are named
+    assert "hungry" in c["meaning"], c
     assert r.rc == 1, r
     # and a run that asks for the limit is refused rather than run without it
     run = tb.scudo(["--property", "MemoryMax=1G", "true"])
