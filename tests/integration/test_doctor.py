@@ -172,3 +172,23 @@ systemctl restart scudo-bpfd.socket
         stop_bpfd(tb)
         tb.root("rm -f %s; systemctl daemon-reload; systemctl reset-failed 'scudo-bpfd*' 2>/dev/null; true"
                 % BPFD_DROPIN)
+
+
+def test_doctor_and_a_run_without_scudo_confine(tb):
+    """A half-installed scudo (scudo-confine gone): a run fails with 125, never runs the command
+    unconfined, and doctor names what is missing."""
+    confine = tb.root("ls /usr/local/libexec/scudo/scudo-confine /usr/libexec/scudo/scudo-confine "
+                      "2>/dev/null | head -1").out.strip()
+    if not confine:
+        pytest.skip("scudo-confine is not where an installation puts it")
+    assert tb.root("mv %s %s.away" % (confine, confine)).rc == 0
+    try:
+        tb.root("echo secret-of-dev > /home/dev/.doctor-secret && chown dev /home/dev/.doctor-secret")
+        run = tb.scudo(["cat", "/home/dev/.doctor-secret"])
+        assert run.rc == 125 and "secret-of-dev" not in run.out, run
+        r, report = doctor(tb)
+        c = check(report, "installation")
+        assert c and c["state"] == "missing" and "scudo-confine" in c["detail"], report
+        assert r.rc == 2, r
+    finally:
+        tb.root("mv %s.away %s; rm -f /home/dev/.doctor-secret" % (confine, confine))
