@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (dns_parse_query(msg, size, &q) == 0) {
                 assert(strlen(q.name) < DNS_NAME_TEXT_MAX);
                 assert(q.end <= size);
-                k = dns_make_error_reply(msg, &q, DNS_RCODE_REFUSED, reply, sizeof(reply));
+                k = dns_make_error_reply(msg, &q, DNS_RCODE_NXDOMAIN, reply, sizeof(reply));
                 assert(k < 0 || (size_t) k == q.end);
 
                 /* What goes upstream: the question and at most a bare OPT, and it reads back
