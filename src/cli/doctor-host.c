@@ -267,9 +267,10 @@ static void profiles_needing(const char *missing, char *buf, size_t size) {
                         continue;
                 bool affected = false;
                 for (const char *p = props; *p && !affected;) {
-                        size_t n = strcspn(p, "=");
+                        size_t n = MIN(strcspn(p, "="), sizeof(char[64]) - 1);
                         char name[64];
-                        snprintf(name, sizeof name, "%.*s", (int) MIN(n, sizeof name - 1), p);
+                        memcpy(name, p, n);
+                        name[n] = 0;
                         const char *c = unit_property_controller(name);
                         affected = c && strstr(missing, c);
                         p += strcspn(p, ",");
