@@ -73,7 +73,8 @@ int verb_doctor_probe(int argc, char **argv) {
 /* ---- outside ---- */
 
 typedef struct Probe {
-        char dir[PATH_MAX];             /* ~/.scudo-doctor-XXXXXX */
+        /* ~/scudo-doctor-XXXXXX: not a dot-directory, where no start directory is writable */
+        char dir[PATH_MAX];
         char secret[PATH_MAX], ro[PATH_MAX], cwd[PATH_MAX];
         char token[33];
         char tmp_name[64];
@@ -120,7 +121,7 @@ static int probe_prepare(Probe *p, bool with_network) {
         snprintf(p->tmp_name, sizeof p->tmp_name, "scudo-doctor-%s", p->token);
 
         char tmpl[PATH_MAX];
-        if (snprintf(tmpl, sizeof tmpl, "%s/.scudo-doctor-XXXXXX", home) >= (int) sizeof tmpl)
+        if (snprintf(tmpl, sizeof tmpl, "%s/scudo-doctor-XXXXXX", home) >= (int) sizeof tmpl)
                 return -ENAMETOOLONG;
         if (!mkdtemp(tmpl))
                 return log_error_errno(negative_errno(), "Cannot create the probe's directory in %s: %m",

@@ -137,9 +137,11 @@ class Testbed:
         return self.dev(script, input=input, timeout=timeout)
 
     def user_units(self, pattern="scudo-*"):
+        """dev's units whose names match: the sandboxes and what runs for them, never the shim's
+        own user unit (scudo-shim.service), which is no run's and lives as long as the session."""
         r = self.dev("systemctl --user list-units --all --plain --no-legend %s | awk '{print $1}'"
                      % shlex.quote(pattern))
-        return [u for u in r.out.split() if u]
+        return [u for u in r.out.split() if u and u != "scudo-shim.service"]
 
     def scudo_cgroups(self):
         r = self.root("find /sys/fs/cgroup -type d -name '*scudo*' 2>/dev/null")

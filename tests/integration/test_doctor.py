@@ -27,7 +27,7 @@ def check(report, name):
 
 
 def leftovers(tb):
-    return tb.dev("ls -d ~/.scudo-doctor-* /tmp/scudo-doctor-* 2>/dev/null").out.split()
+    return tb.dev("ls -d ~/scudo-doctor-* /tmp/scudo-doctor-* 2>/dev/null").out.split()
 
 
 def restart_user_manager(tb):

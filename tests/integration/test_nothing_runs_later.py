@@ -48,7 +48,7 @@ def test_a_reflog_symlink_to_a_startup_file_is_removed(tb, work):
     repo(tb, work)
     tb.dev("printf 'echo bashrc\\n' > ~/.bashrc")
     before = tb.root("cat /home/dev/.bashrc").out
-    r = tb.scudo(["--profile", "git-project", "sh", "-c",
+    r = tb.scudo(["--profile", "agents", "sh", "-c",
                   "rm -f .git/logs/HEAD && ln -s /home/dev/.bashrc .git/logs/HEAD"], cwd=work)
     assert not is_link(tb, work + "/.git/logs/HEAD"), r
     assert ".bashrc" in r.err, r
@@ -136,7 +136,7 @@ def test_a_deep_repository_and_a_gitdir_file_leading_to_it_are_made_inert(tb, wo
 def test_a_repository_five_levels_down_in_a_checkout_is_made_inert(tb, work):
     repo(tb, work)
     m = marker(tb)
-    r = tb.scudo(["--profile", "git-project", "sh", "-c",
+    r = tb.scudo(["--profile", "agents", "sh", "-c",
                   "mkdir -p p/q/r/s/t && git init -q p/q/r/s/t && "
                   "git -C p/q/r/s/t config core.fsmonitor 'touch %s; false'" % m], cwd=work)
     assert "inert" in r.err, r
@@ -148,7 +148,7 @@ def test_a_repository_five_levels_down_in_a_checkout_is_made_inert(tb, work):
 
 def test_ordinary_git_work_leaves_the_repository_as_it_was(tb, work):
     repo(tb, work)
-    r = tb.scudo(["--profile", "git-project", "sh", "-c",
+    r = tb.scudo(["--profile", "agents", "sh", "-c",
                   "echo two >> a && git commit -qam two && git stash list && git gc -q && echo done"], cwd=work)
     assert r.rc == 0 and "done" in r.out, r
     assert "inert" not in r.err and "removed" not in r.err, r
@@ -163,7 +163,7 @@ def test_a_refused_hook_too_deep_to_remove_is_gone(tb, work):
     tb.dev("rm -rf %s/.git/hooks" % work)
     m = marker(tb)
     deep = "/".join(["d"] * 24)
-    r = tb.scudo(["--profile", "git-project", "sh", "-c",
+    r = tb.scudo(["--profile", "agents", "sh", "-c",
                   "mkdir -p t/hooks && for i in $(seq 30); do mkdir -p t/hooks/z$i/%s; done && "
                   "printf '#!/bin/sh\\ntouch %s\\n' > t/hooks/post-checkout && chmod +x t/hooks/post-checkout && "
                   "mv t/hooks .git/hooks && sleep 1" % (deep, m)], cwd=work)
