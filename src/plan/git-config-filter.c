@@ -247,7 +247,10 @@ static int filter_entry(Filter *F, size_t p, size_t start, size_t eol, size_t ne
                 ok = value_end(s, F->n, v + 1, &end);
         else if (ok && v < eol && s[v] != '#' && s[v] != ';')
                 ok = false;
-        *i = next;
+        /* A NUL ends the value where git reads it, but a copy shows what follows it too. */
+        if (ok && memchr(s + p, 0, end - p))
+                ok = false;
+        *i = ok ? next : MAX(next, end);
         if (!ok || !F->sec.name[0])
                 /* Not git's syntax (or an entry before any section): not shown. */
                 return note(F, "# (scudo: a line git cannot read removed)\n");

@@ -321,7 +321,9 @@ static size_t field_value(const char *s, size_t n, const char **start) {
         if (quote)
                 i++;
         size_t b = i;
-        while (i < n && (quote ? s[i] != quote : !strchr(" \t\r\n;&,\"'}]<", s[i])))
+        /* a quoted value ends at its quote, or at the end of the line: no format the fields
+         * come from (INI, TOML, JSON, YAML, the shell) carries one across lines */
+        while (i < n && (quote ? s[i] != quote && s[i] != '\n' : !strchr(" \t\r\n;&,\"'}]<", s[i])))
                 i++;
         *start = s + b;
         return i - b;

@@ -37,6 +37,17 @@ static void check(const char *what, const char *in, unsigned removed, const char
 
 #define L(...) ((const char * const[]) { __VA_ARGS__, NULL })
 
+/* A NUL in a value: git stops reading the value there, but the copy would show what follows. */
+static void test_nul_in_value(void) {
+        static const char in[] = "[user]\n\tname = Dev\0 https://u:s3cretpw@h/t/tokentokentoken\n"
+                                 "[core]\n\teditor = vi\n";
+        GitConfigFiltered f = {};
+        int r = git_config_filter(in, sizeof(in) - 1, &f);
+        TAP_CHECK(r == 0 && f.text && !memmem(f.text, f.len, "s3cretpw", 8) && strstr(f.text, "editor = vi"),
+                  "a value with a NUL: the line removed, what follows kept");
+        git_config_filtered_done(&f);
+}
+
 int main(void) {
         check("nothing to remove",
               "[user]\n\tname = Dev\n\temail = dev@example.invalid\n[core]\n\teditor = vim\n", 0,
@@ -112,5 +123,6 @@ int main(void) {
                 TAP_STREQ(f.includes[2], "rel\\name", "escapes resolved");
         }
         git_config_filtered_done(&f);
+        test_nul_in_value();
         return tap_done();
 }
