@@ -316,7 +316,7 @@ static int watch_bus_client(RunContext *c) {
 }
 
 /* The watcher, the bus and the event loop, and the signals scudo takes over. */
-static int run_open_bus(RunContext *c, const RunOptions *opts) {
+static int run_open_bus(RunContext *c, const Plan *plan, const RunOptions *opts) {
         int r;
 
         /* With a bare environment (env -i), still find the user's bus where it always is: scudo,
@@ -325,7 +325,7 @@ static int run_open_bus(RunContext *c, const RunOptions *opts) {
                 (void) setenv("XDG_RUNTIME_DIR", opts->runtime_dir, 0);
 
         /* Before the bus is open: the watcher must not inherit the connection. */
-        r = watcher_start(&c->watcher_fd);
+        r = watcher_start(plan, &c->watcher_fd);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the unit watcher: %m");
 
@@ -372,7 +372,7 @@ static int run_prepare(RunContext *c, const Plan *plan, const RunOptions *opts, 
          * processes are started by systemd and do not inherit this. */
         (void) signal(SIGPIPE, SIG_IGN);
 
-        r = run_open_bus(c, opts);
+        r = run_open_bus(c, plan, opts);
         if (r < 0)
                 return r;
         r = open_stdio(c, opts, stdio);
@@ -529,6 +529,10 @@ static int run_start_unit(RunContext *c, const Plan *plan, const RunOptions *opt
 
         /* file times are the coarse clock's, which may lag the fine one by a tick */
         (void) clock_gettime(CLOCK_REALTIME_COARSE, &c->unit_start);
+        /* should scudo be killed from here on, the watcher makes the end-of-run check */
+        r = watcher_add_start_time(c->watcher_fd, &c->unit_start);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm the unit watcher: %m");
         c->started = true;       /* from the call on, as far as scudo can tell */
         _cleanup_free_ char *unit_error = NULL;
         r = start_unit(c, plan, &uctx, stdio, &unit_error);

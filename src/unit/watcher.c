@@ -13,13 +13,19 @@
 #include <unistd.h>
 
 #include "git/git-guard.h"
+#include "git/persist-check.h"
 #include "manager-bus.h"
+#include "util/log.h"
 #include "util/macro.h"
 #include "util/strv.h"
 #include "watcher.h"
 
 #define WATCHER_MAX_UNITS 8
 #define WATCHER_TTY_FD 4        /* the caller's terminal, when stdin was one */
+#define WATCHER_ERR_FD 5        /* the caller's standard error, for the end-of-run check's reports */
+
+/* The run's plan, as it was when scudo forked the watcher: the end-of-run check's. */
+static const Plan *watched_plan;
 
 /* What the caller's terminal was like when the watcher started, before scudo made it raw. */
 static struct termios tty_saved;
@@ -90,6 +96,16 @@ static void wait_name_gone(sd_bus *bus, const char *name) {
         }
 }
 
+/* Whether one of the units is still loaded (a unit that is gone answers GetUnit with an
+ * error: the runs' units are collected once inactive or failed). */
+static bool units_left(sd_bus *bus, char units[][256], int n) {
+        for (int i = 0; i < n; i++)
+                if (sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", NULL, NULL,
+                                       "s", units[i]) >= 0)
+                        return true;
+        return false;
+}
+
 static void stop_units(const char *client, char units[][256], int n) {
         sd_bus *bus = NULL;
         if (sd_bus_open_user(&bus) < 0)
@@ -107,18 +123,15 @@ static void stop_units(const char *client, char units[][256], int n) {
         /* The stop sends SIGTERM, and SIGKILL only after TimeoutStopSec=: a command that ignores
          * SIGTERM would go on running, unwatched, for that long. One second of grace, then
          * SIGKILL to whatever is left (a unit that is gone answers with an error). */
-        for (int tries = 0; tries < 10; tries++) {
-                bool left = false;
-                for (int i = 0; i < n && !left; i++)
-                        left = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", NULL, NULL,
-                                                  "s", units[i]) >= 0;
-                if (!left)
-                        break;
+        for (int tries = 0; tries < 10 && units_left(bus, units, n); tries++)
                 (void) usleep(100 * 1000);
-        }
         for (int i = n - 1; i >= 0; i--)
                 (void) sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "KillUnit", NULL, NULL,
                                           "ssi", units[i], "all", (int32_t) SIGKILL);
+        /* The end-of-run check and the placeholders' removal need the command gone: until its
+         * units are unloaded (a minute at most, for a machine under load), it may still write. */
+        for (int tries = 0; tries < 600 && units_left(bus, units, n); tries++)
+                (void) usleep(100 * 1000);
         sd_bus_flush_close_unref(bus);
 }
 
@@ -150,6 +163,27 @@ static void remove_scratch_dir(const char *dir, bool nested) {
         (void) rmdir(dir);
 }
 
+static bool parse_since(const char *s, struct timespec *ret) {
+        long long sec, nsec;
+        char end;
+        if (sscanf(s, "%lld.%lld%c", &sec, &nsec, &end) != 2 || sec < 0 || nsec < 0 || nsec >= 1000000000)
+                return false;
+        *ret = (struct timespec) { .tv_sec = (time_t) sec, .tv_nsec = (long) nsec };
+        return true;
+}
+
+/* The end-of-run check scudo would have made (persist-check.h), with the same plan and start
+ * time: a run whose scudo was killed leaves behind no more than one that ended. Its reports
+ * go where scudo's would have, to the caller's standard error. */
+static void check_what_stays(const struct timespec *since) {
+        (void) dup2(WATCHER_ERR_FD, STDERR_FILENO);    /* else /dev/null: unsaid, but done */
+        int n = persist_check(watched_plan, since);
+        if (n > 0)
+                log_warning("(scudo was killed: what its run left behind was checked once its "
+                            "units were gone)");
+        (void) close(STDERR_FILENO);
+}
+
 _noreturn_ static void watcher_main(int fd) {
         char units[WATCHER_MAX_UNITS][256];
         char placeholders[GIT_GUARD_MAX][PATH_MAX];
@@ -161,6 +195,8 @@ _noreturn_ static void watcher_main(int fd) {
         int n = 0, np = 0;
         int tty = 0;            /* 1: restore the terminal; 2: and leave the alternate screen */
         bool restored = false;  /* scudo did, as it crashed */
+        struct timespec since = { 0 };
+        bool started = false;   /* the unit's start was sent: the end-of-run check is due */
 
         for (;;) {
                 char c;
@@ -181,6 +217,8 @@ _noreturn_ static void watcher_main(int fd) {
                         tty = MAX(tty, line[3] == 'y' ? 1 : 2);
                 } else if (streq(line, "=restored")) {
                         restored = true;
+                } else if (line[0] == '+') {
+                        started = parse_since(line + 1, &since);
                 } else if (line[0] == '-' && line[1] == '/') {
                         memcpy(scratch, line + 1, len);
                 } else if (line[0] == '!' && line[1] == '/') {
@@ -200,6 +238,8 @@ _noreturn_ static void watcher_main(int fd) {
         stop_units(client, units, n);
         /* Only once the sandbox is gone: until then, the placeholders keep it from planting a
          * repository. */
+        if (started && watched_plan)
+                check_what_stays(&since);
         for (int i = 0; i < np; i++)
                 git_guard_remove(placeholders[i]);
         if (scratch[0])
@@ -209,7 +249,7 @@ _noreturn_ static void watcher_main(int fd) {
         _exit(0);
 }
 
-int watcher_start(int *ret_fd) {
+int watcher_start(const Plan *plan, int *ret_fd) {
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
                 return negative_errno();
@@ -234,6 +274,8 @@ int watcher_start(int *ret_fd) {
                 (void) sigprocmask(SIG_SETMASK, &all, NULL);
                 /* the terminal, kept away from the low numbers rearranged below */
                 int tty = tty_saved_valid ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 16) : -1;
+                /* the caller's standard error, for the reports of the end-of-run check */
+                int err = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 16);
                 int null = open("/dev/null", O_RDWR | O_CLOEXEC);
                 if (null >= 0) {
                         (void) dup2(null, 0);
@@ -243,7 +285,13 @@ int watcher_start(int *ret_fd) {
                 if (dup2(p[0], 3) < 0)
                         _exit(1);
                 tty_saved_valid = tty >= 0 && dup2(tty, WATCHER_TTY_FD) == WATCHER_TTY_FD;
-                (void) close_range(tty_saved_valid ? WATCHER_TTY_FD + 1 : WATCHER_TTY_FD, ~0U, 0);
+                if (!tty_saved_valid)
+                        (void) close(WATCHER_TTY_FD);
+                /* without it (2>&-), the check still removes what it must, unsaid */
+                if (err < 0 || dup2(err, WATCHER_ERR_FD) != WATCHER_ERR_FD)
+                        (void) close(WATCHER_ERR_FD);
+                watched_plan = plan;
+                (void) close_range(WATCHER_ERR_FD + 1, ~0U, 0);
                 watcher_main(3);
         }
         (void) close(p[0]);
@@ -297,6 +345,16 @@ int watcher_add_broker(int fd, const char *dir) {
                 return -EINVAL;
         struct iovec v[3] = { { (void *) "!", 1 }, { (void *) dir, l }, { (void *) "\n", 1 } };
         if (writev(fd, v, 3) != (ssize_t) (l + 2))
+                return -EIO;
+        return 0;
+}
+
+int watcher_add_start_time(int fd, const struct timespec *since) {
+        char buf[64];
+        int l = snprintf(buf, sizeof(buf), "+%lld.%09ld\n", (long long) since->tv_sec, since->tv_nsec);
+        if (l < 0 || (size_t) l >= sizeof(buf))
+                return -EINVAL;
+        if (write(fd, buf, (size_t) l) != l)
                 return -EIO;
         return 0;
 }
