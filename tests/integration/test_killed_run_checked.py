@@ -28,6 +28,8 @@ def kill_scudo_once_planted(tb, work, plant, args=()):
     assert wait_for(lambda: tb.user_units() == [], timeout=60), tb.user_units()
     assert wait_for(lambda: watchers(tb) == [], timeout=60), watchers(tb)
     out = tb.root("cat %s; rm -f %s" % (err, err)).out
+    # the watcher's check is scudo's code too: the sanitizers' reports would land here
+    assert "Sanitizer" not in out and "runtime error" not in out, out
     return out
 
 
