@@ -214,3 +214,25 @@ def test_claude_code(tb, clis, scene):
                 results[c["tool_use_id"]] = content
     check_scene(tb, scene, [results.get("toolu_fake_%d" % i, "") for i in range(len(COMMANDS))], run)
 
+
+def test_codex(tb, clis, scene):
+    needs(clis, "codex")
+    port = scene["port"]
+    user_config(tb, '[codex]\nnetwork.allow = ["127.0.0.1:%d"]\n' % port)
+    # Codex takes its endpoint from a provider of its own configuration (OPENAI_BASE_URL does
+    # not move the built-in one); written outside, as a user sets it up once
+    conf = ('model_provider = "fake"\nmodel = "gpt-5.1-codex"\n[model_providers.fake]\nname = "fake"\n'
+            'base_url = "http://127.0.0.1:%d/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\n' % port)
+    assert tb.dev("mkdir -p ~/.codex && cat > ~/.codex/config.toml", input=conf.encode()).rc == 0
+    # its own sandbox off: scudo's is the one under test
+    run = tb.dev("cd %s && OPENAI_API_KEY=sk-test-fake %s codex exec --dangerously-bypass-approvals-and-sandbox"
+                 " 'do the steps' </dev/null" % (scene["work"], Q), timeout=300)
+    assert run.rc == 0 and FINAL in run.out, run
+    _, reqs = requests(tb)
+    last = [r["body"] for r in reqs if r["path"].startswith("/v1/responses") and r["body"]][-1]
+    results = {i["call_id"]: i["output"] for i in last["input"] if i.get("type") == "function_call_output"}
+    outputs = []
+    for i in range(len(COMMANDS)):
+        o = results.get("call_fake_%d" % i, "")
+        outputs.append(o if isinstance(o, str) else json.dumps(o))
+    check_scene(tb, scene, outputs, run)
