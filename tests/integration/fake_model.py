@@ -4,7 +4,8 @@ and the OpenAI Responses API (Codex), both streaming (SSE). It runs outside ever
 
     fake_model.py --script FILE --log FILE --port-file FILE
 
-The script is a JSON list of shell commands and a final text: {"commands": [...], "final": "..."}.
+The script is a JSON list of shell commands and a final text: {"commands": [...], "final": "..."},
+read again for each request (a test may change it between runs).
 Each request that offers a shell tool gets the next command as a call of that tool (the step
 is the number of tool results the request carries), then the final text; a request without
 such a tool (a title, a summary) gets a short text. Every request is appended to the log, one
@@ -18,6 +19,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SCRIPT = {}
+SCRIPT_FILE = None
 LOG = None
 LOCK = threading.Lock()
 
@@ -177,6 +179,8 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_POST(self):
+        with LOCK, open(SCRIPT_FILE) as f:
+            SCRIPT.update(json.load(f))
         n = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(n) if n else b""
         try:
@@ -199,15 +203,13 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    global LOG
+    global LOG, SCRIPT_FILE
     ap = argparse.ArgumentParser()
     ap.add_argument("--script", required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--port-file", required=True)
     args = ap.parse_args()
-    LOG = args.log
-    with open(args.script) as f:
-        SCRIPT.update(json.load(f))
+    LOG, SCRIPT_FILE = args.log, args.script
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     with open(args.port_file + ".tmp", "w") as f:

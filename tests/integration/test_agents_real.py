@@ -150,6 +150,11 @@ def user_config(tb, text):
     assert tb.dev("mkdir -p ~/.config/scudo && cat > ~/.config/scudo/config.toml", input=text.encode()).rc == 0
 
 
+def journal(tb, scene):
+    """scudo's journal entries since the scene was set (the agents' reports go there)."""
+    return tb.root("journalctl -q --no-pager -o cat --since @%s SYSLOG_IDENTIFIER=scudo" % scene["since"]).out
+
+
 def check_scene(tb, scene, outputs, run):
     """outputs: what the agent sent back for each command, in order."""
     assert len(outputs) == len(COMMANDS), (outputs, run)
@@ -177,14 +182,12 @@ def check_scene(tb, scene, outputs, run):
     assert r.out.split("\n")[:2] == ["agent: use greet", "initial"], r
     # the connection the profile does not allow was refused (EPERM), and reported
     assert "net-rc 1" in net, net
-    journal = lambda: tb.root("journalctl -q --no-pager -o cat --since @%s SYSLOG_IDENTIFIER=scudo"
-                              % scene["since"]).out
-    assert wait_for(lambda: "refused connection to 127.0.0.9:9" in journal(), 15), journal()
+    assert wait_for(lambda: "refused connection to 127.0.0.9:9" in journal(tb, scene), 15), journal(tb, scene)
     # widening from inside is refused
     assert "widen-rc=125" in widen and "is refused inside a scudo sandbox" in widen, widen
     # and the broker said npm install was delegated
-    assert wait_for(lambda: "'npm install --offline --no-audit --no-fund' delegated, exit status 0" in journal(),
-                    15), journal()
+    assert wait_for(lambda: "'npm install --offline --no-audit --no-fund' delegated, exit status 0"
+                    in journal(tb, scene), 15), journal(tb, scene)
 
 
 def needs(clis, name):
@@ -197,6 +200,8 @@ def test_claude_code(tb, clis, scene):
     port = scene["port"]
     user_config(tb, '[claude]\nnetwork.allow = ["127.0.0.1:%d"]\nenv.ANTHROPIC_BASE_URL = "http://127.0.0.1:%d"\n'
                 % (port, port))
+    # Claude's settings file, as the first login outside leaves it: granted only where it exists
+    assert tb.dev("echo '{}' > ~/.claude.json").rc == 0
     # -p: no terminal, one prompt; the sandbox is what holds it back, not Claude's permissions
     run = tb.dev("cd %s && ANTHROPIC_API_KEY=sk-ant-test-fake %s claude -p 'do the steps'"
                  " --dangerously-skip-permissions </dev/null" % (scene["work"], Q), timeout=300)
@@ -213,17 +218,17 @@ def test_claude_code(tb, clis, scene):
                     content = "".join(x.get("text", "") for x in content)
                 results[c["tool_use_id"]] = content
     check_scene(tb, scene, [results.get("toolu_fake_%d" % i, "") for i in range(len(COMMANDS))], run)
+    # its state is kept for the next run: the settings file and ~/.claude, made by scudo
+    assert "firstStartTime" in tb.root("cat /home/dev/.claude.json").out
+    assert tb.root("test -d /home/dev/.claude/projects").rc == 0
 
 
 def test_codex(tb, clis, scene):
     needs(clis, "codex")
     port = scene["port"]
-    user_config(tb, '[codex]\nnetwork.allow = ["127.0.0.1:%d"]\n' % port)
     # Codex takes its endpoint from a provider of its own configuration (OPENAI_BASE_URL does
     # not move the built-in one); written outside, as a user sets it up once
-    conf = ('model_provider = "fake"\nmodel = "gpt-5.1-codex"\n[model_providers.fake]\nname = "fake"\n'
-            'base_url = "http://127.0.0.1:%d/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\n' % port)
-    assert tb.dev("mkdir -p ~/.codex && cat > ~/.codex/config.toml", input=conf.encode()).rc == 0
+    codex_config(tb, port)
     # its own sandbox off: scudo's is the one under test
     run = tb.dev("cd %s && OPENAI_API_KEY=sk-test-fake %s codex exec --dangerously-bypass-approvals-and-sandbox"
                  " 'do the steps' </dev/null" % (scene["work"], Q), timeout=300)
@@ -236,3 +241,36 @@ def test_codex(tb, clis, scene):
         o = results.get("call_fake_%d" % i, "")
         outputs.append(o if isinstance(o, str) else json.dumps(o))
     check_scene(tb, scene, outputs, run)
+    # its state is kept for the next run
+    assert tb.root("test -d /home/dev/.codex/sessions").rc == 0
+
+
+def codex_config(tb, port):
+    user_config(tb, '[codex]\nnetwork.allow = ["127.0.0.1:%d"]\n' % port)
+    conf = ('model_provider = "fake"\nmodel = "gpt-5.1-codex"\n[model_providers.fake]\nname = "fake"\n'
+            'base_url = "http://127.0.0.1:%d/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\n' % port)
+    assert tb.dev("mkdir -p ~/.codex && cat > ~/.codex/config.toml", input=conf.encode()).rc == 0
+
+
+def test_codex_own_sandbox_and_delegation(tb, clis, scene):
+    # Codex's own sandbox (workspace-write) inside scudo's: without network access it refuses
+    # the broker's socket too, and a delegated command fails saying why, never run in place;
+    # with network access (scudo's rules still decide where to), it is delegated
+    needs(clis, "codex")
+    codex_config(tb, scene["port"])
+    script = {"commands": ["npm --version 2>&1; echo npm-rc=$?"], "final": FINAL}
+    assert tb.dev("cat > ~/.fake-model/script.json", input=json.dumps(script).encode()).rc == 0
+    outs = []
+    for extra in ("", "-c sandbox_workspace_write.network_access=true"):
+        tb.dev(": > ~/.fake-model/log.jsonl")
+        run = tb.dev("cd %s && OPENAI_API_KEY=sk-test-fake %s codex exec --sandbox workspace-write %s"
+                     " 'do the steps' </dev/null" % (scene["work"], Q, extra), timeout=300)
+        assert run.rc == 0 and FINAL in run.out, run
+        _, reqs = requests(tb)
+        last = [r["body"] for r in reqs if r["path"].startswith("/v1/responses") and r["body"]][-1]
+        outs.append("".join(i["output"] for i in last["input"] if i.get("type") == "function_call_output"))
+    refused, allowed = outs
+    assert "npm-rc=0" not in refused and "'npm' was not run" in refused, refused
+    assert "the agent's own sandbox refuses sockets" in refused, refused
+    assert "npm-rc=0" in allowed, allowed
+    assert wait_for(lambda: "'npm --version' delegated, exit status 0" in journal(tb, scene), 15), journal(tb, scene)
