@@ -193,8 +193,18 @@ def needs(clis, name):
         pytest.skip("%s is not available: %s" % (name, clis[name]))
 
 
-def test_claude_code(tb, clis, scene):
+# Named before `scene` by the tests: a CLI that is not there skips before anything is set up.
+@pytest.fixture
+def claude(clis):
     needs(clis, "claude")
+
+
+@pytest.fixture
+def codex(clis):
+    needs(clis, "codex")
+
+
+def test_claude_code(tb, claude, scene):
     port = scene["port"]
     user_config(tb, '[claude]\nnetwork.allow = ["127.0.0.1:%d"]\nenv.ANTHROPIC_BASE_URL = "http://127.0.0.1:%d"\n'
                 % (port, port))
@@ -221,8 +231,7 @@ def test_claude_code(tb, clis, scene):
     assert tb.root("test -d /home/dev/.claude/projects").rc == 0
 
 
-def test_codex(tb, clis, scene):
-    needs(clis, "codex")
+def test_codex(tb, codex, scene):
     port = scene["port"]
     # Codex takes its endpoint from a provider of its own configuration (OPENAI_BASE_URL does
     # not move the built-in one); written outside, as a user sets it up once
@@ -250,11 +259,10 @@ def codex_config(tb, port):
     assert tb.dev("mkdir -p ~/.codex && cat > ~/.codex/config.toml", input=conf.encode()).rc == 0
 
 
-def test_codex_own_sandbox_and_delegation(tb, clis, scene):
+def test_codex_own_sandbox_and_delegation(tb, codex, scene):
     # Codex's own sandbox (workspace-write) inside scudo's: without network access it refuses
     # the broker's socket too, and a delegated command fails saying why, never run in place;
     # with network access (scudo's rules still decide where to), it is delegated
-    needs(clis, "codex")
     codex_config(tb, scene["port"])
     script = {"commands": ["npm --version 2>&1; echo npm-rc=$?"], "final": FINAL}
     assert tb.dev("cat > ~/.fake-model/script.json", input=json.dumps(script).encode()).rc == 0
