@@ -111,7 +111,7 @@ PROJECT = {"name": "agent-project", "version": "1.0.0", "private": True,
 @pytest.fixture
 def scene(tb, work, bpfd):
     """A git project with a local npm dependency, a planted key, the model server running."""
-    tb.dev("rm -rf ~/.claude ~/.claude.json ~/.codex ~/.fake-model")
+    tb.dev("rm -rf ~/.claude ~/.claude.json ~/.codex ~/.fake-model ~/.npm")
     r = tb.dev("""set -e
 mkdir -p ~/.ssh ~/.fake-model && chmod 700 ~/.ssh && echo %(mark)s > ~/.ssh/id_agent_test
 test -e ~/.bashrc || echo '# dev' > ~/.bashrc
@@ -166,6 +166,8 @@ def check_scene(tb, scene, outputs, run):
     assert agent_cg and agent_cg[0].startswith("0::/") and "/scudo-" in agent_cg[0], npm
     assert npm_cg.startswith("0::/") and "/scudo-" in npm_cg and npm_cg.endswith(".service"), npm_cg
     assert npm_cg != agent_cg[0] and not npm_cg.startswith(agent_cg[0].rstrip("/") + "/"), (npm_cg, agent_cg)
+    # under npm's profile: ~/.npm, which only that profile grants (made when missing), has npm's cache
+    assert tb.root("ls /home/dev/.npm").out.split(), npm
     # the key stays hidden: the agent could not read it, sent nothing of it, the file is as it was
     assert "cat-rc=0" not in cat and "cat-rc=" in cat, cat
     log, _ = requests(tb)
