@@ -47,9 +47,16 @@ int broker_client_run(uid_t uid, char * const *argv, int *ret_status) {
         fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return log_error_errno(negative_errno(), "Cannot make a socket for the broker: %m");
-        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
-                return log_error_errno(negative_errno(), "Cannot reach this sandbox's broker at %s: %m; '%s' was "
-                                       "not run (where it runs is the broker's to decide)", sa.sun_path, argv[0]);
+        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                r = negative_errno();
+                /* The socket is this sandbox's own: refused, it is a sandbox of the agent's own
+                 * inside this one that refuses sockets (Codex's, without network access). */
+                return log_error_errno(r, "Cannot reach this sandbox's broker at %s: %m%s; '%s' was not run "
+                                       "(where it runs is the broker's to decide)", sa.sun_path,
+                                       r == -EPERM || r == -EACCES ?
+                                       " (the agent's own sandbox refuses sockets: docs/agents.md)" : "",
+                                       argv[0]);
+        }
 
         /* From here on, signals are the command's: passed on, not acted on. */
         (void) sigemptyset(&mask);
