@@ -30,7 +30,7 @@ WAITING = {
     "src/cli/verb-delegated.c": 5,
     "src/cli/verb-explain.c": 1,
     "src/cli/verb-link.c": 1,
-    "src/cli/verb-run.c": 8,
+    "src/cli/verb-run.c": 6,
     "src/cli/verb-suggest.c": 1,
     "src/cli/verb-trust.c": 3,
     "src/confine/pid-init.c": 4,
