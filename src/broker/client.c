@@ -48,8 +48,10 @@ int broker_client_run(uid_t uid, char * const *argv, int *ret_status) {
         if (fd < 0)
                 return log_error_errno(negative_errno(), "Cannot make a socket for the broker: %m");
         if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
-                return log_error_errno(negative_errno(), "Cannot reach this sandbox's broker at %s: %m; '%s' was "
-                                       "not run (where it runs is the broker's to decide)", sa.sun_path, argv[0]);
+                return log_error_errno(negative_errno(),
+                                       "Cannot reach this sandbox's broker at %s: %m; '%s' was not run "
+                                       "(where it runs is the broker's to decide)",
+                                       sa.sun_path, argv[0]);
 
         /* From here on, signals are the command's: passed on, not acted on. */
         (void) sigemptyset(&mask);
@@ -70,7 +72,8 @@ int broker_client_run(uid_t uid, char * const *argv, int *ret_status) {
                 goto finish;
         }
         if (r < 0) {
-                r = log_error_errno(r, "Cannot send '%s' to this sandbox's broker: %m; it was not run", argv[0]);
+                r = log_error_errno(r, "Cannot send '%s' to this sandbox's broker: %m; it was not run",
+                                    argv[0]);
                 goto finish;
         }
 
@@ -106,8 +109,10 @@ int broker_client_run(uid_t uid, char * const *argv, int *ret_status) {
                 }
                 int type = broker_message_type(buf, (size_t) k, NULL);
                 if (type < 0 || broker_parse_bare(buf, (size_t) k, type, &value, NULL) < 0) {
-                        r = log_error_errno(SYNTHETIC_ERRNO(EBADMSG), "This sandbox's broker sent a malformed "
-                                            "message; '%s' ended with it", argv[0]);
+                        r = log_error_errno(
+                                SYNTHETIC_ERRNO(EBADMSG),
+                                "This sandbox's broker sent a malformed message; '%s' ended with it",
+                                argv[0]);
                         goto finish;
                 }
                 switch (type) {
@@ -124,8 +129,10 @@ int broker_client_run(uid_t uid, char * const *argv, int *ret_status) {
                         r = BROKER_RAN;
                         goto finish;
                 case BROKER_MSG_BUSY:
-                        r = log_error_errno(SYNTHETIC_ERRNO(EBUSY), "This sandbox's broker runs %u delegated "
-                                            "commands already; '%s' was not run", value, argv[0]);
+                        r = log_error_errno(
+                                SYNTHETIC_ERRNO(EBUSY),
+                                "This sandbox's broker runs %u delegated commands already; '%s' was not run",
+                                value, argv[0]);
                         goto finish;
                 case BROKER_MSG_SUSPEND:
                         /* The user typed the suspend character: this is the job the shell knows.

@@ -116,16 +116,18 @@ static int run_nested(RunCommandLine *args) {
 
         const char *opt = request_widening_option(&args->request);
         if (opt)
-                return log_error_errno(SYNTHETIC_ERRNO(EPERM), "%s is refused inside a scudo sandbox (%s): the "
-                                       "sandbox around this command decides what it may do", opt,
-                                       args->request.enclosing_unit);
+                return log_error_errno(SYNTHETIC_ERRNO(EPERM),
+                                       "%s is refused inside a scudo sandbox (%s): the sandbox around this "
+                                       "command decides what it may do",
+                                       opt, args->request.enclosing_unit);
         if (broker_client_present(args->request.uid)) {
                 int status = 0;
                 opt = local_option(args);
                 if (opt)
-                        return log_error_errno(SYNTHETIC_ERRNO(EPERM), "%s is not available inside a sandbox "
-                                               "that delegates (%s): where a command runs is its broker's to "
-                                               "decide", opt, args->request.enclosing_unit);
+                        return log_error_errno(SYNTHETIC_ERRNO(EPERM),
+                                               "%s is not available inside a sandbox that delegates (%s): "
+                                               "where a command runs is its broker's to decide",
+                                               opt, args->request.enclosing_unit);
                 char bin[64];
                 _cleanup_free_ char *taken = NULL;
                 bool routed = false;
@@ -257,15 +259,17 @@ int verb_run(RunCommandLine *args) {
         }
 
         if (!userns_available())
-                return log_error_errno(SYNTHETIC_ERRNO(EPERM), "unprivileged user namespaces are disabled on this "
-                                       "system; scudo's sandbox needs them (sysctl "
-                                       "kernel.unprivileged_userns_clone=1, user.max_user_namespaces>0)");
+                return log_error_errno(
+                        SYNTHETIC_ERRNO(EPERM),
+                        "unprivileged user namespaces are disabled on this system; scudo's sandbox needs "
+                        "them (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces>0)");
 
         _cleanup_free_ char *confine = scudo_confine_path();
         if (!confine)
-                return log_error_errno(SYNTHETIC_ERRNO(ENOENT), "scudo-confine, which runs before every sandboxed "
-                                       "command, is not installed next to scudo nor in " SCUDO_LIBEXECDIR "; "
-                                       "the command was not run");
+                return log_error_errno(SYNTHETIC_ERRNO(ENOENT),
+                                       "scudo-confine, which runs before every sandboxed command, is not "
+                                       "installed next to scudo nor in " SCUDO_LIBEXECDIR
+                                       "; the command was not run");
         args->run.runtime_dir = args->request.runtime_dir;
         args->run.confine_path = confine;
         int status = 0;

@@ -323,7 +323,7 @@ int policy_trust_targets(const Request *req, const char *const *paths, char ***r
         r = request_to_lua(e, req, paths, true, ret_error);                     /* stack: req paths */
         if (r < 0)
                 return r;
-        r = lua_engine_call(e, "scudo.policy", "trust_targets", 2, 2, ret_error);       /* stack: list text */
+        r = lua_engine_call(e, "scudo.policy", "trust_targets", 2, 2, ret_error); /* stack: list text */
         if (r < 0)
                 return r;
         r = take_string(e, &summary);                                           /* stack: list */

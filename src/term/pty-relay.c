@@ -193,7 +193,8 @@ static void update_events(PtyRelay *p) {
         /* Read more from the caller only while there is room; watch the master for writability
          * only while input is pending. */
         if (p->in_source)
-                (void) sd_event_source_set_enabled(p->in_source, p->in_len < sizeof(p->in_buf) ? SD_EVENT_ON : SD_EVENT_OFF);
+                (void) sd_event_source_set_enabled(
+                        p->in_source, p->in_len < sizeof(p->in_buf) ? SD_EVENT_ON : SD_EVENT_OFF);
         (void) sd_event_source_set_io_events(p->master_source, EPOLLIN | (p->in_len > 0 ? EPOLLOUT : 0));
 }
 
