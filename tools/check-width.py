@@ -5,38 +5,11 @@
     check-width.py ROOT
 
 Reads every .c and .h file below ROOT's src, tests, tools and bpf, and fails with file and line
-for each line wider than that. WAITING lists the files that still have such lines, each with
-how many: a file may not have more, and a line made shorter must leave the list (the check
-says when a figure can come down). Run by `meson test` (suite "style")."""
+for each line wider than that. Run by `meson test` (suite "style")."""
 import os
 import sys
 
 DIRS = ("src", "tests", "tools", "bpf")
-
-# file: lines over the width it still has. To shrink to nothing.
-WAITING = {
-    "tests/fuzz/fuzz-primitives.c": 6,
-    "tests/unit/test-bpf-load.c": 1,
-    "tests/unit/test-broker-context.c": 2,
-    "tests/unit/test-broker-wire.c": 1,
-    "tests/unit/test-confine-seccomp.c": 8,
-    "tests/unit/test-git-config-filter.c": 6,
-    "tests/unit/test-git-guard.c": 5,
-    "tests/unit/test-lua-primitives.c": 50,
-    "tests/unit/test-lua-userenv.c": 28,
-    "tests/unit/test-net-dns.c": 16,
-    "tests/unit/test-net-protocol.c": 18,
-    "tests/unit/test-net-rule.c": 3,
-    "tests/unit/test-plan-create.c": 14,
-    "tests/unit/test-plan-delegate.c": 11,
-    "tests/unit/test-plan-validate.c": 14,
-    "tests/unit/test-policy-merge.c": 29,
-    "tests/unit/test-policy-trust.c": 13,
-    "tests/unit/test-properties.c": 5,
-    "tests/unit/test-regex.c": 13,
-    "tests/unit/test-toml.c": 30,
-    "tests/unit/test-util.c": 20,
-}
 
 
 def max_width(root):
@@ -75,17 +48,10 @@ def main():
     width = max_width(root)
     wrong = 0
     found = overlong(root, width)
-    for rel in sorted(set(WAITING) - set(found)):
-        print("%s: no line over any more: remove it from WAITING" % rel)
     for rel, lines in sorted(found.items()):
-        allowed = WAITING.get(rel, 0)
-        if len(lines) > allowed:
-            wrong += 1
-            print("%s: %d line(s) wider than %d columns (lines %s)%s"
-                  % (rel, len(lines), width, ", ".join(map(str, lines)),
-                     "; at most %d allowed until it is fixed" % allowed if allowed else ""), file=sys.stderr)
-        elif len(lines) < allowed:
-            print("%s: %d line(s) over, WAITING says %d: lower it" % (rel, len(lines), allowed))
+        wrong += 1
+        print("%s: %d line(s) wider than %d columns (lines %s)"
+              % (rel, len(lines), width, ", ".join(map(str, lines))), file=sys.stderr)
     return 1 if wrong else 0
 
 
