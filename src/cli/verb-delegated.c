@@ -62,6 +62,18 @@ static void report(const char *unit, const char *what, char * const *argv, const
         (void) write(BROKER_REPORT_FD, line, n);
 }
 
+/* The request being served, for log_to_broker(). */
+static const char *served_unit;
+static char * const *served_argv;
+
+/* scudo's own lines short of an error (the profiles' and hooks' warnings, notices) in a
+ * delegated run: the broker's report, where the caller's log.target says, never the caller's
+ * stderr, which is the command's output an agent reads. Errors stay there: the caller must
+ * learn why its command failed or was refused. */
+static void log_to_broker(LogLevel level, const char *message) {
+        report(served_unit, level == LOG_LEVEL_WARNING ? "warning" : "notice", served_argv, message);
+}
+
 /* What the caller sends while its command runs (unit/run.h, RunCaller). */
 static int caller_receive(int fd) {
         uint8_t buf[sizeof(BrokerHeader) + 1];
@@ -208,10 +220,15 @@ int verb_broker_request(int argc, char **argv) {
                 safe_close(fds[i]);
         }
 
+        served_unit = ctx.unit;
+        served_argv = req_argv;
+        log_set_sink(log_to_broker);
+
         RunCaller caller = { .fd = conn, .receive = caller_receive, .suspend = caller_suspend };
         args.run.caller = &caller;
         args.request.delegation = &ctx.delegation;
         int status = exit_status_of_verb(verb_run(&args));
+        log_set_sink(NULL);
 
         if (args.in_place) {
                 report(ctx.unit, "runs in place", req_argv, NULL);
