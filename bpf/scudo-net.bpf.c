@@ -287,7 +287,8 @@ static __always_inline bool unspecified4_permitted(const struct net_layer *l, st
 
 static __always_inline bool is_unspecified6(const __u32 *addr) {
         /* :: itself, and ::ffff:0.0.0.0, which an AF_INET6 socket sends as IPv4 0.0.0.0 */
-        return addr[0] == 0 && addr[1] == 0 && (addr[2] == 0 || addr[2] == bpf_htonl(0xffff)) && addr[3] == 0;
+        return addr[0] == 0 && addr[1] == 0 && (addr[2] == 0 || addr[2] == bpf_htonl(0xffff)) &&
+               addr[3] == 0;
 }
 
 static __always_inline bool unspecified6_permitted(const struct net_layer *l, struct bpf_sock_addr *ctx,

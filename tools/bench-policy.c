@@ -180,7 +180,8 @@ int main(int argc, char **argv) {
 
         if (scudo) {
                 char *ver[] = { (char *) scudo, (char *) "--version", NULL };
-                char *dry[] = { (char *) scudo, (char *) "--dry-run", (char *) "npm", (char *) "install", NULL };
+                char *dry[] = { (char *) scudo, (char *) "--dry-run", (char *) "npm", (char *) "install",
+                                NULL };
                 double *v = calloc((size_t) n, sizeof(double)), *d = calloc((size_t) n, sizeof(double));
                 if (!v || !d)
                         return 1;
@@ -209,7 +210,8 @@ int main(int argc, char **argv) {
                        "difference: %.3f ms (target: <= 1 ms; medians of %d interleaved runs each)\n",
                        mv, md, md - mv, n);
                 if (batched)
-                        printf("best of 10 batches of %d: --version %.3f ms, --dry-run %.3f ms, difference %.3f ms\n",
+                        printf("best of 10 batches of %d: --version %.3f ms, --dry-run %.3f ms, difference "
+                               "%.3f ms\n",
                                batch, bv, bd, bd - bv);
                 else
                         printf("(fewer than 10 runs: no batches)\n");

@@ -78,7 +78,8 @@ static int compile_chunk(const char *source, size_t size, FILE *f) {
         if (!L || !tmp)
                 return -ENOMEM;
         if (luaL_loadbufferx(L, source, size, "=[built-in policies]", "t") != LUA_OK) {
-                fprintf(stderr, "policy-freeze: generated source does not compile: %s\n", lua_tostring(L, -1));
+                fprintf(stderr, "policy-freeze: generated source does not compile: %s\n",
+                        lua_tostring(L, -1));
                 return -EINVAL;
         }
         if (lua_dump(L, write_chunk, tmp, 1) != 0 || fflush(tmp) != 0)

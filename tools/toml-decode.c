@@ -202,7 +202,8 @@ int main(void) {
         lua_pushcfunction(L, l_print_document);
         lua_insert(L, -2);
         if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-                fprintf(stderr, "toml-decode: %s\n", lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "Lua error");
+                fprintf(stderr, "toml-decode: %s\n",
+                        lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "Lua error");
                 return 1;
         }
         if (fflush(stdout) != 0) {

@@ -95,6 +95,16 @@ local function executable_target(path)
     return nil
 end
 
+-- A grant made when missing: whether a run would make it ("exists" or "would be created"; nil
+-- for an entry made for every run, or never). explain and --dry-run make nothing; this is where
+-- both learn what a run would.
+local function created_state(x)
+    if x.create and x.create ~= "placeholder" then
+        return require("scudo.sys").lstat(x.path) and "exists" or "would be created"
+    end
+    return nil
+end
+
 local function data(request, ex, validation_error, hardening)
     local plan = ex.plan
     -- Whether the command gets a PID namespace is C's to say (plan_private_pids); before the
@@ -149,11 +159,7 @@ local function data(request, ex, validation_error, hardening)
     -- (the builder's entry for the path C was given); before the plan got that far, the
     -- builder's entries as they are.
     local function shown(x)
-        -- A grant made when missing: whether this run would make it (explain makes nothing).
-        local created
-        if x.create and x.create ~= "placeholder" then
-            created = require("scudo.sys").lstat(x.path) and "exists" or "would be created"
-        end
+        local created = created_state(x)
         return { access = x.access, path = x.path, written = x.written or x.path, origin = x.origin,
             reason = x.reason, derived = x.derived or false, create = x.create, created = created,
             dropped = x.dropped }
@@ -428,6 +434,61 @@ local function text(d)
         add("plan: valid")
     else
         add("plan: INVALID: %s", d.validation_error)
+    end
+    return table.concat(o, "\n") .. "\n"
+end
+
+-- ---- the plan a run gets (--dry-run) ----
+
+local CREATE_NOTE = { dir = "directory", file = "file" }
+
+-- h: the hardened plan (policy.c, push_hardening): a line per thing the run gets, in the
+-- words of the unit and the profiles (`filesystem.ACCESS: PATH   (ORIGIN)`), for scripts too.
+function M.plan_text(h)
+    local o = {}
+    local function add(fmt, ...)
+        o[#o + 1] = select("#", ...) > 0 and fmt:format(...) or fmt
+    end
+    add("exec: %s", h.exec)
+    local argv = {}
+    for _, a in ipairs(h.argv) do
+        argv[#argv + 1] = " '" .. a .. "'"
+    end
+    add("argv:%s", table.concat(argv))
+    add("working directory: %s", h.working_directory)
+    for _, e in ipairs(h.paths) do
+        local note = ""
+        local created = created_state(e)
+        if e.create == "placeholder" then
+            note = "   [an empty directory made for the run]"
+        elseif created then
+            note = ("   [%s: %s]"):format(CREATE_NOTE[e.create] or e.create,
+                created == "exists" and "created when missing, exists" or created)
+        end
+        -- what scudo adds on its own account says why (plan-harden.h)
+        add("filesystem.%s: %s   (%s%s)%s", e.access, e.path, e.origin, e.reason and (": " .. e.reason) or "",
+            note)
+    end
+    for _, e in ipairs(h.dropped) do
+        add("dropped filesystem.%s: %s   (%s): %s", e.access, e.path, e.origin, e.dropped)
+    end
+    for _, p in ipairs(h.properties) do
+        add("unit.%s = %s   (%s)", p.name, p.value, p.origin)
+    end
+    for _, f in ipairs(require("scudo.unit").fixed()) do
+        local name, value = f:match("^([^=]*)=(.*)$")
+        add("unit.%s = %s   (always)", name, value)
+    end
+    if h.network.filtered then
+        for _, r in ipairs(h.network.allow) do
+            add("network.allow: %s", r)
+        end
+        for _, r in ipairs(h.network.deny) do
+            add("network.deny: %s", r)
+        end
+        add("network.dns: %s", h.network.dns)
+    else
+        add("network: not filtered")
     end
     return table.concat(o, "\n") .. "\n"
 end

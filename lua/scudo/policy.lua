@@ -179,6 +179,11 @@ function M.render(request, ex, json, validation_error, hardening)
     return require("scudo.explain").render(request, ex, json, validation_error, hardening)
 end
 
+-- The hardened plan as --dry-run prints it (policy.c, policy_print_plan).
+function M.plan_text(hardening)
+    return require("scudo.explain").plan_text(hardening)
+end
+
 -- The other verbs (scudo check, profiles, trust, the shim's names) and the fuzzer's entry point live in
 -- scudo.admin, loaded only when used.
 M.read_files = read_files

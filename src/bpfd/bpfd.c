@@ -328,7 +328,8 @@ static int run(int argc, char *argv[]) {
                 if (m->listen_fd < 0) {
                         k = m->listen_fd;
                         manager_done(m);
-                        return log_error_errno(k, "cannot listen on %s: %m", arg_listen ?: SCUDO_BPFD_SOCKET);
+                        return log_error_errno(k, "cannot listen on %s: %m",
+                                               arg_listen ?: SCUDO_BPFD_SOCKET);
                 }
         }
         if (arg_exit_idle_sec >= 0)
@@ -376,8 +377,8 @@ static int run(int argc, char *argv[]) {
         if (k >= 0)
                 k = sd_event_add_io(m->event, &m->inotify_io, m->inotify_fd, EPOLLIN, on_inotify, m);
         if (k >= 0)
-                k = sd_event_add_time_relative(m->event, &m->sweep_timer, CLOCK_MONOTONIC, BPFD_SWEEP_USEC, 0,
-                                               on_sweep, m);
+                k = sd_event_add_time_relative(m->event, &m->sweep_timer, CLOCK_MONOTONIC, BPFD_SWEEP_USEC,
+                                               0, on_sweep, m);
         if (k >= 0)
                 k = sd_event_source_set_enabled(m->sweep_timer, SD_EVENT_ON);
         if (k < 0) {

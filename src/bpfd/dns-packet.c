@@ -153,7 +153,8 @@ int dns_parse_query(const uint8_t *msg, size_t size, DnsQuestion *ret) {
 int dns_make_forward_query(const uint8_t *query, const DnsQuestion *q, uint8_t *out, size_t out_size) {
         size_t n = q->end;
 
-        if (q->end < DNS_HEADER_SIZE || q->end > DNS_FORWARD_QUERY_MAX - 11 || out_size < q->end + (q->edns ? 11 : 0))
+        if (q->end < DNS_HEADER_SIZE || q->end > DNS_FORWARD_QUERY_MAX - 11 ||
+            out_size < q->end + (q->edns ? 11 : 0))
                 return -ENOBUFS;
         memcpy(out, query, q->end);
         out[2] = (uint8_t) (query[2] & 0x01);           /* RD; QR=0, opcode 0, no AA/TC */

@@ -325,8 +325,8 @@ int query_start(Query *q) {
                 k = query_send_udp(q);
                 if (k < 0)
                         return k;
-                return sd_event_add_time_relative(m->event, &q->timer, CLOCK_MONOTONIC, UPSTREAM_TIMEOUT_USEC,
-                                                  0, on_upstream_timeout, q);
+                return sd_event_add_time_relative(m->event, &q->timer, CLOCK_MONOTONIC,
+                                                  UPSTREAM_TIMEOUT_USEC, 0, on_upstream_timeout, q);
         }
 
         q->fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

@@ -248,7 +248,8 @@ int filter_learned_add(Filter *f, bool deny, uint64_t sid, uint16_t port, const 
         return bpf_map_update_elem(fd, &k, &expires_ns, BPF_ANY) < 0 ? negative_errno() : 0;
 }
 
-int filter_name_set(Filter *f, uint64_t sid, bool domain, const char *name, const struct net_name_rules *rules) {
+int filter_name_set(Filter *f, uint64_t sid, bool domain, const char *name,
+                    const struct net_name_rules *rules) {
         struct net_name_key k;
         int fd = bpf_map__fd(domain ? f->skel->maps.name_domains : f->skel->maps.name_hosts);
         int r;

@@ -44,7 +44,8 @@ int filter_learned_add(Filter *f, bool deny, uint64_t sid, uint16_t port, const 
 /* The rules of a name pattern, for the DNS fast path: `name` in text form, lower case; with
  * `domain` it stands for the names below it ("*.name"). -EINVAL for a name that does not fit
  * a key (net_name_key_make()). */
-int filter_name_set(Filter *f, uint64_t sid, bool domain, const char *name, const struct net_name_rules *rules);
+int filter_name_set(Filter *f, uint64_t sid, bool domain, const char *name,
+                    const struct net_name_rules *rules);
 
 /* Whether the fast path let a query for a name the pattern covers through, and read its
  * answer: 1 or 0, or a negative errno (-ENOENT: not stored). */

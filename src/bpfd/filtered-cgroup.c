@@ -347,8 +347,9 @@ void filtered_cgroup_usage(FilteredCgroup *fc, uint8_t reached[static BPFD_RULES
 
                 if (r->action != BPFD_ACTION_ALLOW)
                         continue;
-                if (r->reached || (fc->dns_direct &&
-                                   filter_name_reached(m->filter, fc->sid, r->kind == BPFD_RULE_DOMAIN, r->name) > 0))
+                if (r->reached ||
+                    (fc->dns_direct &&
+                     filter_name_reached(m->filter, fc->sid, r->kind == BPFD_RULE_DOMAIN, r->name) > 0))
                         set_bit(reached, r->index);
         }
 }
@@ -537,7 +538,9 @@ static int setup_network(Manager *m, Client *c, FilteredCgroup *fc, int cgfd, co
         }
         log_info("restricting %s (uid %u, %zu address rules, %zu name rules, dns %s)", fc->path,
                  (unsigned) fc->uid, fc->n_addresses, fc->n_names,
-                 !fc->proxy ? "open" : fc->dns_direct ? "filtered, direct to loopback resolvers" : "filtered");
+                 !fc->proxy     ? "open" :
+                 fc->dns_direct ? "filtered, direct to loopback resolvers" :
+                                  "filtered");
         return 0;
 }
 

@@ -77,7 +77,8 @@ int broker_client_run(uid_t uid, char * const *argv, int *ret_status) {
                 goto finish;
         }
         if (r < 0) {
-                r = log_error_errno(r, "Cannot send '%s' to this sandbox's broker: %m; it was not run", argv[0]);
+                r = log_error_errno(r, "Cannot send '%s' to this sandbox's broker: %m; it was not run",
+                                    argv[0]);
                 goto finish;
         }
 
@@ -113,8 +114,10 @@ int broker_client_run(uid_t uid, char * const *argv, int *ret_status) {
                 }
                 int type = broker_message_type(buf, (size_t) k, NULL);
                 if (type < 0 || broker_parse_bare(buf, (size_t) k, type, &value, NULL) < 0) {
-                        r = log_error_errno(SYNTHETIC_ERRNO(EBADMSG), "This sandbox's broker sent a malformed "
-                                            "message; '%s' ended with it", argv[0]);
+                        r = log_error_errno(
+                                SYNTHETIC_ERRNO(EBADMSG),
+                                "This sandbox's broker sent a malformed message; '%s' ended with it",
+                                argv[0]);
                         goto finish;
                 }
                 switch (type) {
@@ -131,8 +134,10 @@ int broker_client_run(uid_t uid, char * const *argv, int *ret_status) {
                         r = BROKER_RAN;
                         goto finish;
                 case BROKER_MSG_BUSY:
-                        r = log_error_errno(SYNTHETIC_ERRNO(EBUSY), "This sandbox's broker runs %u delegated "
-                                            "commands already; '%s' was not run", value, argv[0]);
+                        r = log_error_errno(
+                                SYNTHETIC_ERRNO(EBUSY),
+                                "This sandbox's broker runs %u delegated commands already; '%s' was not run",
+                                value, argv[0]);
                         goto finish;
                 case BROKER_MSG_SUSPEND:
                         /* The user typed the suspend character: this is the job the shell knows.

@@ -101,8 +101,9 @@ int broker_context_read(int fd, BrokerContext *ret) {
                                 r = -ENOMEM;
                         else {
                                 c.paths = n;
-                                c.paths[c.n_paths] = (PlanPath) { .access = access_of(kind), .path = strdup(s),
-                                                                  .origin = (char *) "" };
+                                c.paths[c.n_paths] = (PlanPath){ .access = access_of(kind),
+                                                                 .path = strdup(s),
+                                                                 .origin = (char *) "" };
                                 if (c.paths[c.n_paths].path)
                                         c.n_paths++;
                                 else

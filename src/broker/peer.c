@@ -66,7 +66,8 @@ int broker_peer_check(int conn, const char *unit, BrokerPeer *ret, const char **
         }
         if (r == 0 || !streq(found, unit)) {
                 broker_peer_done(&p);
-                *ret_reason = r == 0 ? "the caller runs outside every sandbox" : "the caller runs in another sandbox";
+                *ret_reason = r == 0 ? "the caller runs outside every sandbox" :
+                                       "the caller runs in another sandbox";
                 return -EPERM;
         }
         *ret = p;

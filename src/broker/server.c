@@ -159,7 +159,8 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
         int r = start_request(b, conn);
         if (r < 0) {
                 (void) broker_send(conn, BROKER_MSG_EXIT, 125);
-                (void) snprintf(line, sizeof(line), "could not serve a request of %s: %s", b->unit, strerror(-r));
+                (void) snprintf(line, sizeof(line), "could not serve a request of %s: %s", b->unit,
+                                strerror(-r));
                 report(b, line);
         }
         return 0;
@@ -170,7 +171,8 @@ static int on_report(sd_event_source *s, int fd, uint32_t revents, void *userdat
         Broker *b = userdata;
 
         for (;;) {
-                ssize_t k = read(fd, b->report_buf + b->report_len, sizeof(b->report_buf) - 1 - b->report_len);
+                ssize_t k =
+                        read(fd, b->report_buf + b->report_len, sizeof(b->report_buf) - 1 - b->report_len);
                 if (k <= 0)
                         break;
                 b->report_len += (size_t) k;
@@ -272,7 +274,8 @@ int broker_start(const Plan *plan, const char *unit, sd_event *event, ReportFeed
         if (!b->unit || !b->scudo || !b->environ || plan_broker_root(getuid(), &root) < 0)
                 return log_oom();
         /* The sandbox's own id names the directory. */
-        if (asprintf(&b->dir, "%s/%.*s", root, (int) (ul - strlen(SCUDO_UNIT_PREFIX) - strlen(SCUDO_UNIT_SUFFIX)),
+        if (asprintf(&b->dir, "%s/%.*s", root,
+                     (int) (ul - strlen(SCUDO_UNIT_PREFIX) - strlen(SCUDO_UNIT_SUFFIX)),
                      unit + strlen(SCUDO_UNIT_PREFIX)) < 0 ||
             asprintf(&b->socket, "%s/" BROKER_SOCKET_NAME, b->dir) < 0 ||
             asprintf(&b->bin, "%s/" BROKER_BIN_NAME, b->dir) < 0)
@@ -285,18 +288,19 @@ int broker_start(const Plan *plan, const char *unit, sd_event *event, ReportFeed
         if (r < 0)
                 return log_error_errno(r, "Failed to arm the unit watcher: %m");
         if (mkdir(b->dir, 0700) < 0)
-                return log_error_errno(negative_errno(), "Cannot make the broker's directory %s: %m", b->dir);
+                return log_error_errno(negative_errno(), "Cannot make the broker's directory %s: %m",
+                                       b->dir);
 
         _cleanup_strv_free_ char **map = NULL;
         r = route_map(plan, &map);
         if (r >= 0)
                 r = broker_route_links(b->bin, plan->delegate_commands, b->scudo, map);
         if (r < 0)
-                return log_error_errno(r, "Cannot make the links that route delegated commands to scudo in %s: %m",
-                                       b->bin);
+                return log_error_errno(
+                        r, "Cannot make the links that route delegated commands to scudo in %s: %m", b->bin);
         if ((size_t) r < strv_length(plan->delegate_commands))
-                log_warning("%zu of the commands the delegated profiles match are not routed to scudo inside "
-                            "the sandbox (more than %u, or not a file name)",
+                log_warning("%zu of the commands the delegated profiles match are not routed to scudo "
+                            "inside the sandbox (more than %u, or not a file name)",
                             strv_length(plan->delegate_commands) - (size_t) r, BROKER_ROUTES_MAX);
 
         r = broker_context_write(unit, plan, &b->context_fd);

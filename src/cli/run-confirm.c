@@ -17,8 +17,9 @@ int run_confirm(const Plan *p, const Request *req, char **ret_error) {
         if (!p->confirm)
                 return 0;
         if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO)) {
-                if (ret_error && asprintf(ret_error, "a profile for '%s' asks for confirmation (confirm = true), "
-                                          "but there is no terminal to ask on; not running it",
+                if (ret_error && asprintf(ret_error,
+                                          "a profile for '%s' asks for confirmation (confirm = true), but "
+                                          "there is no terminal to ask on; not running it",
                                           strempty(req->argv ? req->argv[0] : NULL)) < 0)
                         *ret_error = NULL;
                 return -ECANCELED;

@@ -62,6 +62,18 @@ static void report(const char *unit, const char *what, char * const *argv, const
         (void) write(BROKER_REPORT_FD, line, n);
 }
 
+/* The request being served, for log_to_broker(). */
+static const char *served_unit;
+static char * const *served_argv;
+
+/* scudo's own lines short of an error (the profiles' and hooks' warnings, notices) in a
+ * delegated run: the broker's report, where the caller's log.target says, never the caller's
+ * stderr, which is the command's output an agent reads. Errors stay there: the caller must
+ * learn why its command failed or was refused. */
+static void log_to_broker(LogLevel level, const char *message) {
+        report(served_unit, level == LOG_LEVEL_WARNING ? "warning" : "notice", served_argv, message);
+}
+
 /* What the caller sends while its command runs (unit/run.h, RunCaller). */
 static int caller_receive(int fd) {
         uint8_t buf[sizeof(BrokerHeader) + 1];
@@ -130,8 +142,9 @@ int verb_broker_request(int argc, char **argv) {
         /* Only outside every sandbox, started by a broker: inside one, or without the broker's
          * fds, there is nothing to serve. */
         if (sandbox_unit_of(0, self_unit) != 0 || !context_is_sealed(BROKER_CONTEXT_FD))
-                return log_error_errno(SYNTHETIC_ERRNO(EPERM), "__broker-request is the delegation broker's, "
-                                       "and is not run by hand");
+                return log_error_errno(
+                        SYNTHETIC_ERRNO(EPERM),
+                        "__broker-request is the delegation broker's, and is not run by hand");
         r = broker_context_read(BROKER_CONTEXT_FD, &ctx);
         (void) close(BROKER_CONTEXT_FD);
         if (r < 0) {
@@ -148,12 +161,14 @@ int verb_broker_request(int argc, char **argv) {
         ssize_t k = broker_receive(conn, buf, BROKER_RUN_SIZE_MAX + 1, fds, BROKER_RUN_FDS, &n_fds);
         if (k <= 0)
                 return refuse(conn, -EBADF, ctx.unit, NULL,
-                              k == 0 ? "the caller sent no request" :
+                              k == 0        ? "the caller sent no request" :
                               k == -EBADMSG ? "a request with fds of another kind, or too many" :
-                              k == -EAGAIN ? "the caller sent no request in time" : "the request could not be read");
+                              k == -EAGAIN  ? "the caller sent no request in time" :
+                                              "the request could not be read");
         int caller_stderr = n_fds == BROKER_RUN_FDS ? fds[2] : -EBADF;
         if ((size_t) k > BROKER_RUN_SIZE_MAX) {
-                r = refuse(conn, caller_stderr, ctx.unit, NULL, "the request is longer than a command line may be");
+                r = refuse(conn, caller_stderr, ctx.unit, NULL,
+                           "the request is longer than a command line may be");
                 close_fds(fds, n_fds);
                 return r;
         }
@@ -176,8 +191,9 @@ int verb_broker_request(int argc, char **argv) {
         r = broker_peer_cwd(&peer, &cwd_fd, &cwd);
         if (r < 0) {
                 _cleanup_free_ char *m = NULL;
-                if (asprintf(&m, "the working directory %s is not the very same directory outside the "
-                             "sandbox (a private /tmp, a hidden or replaced directory, a symlink on the way)",
+                if (asprintf(&m,
+                             "the working directory %s is not the very same directory outside the sandbox "
+                             "(a private /tmp, a hidden or replaced directory, a symlink on the way)",
                              cwd ? cwd : "(unknown)") < 0)
                         m = NULL;
                 r = refuse(conn, caller_stderr, ctx.unit, req_argv, m ? m : "bad working directory");
@@ -196,17 +212,23 @@ int verb_broker_request(int argc, char **argv) {
          * among them) reach the caller's stderr. */
         for (int i = 0; i < (int) BROKER_RUN_FDS; i++) {
                 if (dup2(fds[i], i) < 0) {
-                        r = refuse(conn, caller_stderr, ctx.unit, req_argv, "cannot take over the caller's streams");
+                        r = refuse(conn, caller_stderr, ctx.unit, req_argv,
+                                   "cannot take over the caller's streams");
                         close_fds(fds, n_fds);
                         return r;
                 }
                 safe_close(fds[i]);
         }
 
+        served_unit = ctx.unit;
+        served_argv = req_argv;
+        log_set_sink(log_to_broker);
+
         RunCaller caller = { .fd = conn, .receive = caller_receive, .suspend = caller_suspend };
         args.run.caller = &caller;
         args.request.delegation = &ctx.delegation;
         int status = exit_status_of_verb(verb_run(&args));
+        log_set_sink(NULL);
 
         if (args.in_place) {
                 report(ctx.unit, "runs in place", req_argv, NULL);

@@ -30,7 +30,8 @@ int verb_explain(int argc, char **argv) {
 
         r = policy_explain(&args.request, args.json, &text, &error);
         if (r < 0)
-                return log_policy_error(r, error, "Cannot explain the run of '%s': %m", args.request.argv[0]);
+                return log_policy_error(r, error, "Cannot explain the run of '%s': %m",
+                                        args.request.argv[0]);
         fputs(text, stdout);
         return 0;
 }

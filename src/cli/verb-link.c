@@ -137,8 +137,8 @@ static int make_link(const char *link, const char *self_path, const struct stat 
 static int remove_link(const char *link, const struct stat *self) {
         /* Only ever remove our own links, never a file someone else put there. */
         if (!links_to_us(link, self))
-                return log_error_errno(SYNTHETIC_ERRNO(EPERM), "'%s' is not a link to scudo; leaving it alone",
-                                       link);
+                return log_error_errno(SYNTHETIC_ERRNO(EPERM),
+                                       "'%s' is not a link to scudo; leaving it alone", link);
         if (unlink(link) < 0)
                 return log_error_errno(negative_errno(), "Cannot remove '%s': %m", link);
         return 0;

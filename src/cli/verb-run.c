@@ -27,51 +27,6 @@
 #include "util/strv.h"
 #include "verb-run.h"
 
-static void print_plan(const Plan *p) {
-        printf("exec: %s\n", p->exec_path);
-        printf("argv:");
-        STRV_FOREACH(a, p->argv)
-                printf(" '%s'", *a);
-        printf("\nworking directory: %s\n", strempty(p->working_directory));
-        for (size_t i = 0; i < p->n_paths; i++) {
-                const PlanPath *e = &p->paths[i];
-                /* --dry-run makes nothing: a path to create says whether a run would. */
-                const char *create = "";
-                bool missing = access(e->path, F_OK) < 0 && errno == ENOENT;
-                if (e->create == PATH_CREATE_PLACEHOLDER)
-                        create = "   [an empty directory made for the run]";
-                else if (e->create != PATH_CREATE_NONE)
-                        create = missing ?
-                                (e->create == PATH_CREATE_DIR ? "   [directory: would be created]" :
-                                                                "   [file: would be created]") :
-                                (e->create == PATH_CREATE_DIR ? "   [directory: created when missing, exists]" :
-                                                                "   [file: created when missing, exists]");
-                /* What scudo adds on its own account says why (plan-harden.h). */
-                printf("filesystem.%s: %s   (%s%s%s)%s\n", path_access_to_string(e->access), e->path, e->origin,
-                       e->reason ? ": " : "", strempty(e->reason), create);
-        }
-        for (size_t i = 0; i < p->n_dropped; i++) {
-                const PlanPath *e = &p->dropped[i].entry;
-                printf("dropped filesystem.%s: %s   (%s): %s\n", path_access_to_string(e->access), e->path,
-                       e->origin, p->dropped[i].reason);
-        }
-        for (size_t i = 0; i < p->n_properties; i++)
-                printf("unit.%s = %s   (%s)\n", p->properties[i].name, p->properties[i].value,
-                       p->properties[i].origin);
-        for (const char *const *f = unit_fixed_properties; *f; f++) {
-                const char *eq = strchr(*f, '=');
-                printf("unit.%.*s = %s   (always)\n", (int) (eq - *f), *f, eq + 1);
-        }
-        if (p->network_filtered) {
-                STRV_FOREACH(r, p->net_allow)
-                        printf("network.allow: %s\n", *r);
-                STRV_FOREACH(r, p->net_deny)
-                        printf("network.deny: %s\n", *r);
-                printf("network.dns: %s\n", dns_mode_to_string(p->dns));
-        } else
-                printf("network: not filtered\n");
-}
-
 /* An unprivileged user namespace is what PrivateUsers=yes needs; without it the sandbox would
  * fail to start, and the message from systemd would not say why. */
 static bool userns_available(void) {
@@ -161,16 +116,18 @@ static int run_nested(RunCommandLine *args) {
 
         const char *opt = request_widening_option(&args->request);
         if (opt)
-                return log_error_errno(SYNTHETIC_ERRNO(EPERM), "%s is refused inside a scudo sandbox (%s): the "
-                                       "sandbox around this command decides what it may do", opt,
-                                       args->request.enclosing_unit);
+                return log_error_errno(SYNTHETIC_ERRNO(EPERM),
+                                       "%s is refused inside a scudo sandbox (%s): the sandbox around this "
+                                       "command decides what it may do",
+                                       opt, args->request.enclosing_unit);
         if (broker_client_present(args->request.uid)) {
                 int status = 0;
                 opt = local_option(args);
                 if (opt)
-                        return log_error_errno(SYNTHETIC_ERRNO(EPERM), "%s is not available inside a sandbox "
-                                               "that delegates (%s): where a command runs is its broker's to "
-                                               "decide", opt, args->request.enclosing_unit);
+                        return log_error_errno(SYNTHETIC_ERRNO(EPERM),
+                                               "%s is not available inside a sandbox that delegates (%s): "
+                                               "where a command runs is its broker's to decide",
+                                               opt, args->request.enclosing_unit);
                 char bin[64];
                 _cleanup_free_ char *taken = NULL;
                 bool routed = false;
@@ -291,20 +248,28 @@ int verb_run(RunCommandLine *args) {
         }
 
         if (args->dry_run) {
-                print_plan(plan);
+                /* explain's printer: one home for what a run gets and would make */
+                _cleanup_free_ char *text = NULL;
+                r = policy_print_plan(plan, &text, &error);
+                if (r < 0)
+                        return log_policy_error(r, error, "Cannot print the plan for '%s': %m",
+                                                args->request.command_name);
+                fputs(text, stdout);
                 return 0;
         }
 
         if (!userns_available())
-                return log_error_errno(SYNTHETIC_ERRNO(EPERM), "unprivileged user namespaces are disabled on this "
-                                       "system; scudo's sandbox needs them (sysctl "
-                                       "kernel.unprivileged_userns_clone=1, user.max_user_namespaces>0)");
+                return log_error_errno(
+                        SYNTHETIC_ERRNO(EPERM),
+                        "unprivileged user namespaces are disabled on this system; scudo's sandbox needs "
+                        "them (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces>0)");
 
         _cleanup_free_ char *confine = scudo_confine_path();
         if (!confine)
-                return log_error_errno(SYNTHETIC_ERRNO(ENOENT), "scudo-confine, which runs before every sandboxed "
-                                       "command, is not installed next to scudo nor in " SCUDO_LIBEXECDIR "; "
-                                       "the command was not run");
+                return log_error_errno(SYNTHETIC_ERRNO(ENOENT),
+                                       "scudo-confine, which runs before every sandboxed command, is not "
+                                       "installed next to scudo nor in " SCUDO_LIBEXECDIR
+                                       "; the command was not run");
         args->run.runtime_dir = args->request.runtime_dir;
         args->run.confine_path = confine;
         int status = 0;

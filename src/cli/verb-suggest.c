@@ -33,8 +33,10 @@ static int suggest_from_file(const char *path) {
                 return log_error_errno(r, "Cannot read '%s': %m", path);
         r = suggest_write(text, getenv("HOME"), stdout, &line);
         if (r == -EBADMSG)
-                return log_error_errno(r, "%s:%u: not a record of 'scudo --report-json' (the file must be one "
-                                       "run's, from its first line)", path, line);
+                return log_error_errno(r,
+                                       "%s:%u: not a record of 'scudo --report-json' (the file must be one "
+                                       "run's, from its first line)",
+                                       path, line);
         if (r < 0)
                 return log_error_errno(r, "Cannot make a suggestion: %m");
         return fflush(stdout) == 0 ? 0 : -EIO;

@@ -39,8 +39,10 @@ static int refuse_inside_sandbox(const char *verb) {
         char unit[SCUDO_UNIT_NAME_MAX];
         int r = sandbox_unit_of(0, unit);
         if (r > 0)
-                return log_error_errno(SYNTHETIC_ERRNO(EPERM), "scudo %s cannot be used inside a scudo sandbox "
-                                       "(%s): trust is given from outside", verb, unit);
+                return log_error_errno(
+                        SYNTHETIC_ERRNO(EPERM),
+                        "scudo %s cannot be used inside a scudo sandbox (%s): trust is given from outside",
+                        verb, unit);
         if (r < 0)
                 return log_error_errno(r, "scudo %s: cannot tell whether this runs inside a scudo sandbox "
                                        "(/proc/self/cgroup: %m); trust is given from outside", verb);
@@ -95,14 +97,16 @@ int verb_trust(int argc, char **argv) {
                         yes = true;
                         break;
                 default:
-                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "unknown option '%s' (see 'scudo trust "
-                                               "--help')", argv[optind - 1]);
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                               "unknown option '%s' (see 'scudo trust --help')",
+                                               argv[optind - 1]);
                 }
 
         r = request_from_process(&req);
         if (r < 0)
                 return r;
-        r = policy_trust_targets(&req, (const char * const *) argv + optind, &paths, &hashes, &summary, &error);
+        r = policy_trust_targets(&req, (const char *const *) argv + optind, &paths, &hashes, &summary,
+                                 &error);
         if (r < 0)
                 return log_policy_error(r, error, "Cannot read the files to trust: %m");
 

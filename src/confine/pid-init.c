@@ -146,7 +146,9 @@ static bool parse_line(char *line, MountLine *ret) {
         if (!super)
                 return false;
         char *end;
-        *ret = (MountLine) { .mount_point = f[4], .options = f[5], .fs_type = fs_type, .super_options = super };
+        *ret = (MountLine){
+                .mount_point = f[4], .options = f[5], .fs_type = fs_type, .super_options = super
+        };
         ret->id = strtoul(f[0], &end, 10);
         if (*end)
                 return false;
@@ -159,7 +161,8 @@ static bool unescape(const char *s, char *out, size_t size) {
         size_t n = 0;
         while (*s) {
                 char c = *s++;
-                if (c == '\\' && s[0] >= '0' && s[0] <= '3' && s[1] >= '0' && s[1] <= '7' && s[2] >= '0' && s[2] <= '7') {
+                if (c == '\\' && s[0] >= '0' && s[0] <= '3' && s[1] >= '0' && s[1] <= '7' && s[2] >= '0' &&
+                    s[2] <= '7') {
                         c = (char) ((s[0] - '0') * 64 + (s[1] - '0') * 8 + (s[2] - '0'));
                         s += 3;
                 }
@@ -203,12 +206,15 @@ static int take_submounts(char *mountinfo, Submount *subs, size_t *n, int *ret_f
         memcpy(copy, mountinfo, len + 1);
         char *save = NULL;
         for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-                if (parse_line(line, &m) && strcmp(m.mount_point, "/proc") == 0 && strcmp(m.fs_type, "proc") == 0) {
+                if (parse_line(line, &m) && strcmp(m.mount_point, "/proc") == 0 &&
+                    strcmp(m.fs_type, "proc") == 0) {
                         /* the last one listed is the one on top */
                         proc_id = m.id;
                         found = true;
-                        *ret_flags = strncmp(m.options, "ro", 2) == 0 && (m.options[2] == 0 || m.options[2] == ',')
-                                ? MS_RDONLY : 0;
+                        *ret_flags = strncmp(m.options, "ro", 2) == 0 &&
+                                                     (m.options[2] == 0 || m.options[2] == ',') ?
+                                             MS_RDONLY :
+                                             0;
                         proc_options(m.super_options, options, options_size);
                 }
         free(copy);

@@ -231,13 +231,15 @@ static int private_ptys(const char **ret_step) {
 
         if (r == 0) {
                 *ret_step = "a /dev/pts of its own";
-                if (mount("tmpfs", "/dev/pts", "tmpfs", MS_NOSUID | MS_NOEXEC | MS_NODEV, "mode=0755,size=64k") < 0 ||
+                if (mount("tmpfs", "/dev/pts", "tmpfs", MS_NOSUID | MS_NOEXEC | MS_NODEV,
+                          "mode=0755,size=64k") < 0 ||
                     mkdir("/dev/pts/.own", 0755) < 0)
                         r = -errno;
         }
         if (r == 0) {
                 *ret_step = "a devpts instance";
-                if (mount("devpts", "/dev/pts/.own", "devpts", MS_NOSUID | MS_NOEXEC, "mode=0600,ptmxmode=0666") < 0)
+                if (mount("devpts", "/dev/pts/.own", "devpts", MS_NOSUID | MS_NOEXEC,
+                          "mode=0600,ptmxmode=0666") < 0)
                         r = -errno;
         }
         if (r == 0) {
@@ -265,8 +267,8 @@ static int private_ptys(const char **ret_step) {
                 if (symlink(target, path) < 0)
                         r = -errno;
         }
-        if (r == 0 && mount(NULL, "/dev/pts", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC | MS_NODEV,
-                            NULL) < 0)
+        if (r == 0 && mount(NULL, "/dev/pts", NULL,
+                            MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC | MS_NODEV, NULL) < 0)
                 r = -errno;
         for (size_t i = 0; i < n; i++)
                 (void) close(trees[i]);
@@ -300,7 +302,8 @@ static const char *check_one(const char *spec, const char **ret_path) {
         char kind = spec[0];
 
         *ret_path = spec;
-        if (spec[0] == 0 || spec[1] != ':' || ((kind == '=' || kind == 't') && !parse_identity(&s, &dev, &ino)))
+        if (spec[0] == 0 || spec[1] != ':' ||
+            ((kind == '=' || kind == 't') && !parse_identity(&s, &dev, &ino)))
                 return MALFORMED;
         *ret_path = s;
         if (s[0] != '/')
@@ -341,8 +344,10 @@ int main(int argc, char **argv) {
                         return 125;
                 }
                 if (wrong) {
-                        fprintf(stderr, "scudo: %s is not what scudo checked before starting the sandbox (%s): "
-                                "it changed meanwhile; the command was not run\n", path, wrong);
+                        fprintf(stderr,
+                                "scudo: %s is not what scudo checked before starting the sandbox (%s): it "
+                                "changed meanwhile; the command was not run\n",
+                                path, wrong);
                         return 125;
                 }
         }
@@ -370,14 +375,16 @@ int main(int argc, char **argv) {
         argc -= i - 1;
         argv += i - 1;
         if (argc < 3 || strncmp(argv[1], "--", 2) == 0) {
-                fprintf(stderr, "usage: scudo-confine [--check=WHAT...] [--controlling-tty] [--private-ptys] "
+                fprintf(stderr,
+                        "usage: scudo-confine [--check=WHAT...] [--controlling-tty] [--private-ptys] "
                         "[--private-pids] [--notify-stop=PID] EXECUTABLE ARGV0 [ARG...]\n");
                 return 125;
         }
         /* Standard input is scudo's pty for the command: its controlling terminal, as
          * StandardInput=tty would have made it (systemd made this process a session leader). */
         if (ctty && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0) {
-                fprintf(stderr, "scudo: cannot give the command its terminal (%s); the command was not run\n",
+                fprintf(stderr,
+                        "scudo: cannot give the command its terminal (%s); the command was not run\n",
                         strerror(errno));
                 return 125;
         }
@@ -394,11 +401,12 @@ int main(int argc, char **argv) {
                 if (p >= 0)
                         p = drop_capabilities(&step);
                 if (p < 0) {
-                        fprintf(stderr, "scudo: cannot give the command %s of its own (%s: %s); the command "
-                                "was not run. Where unprivileged user namespaces are restricted, --property "
-                                "PrivateDevices=false --property PrivatePIDs=false runs it with the session's "
-                                "/dev and processes, every terminal of the user included\n", what, step,
-                                strerror(-p));
+                        fprintf(stderr,
+                                "scudo: cannot give the command %s of its own (%s: %s); the command was not "
+                                "run. Where unprivileged user namespaces are restricted, --property "
+                                "PrivateDevices=false --property PrivatePIDs=false runs it with the "
+                                "session's /dev and processes, every terminal of the user included\n",
+                                what, step, strerror(-p));
                         return 125;
                 }
         }

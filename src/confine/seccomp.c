@@ -71,39 +71,40 @@ enum {
 };
 
 static const struct sock_filter filter[P_LENGTH] = {
-        [P_ARCH]                = LOAD(arch),
-        [P_IS_NATIVE]           = JEQ(P_IS_NATIVE, NATIVE_ARCH, P_NATIVE_NR, P_IS_COMPAT),
-        [P_IS_COMPAT]           = JEQ(P_IS_COMPAT, COMPAT_ARCH, P_COMPAT_NR, P_ALLOW),
+        [P_ARCH] = LOAD(arch),
+        [P_IS_NATIVE] = JEQ(P_IS_NATIVE, NATIVE_ARCH, P_NATIVE_NR, P_IS_COMPAT),
+        [P_IS_COMPAT] = JEQ(P_IS_COMPAT, COMPAT_ARCH, P_COMPAT_NR, P_ALLOW),
 
-        [P_NATIVE_NR]           = LOAD(nr),
-        [P_NATIVE_MASK]         = BPF_STMT(BPF_ALU | BPF_AND | BPF_K, NATIVE_NR_MASK),
-        [P_NATIVE_PRLIMIT]      = JEQ(P_NATIVE_PRLIMIT, __NR_prlimit64, P_PRLIMIT_PID, P_NATIVE_SETPRIORITY),
-        [P_NATIVE_SETPRIORITY]  = JEQ(P_NATIVE_SETPRIORITY, __NR_setpriority, P_PRIO_WHICH, P_NATIVE_IOPRIO),
-        [P_NATIVE_IOPRIO]       = JEQ(P_NATIVE_IOPRIO, __NR_ioprio_set, P_IOPRIO_WHICH, P_ALLOW),
+        [P_NATIVE_NR] = LOAD(nr),
+        [P_NATIVE_MASK] = BPF_STMT(BPF_ALU | BPF_AND | BPF_K, NATIVE_NR_MASK),
+        [P_NATIVE_PRLIMIT] = JEQ(P_NATIVE_PRLIMIT, __NR_prlimit64, P_PRLIMIT_PID, P_NATIVE_SETPRIORITY),
+        [P_NATIVE_SETPRIORITY] = JEQ(P_NATIVE_SETPRIORITY, __NR_setpriority, P_PRIO_WHICH, P_NATIVE_IOPRIO),
+        [P_NATIVE_IOPRIO] = JEQ(P_NATIVE_IOPRIO, __NR_ioprio_set, P_IOPRIO_WHICH, P_ALLOW),
 
-        [P_COMPAT_NR]           = LOAD(nr),
-        [P_COMPAT_PRLIMIT]      = JEQ(P_COMPAT_PRLIMIT, COMPAT_NR_PRLIMIT64, P_PRLIMIT_PID, P_COMPAT_SETPRIORITY),
-        [P_COMPAT_SETPRIORITY]  = JEQ(P_COMPAT_SETPRIORITY, COMPAT_NR_SETPRIORITY, P_PRIO_WHICH, P_COMPAT_IOPRIO),
-        [P_COMPAT_IOPRIO]       = JEQ(P_COMPAT_IOPRIO, COMPAT_NR_IOPRIO_SET, P_IOPRIO_WHICH, P_ALLOW),
+        [P_COMPAT_NR] = LOAD(nr),
+        [P_COMPAT_PRLIMIT] = JEQ(P_COMPAT_PRLIMIT, COMPAT_NR_PRLIMIT64, P_PRLIMIT_PID, P_COMPAT_SETPRIORITY),
+        [P_COMPAT_SETPRIORITY] =
+                JEQ(P_COMPAT_SETPRIORITY, COMPAT_NR_SETPRIORITY, P_PRIO_WHICH, P_COMPAT_IOPRIO),
+        [P_COMPAT_IOPRIO] = JEQ(P_COMPAT_IOPRIO, COMPAT_NR_IOPRIO_SET, P_IOPRIO_WHICH, P_ALLOW),
 
         /* prlimit64(pid, resource, new, old): pid 0, or no new limit */
-        [P_PRLIMIT_PID]         = LOAD(args[0]),
-        [P_PRLIMIT_SELF]        = JEQ(P_PRLIMIT_SELF, 0, P_ALLOW, P_PRLIMIT_NEW_LOW),
-        [P_PRLIMIT_NEW_LOW]     = LOAD(args[2]),
-        [P_PRLIMIT_NO_NEW_LOW]  = JEQ(P_PRLIMIT_NO_NEW_LOW, 0, P_PRLIMIT_NEW_HIGH, P_EPERM),
-        [P_PRLIMIT_NEW_HIGH]    = LOAD_HIGH(args[2]),
+        [P_PRLIMIT_PID] = LOAD(args[0]),
+        [P_PRLIMIT_SELF] = JEQ(P_PRLIMIT_SELF, 0, P_ALLOW, P_PRLIMIT_NEW_LOW),
+        [P_PRLIMIT_NEW_LOW] = LOAD(args[2]),
+        [P_PRLIMIT_NO_NEW_LOW] = JEQ(P_PRLIMIT_NO_NEW_LOW, 0, P_PRLIMIT_NEW_HIGH, P_EPERM),
+        [P_PRLIMIT_NEW_HIGH] = LOAD_HIGH(args[2]),
         [P_PRLIMIT_NO_NEW_HIGH] = JEQ(P_PRLIMIT_NO_NEW_HIGH, 0, P_ALLOW, P_EPERM),
 
         /* setpriority(which, who, prio): one process only */
-        [P_PRIO_WHICH]          = LOAD(args[0]),
-        [P_PRIO_PROCESS]        = JEQ(P_PRIO_PROCESS, PRIO_PROCESS, P_ALLOW, P_EPERM),
+        [P_PRIO_WHICH] = LOAD(args[0]),
+        [P_PRIO_PROCESS] = JEQ(P_PRIO_PROCESS, PRIO_PROCESS, P_ALLOW, P_EPERM),
 
         /* ioprio_set(which, who, ioprio): one process only */
-        [P_IOPRIO_WHICH]        = LOAD(args[0]),
-        [P_IOPRIO_PROCESS]      = JEQ(P_IOPRIO_PROCESS, IOPRIO_WHO_PROCESS, P_ALLOW, P_EPERM),
+        [P_IOPRIO_WHICH] = LOAD(args[0]),
+        [P_IOPRIO_PROCESS] = JEQ(P_IOPRIO_PROCESS, IOPRIO_WHO_PROCESS, P_ALLOW, P_EPERM),
 
-        [P_EPERM]               = RET_EPERM,
-        [P_ALLOW]               = RET_ALLOW,
+        [P_EPERM] = RET_EPERM,
+        [P_ALLOW] = RET_ALLOW,
 };
 #endif
 

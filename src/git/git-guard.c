@@ -77,7 +77,8 @@ int git_guard_acquire(const Plan *plan, GitGuard *g) {
                 if (!slash || !streq(slash, "/.git"))
                         return -EINVAL;
                 _cleanup_free_ char *git = strdup(p->path);
-                _cleanup_free_ char *dir = slash == p->path ? strdup("/") : strndup(p->path, (size_t) (slash - p->path));
+                _cleanup_free_ char *dir =
+                        slash == p->path ? strdup("/") : strndup(p->path, (size_t) (slash - p->path));
                 if (!git || !dir) {
                         git_guard_release(g);
                         return -ENOMEM;
@@ -104,7 +105,8 @@ static void remove_placeholder(const char *path, int held) {
         _cleanup_close_ int dfd = path_open_no_symlinks(dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
         if (dfd < 0)
                 return;
-        _cleanup_close_ int own = held < 0 ? openat(dfd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -EBADF;
+        _cleanup_close_ int own =
+                held < 0 ? openat(dfd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -EBADF;
         int fd = held >= 0 ? held : own;
         if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
                 return;         /* another run holds it: the last one removes it */

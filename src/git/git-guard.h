@@ -13,9 +13,9 @@
  * changes outside.
  *
  * Only the working directory and writable directories above it get one (the hardening step
- * decides): the places the user goes on working in. Two runs in the same directory share the placeholder (a shared flock on
- * it each; any empty .git is taken for one); the last to end removes it, and only while it is
- * still an empty directory. When scudo is killed, the watcher removes it (watcher.h). */
+ * decides): the places the user goes on working in. Two runs in the same directory share the placeholder (a
+ * shared flock on it each; any empty .git is taken for one); the last to end removes it, and only while it
+ * is still an empty directory. When scudo is killed, the watcher removes it (watcher.h). */
 
 #include "plan/plan.h"
 

@@ -271,7 +271,9 @@ static void refuse(GitdirWatch *w, const Watched *d, const char *name) {
         if (!w->refused || !removed)
                 log_error("%s was made in a .git the command may commit to: git does not make it, and "
                           "could read code to run or another place to read from in it; %s",
-                          path ?: name, removed ? "removed" : "it could not be removed: remove it before running git there");
+                          path ?: name,
+                          removed ? "removed" :
+                                    "it could not be removed: remove it before running git there");
         if (!w->refused && w->cb) {
                 w->refused = true;
                 w->cb(path ?: name, removed, w->userdata);
@@ -301,8 +303,10 @@ static void pin_changed(GitdirWatch *w, const Watched *d) {
         bool restored = restore_pin(d);
         if (!w->refused || !restored)
                 log_error("%s, a symlink to %s, was removed or replaced in the run: a repository put in its "
-                          "place would be the one git finds there outside; %s", path ?: ".git", d->pin_target,
-                          restored ? "put back" : "it could not be put back: look at it before running git there");
+                          "place would be the one git finds there outside; %s",
+                          path ?: ".git", d->pin_target,
+                          restored ? "put back" :
+                                     "it could not be put back: look at it before running git there");
         if (!w->refused && w->cb) {
                 w->refused = true;
                 w->cb(path ?: ".git", restored, w->userdata);
@@ -334,8 +338,9 @@ static int check_dir(GitdirWatch *w, size_t i, unsigned *removed, bool warn) {
                         continue;
                 if (warn && d->kind == DIR_TOP && gitdir_name_is_sequence(*n))
                         log_warning("%s/%s: a rebase, cherry-pick or am the command started is still in "
-                                    "progress; its list of steps to come can run commands when continued: look at it "
-                                    "(git status) before going on, or abort it", d->path, *n);
+                                    "progress; its list of steps to come can run commands when continued: "
+                                    "look at it (git status) before going on, or abort it",
+                                    d->path, *n);
                 if (refused_in(d->kind, *n)) {
                         refuse(w, d, *n);
                         if (removed)
@@ -383,7 +388,8 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
                         if (d->kind == DIR_OBJECTS && streq(ev->name, "info")) {
                                 /* a new objects/info: watched from now on, and looked in */
                                 size_t before = w->n_dirs;
-                                if (add_joined(w, d->path, "info", DIR_OBJECTS_INFO) >= 0 && w->n_dirs > before) {
+                                if (add_joined(w, d->path, "info", DIR_OBJECTS_INFO) >= 0 &&
+                                    w->n_dirs > before) {
                                         strv_free(w->dirs[before].before);
                                         w->dirs[before].before = calloc(1, sizeof(char *));
                                         (void) check_dir(w, before, NULL, false);
@@ -401,7 +407,7 @@ static int add_pin(GitdirWatch *w, const char *git) {
         char buf[PATH_MAX];
         ssize_t n = readlink(git, buf, sizeof(buf) - 1);
         if (n < 0)
-                return errno == ENOENT || errno == EINVAL ? 0 : -errno;         /* gone, or no longer a link */
+                return errno == ENOENT || errno == EINVAL ? 0 : -errno; /* gone, or no longer a link */
         buf[n] = 0;
         const char *slash = strrchr(git, '/');
         if (!slash)

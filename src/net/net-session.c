@@ -331,7 +331,8 @@ typedef union Message {
 
 /* Hands the pending events to `h`. With `usage` (a session that asked), a USAGE_REPLY is
  * copied there, checked, and ends the reading: 1. */
-static int dispatch(NetSession *s, const NetSessionHandler *h, Message *m, BpfdUsage *usage, int *ret_error) {
+static int dispatch(NetSession *s, const NetSessionHandler *h, Message *m, BpfdUsage *usage,
+                    int *ret_error) {
         if (s->gone)
                 return -ECONNRESET;
 
@@ -350,8 +351,9 @@ static int dispatch(NetSession *s, const NetSessionHandler *h, Message *m, BpfdU
                                 "restrictions stay in force, but refusals are no longer reported\n");
                         return -ECONNRESET;
                 }
-                if ((size_t) n < sizeof(m->header) || (size_t) n > sizeof(*m) || m->header.magic != BPFD_MAGIC ||
-                    m->header.version != BPFD_VERSION || m->header.size != (size_t) n)
+                if ((size_t) n < sizeof(m->header) || (size_t) n > sizeof(*m) ||
+                    m->header.magic != BPFD_MAGIC || m->header.version != BPFD_VERSION ||
+                    m->header.size != (size_t) n)
                         continue;       /* not ours to interpret; the helper is newer or confused */
                 if (m->header.type == BPFD_MSG_EVENT && n == sizeof(m->event)) {
                         if (h && h->event)
@@ -365,8 +367,8 @@ static int dispatch(NetSession *s, const NetSessionHandler *h, Message *m, BpfdU
                 } else if (m->header.type == BPFD_MSG_REPLY && n == sizeof(m->reply) && usage) {
                         /* a helper that does not know USAGE refuses it, and closes */
                         m->reply.reason[sizeof(m->reply.reason) - 1] = 0;
-                        *ret_error = fail(m->reply.error < 0 ? m->reply.error : -EBADMSG, "scudo-bpfd refused: %s",
-                                          m->reply.reason);
+                        *ret_error = fail(m->reply.error < 0 ? m->reply.error : -EBADMSG,
+                                          "scudo-bpfd refused: %s", m->reply.reason);
                         return 1;
                 } else if (m->header.type == BPFD_MSG_USAGE_REPLY && usage) {
                         const char *reason = NULL;

@@ -39,7 +39,8 @@ typedef struct NetSessionRules {
         size_t file_prefixes_size;
 } NetSessionRules;
 
-int net_session_open(const char *cgroup_path, const NetSessionRules *rules, unsigned flags, NetSession **ret);
+int net_session_open(const char *cgroup_path, const NetSessionRules *rules, unsigned flags,
+                     NetSession **ret);
 
 /* The reason for the last failure of net_session_open() in this thread, or "". */
 const char *net_session_error(void);

@@ -11,7 +11,8 @@ static int bad(const char **ret_reason, const char *reason) {
         return -EBADMSG;
 }
 
-int bpfd_usage_check(const void *buf, size_t size, uint32_t n_rules, uint32_t n_deny, const char **ret_reason) {
+int bpfd_usage_check(const void *buf, size_t size, uint32_t n_rules, uint32_t n_deny,
+                     const char **ret_reason) {
         const BpfdUsage *u = buf;
 
         if (size != sizeof(BpfdUsage))

@@ -14,7 +14,8 @@
 /* Checks `size` bytes as the answer to a session of `n_rules` rules whose first `n_deny` are
  * deny rules. Returns 0 (then reached[] holds bits for allow rules only), the helper's
  * negative error, or -EBADMSG with a reason. */
-int bpfd_usage_check(const void *buf, size_t size, uint32_t n_rules, uint32_t n_deny, const char **ret_reason);
+int bpfd_usage_check(const void *buf, size_t size, uint32_t n_rules, uint32_t n_deny,
+                     const char **ret_reason);
 
 static inline bool bpfd_usage_bit(const BpfdUsage *u, uint32_t i) {
         return i < BPFD_RULES_MAX && (u->reached[i / 8] & (1U << (i % 8)));

@@ -76,7 +76,8 @@ static int guard_git_top(Plan *p, const char *top) {
                 /* a symlink (hooks -> ../.githooks): what it leads to, which is what git reads */
                 if (plan_path_canonicalize(x, &c) < 0 || plan_names_path(p, c))
                         continue;
-                int r = harden_add_entry(p, PATH_ACCESS_READ, c, WHY_GIT_CODE, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                int r = harden_add_entry(p, PATH_ACCESS_READ, c, WHY_GIT_CODE, PATH_CREATE_NONE,
+                                         PATH_SOURCE_SELF);
                 if (r < 0)
                         return r;
         }
@@ -170,7 +171,8 @@ static int pin_git_symlink(Plan *p, const char *git) {
         int r = strv_extend(&p->git_pins, git);
         if (r < 0)
                 return r;
-        if (plan_path_canonicalize(git, &target) < 0 || plan_names_path(p, target) || !harden_writable_from_above(p, target))
+        if (plan_path_canonicalize(git, &target) < 0 || plan_names_path(p, target) ||
+            !harden_writable_from_above(p, target))
                 return 0;
         return harden_add_entry(p, PATH_ACCESS_READ, target, WHY_GIT, PATH_CREATE_NONE, PATH_SOURCE_SELF);
 }
@@ -198,11 +200,12 @@ static int protect_git_at(Plan *p, const char *dir, bool start, size_t *placehol
         if (start && *placeholders < PLAN_GIT_PLACEHOLDERS_MAX &&
             (missing || (found && S_ISDIR(st.st_mode) && is_empty_dir(git)))) {
                 (*placeholders)++;
-                return harden_add_entry(p, PATH_ACCESS_READ, git, WHY_GIT_PLACEHOLDER, PATH_CREATE_PLACEHOLDER,
-                                 PATH_SOURCE_SELF);
+                return harden_add_entry(p, PATH_ACCESS_READ, git, WHY_GIT_PLACEHOLDER,
+                                        PATH_CREATE_PLACEHOLDER, PATH_SOURCE_SELF);
         }
         if (found)
-                return harden_add_entry(p, PATH_ACCESS_READ, git, WHY_GIT, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                return harden_add_entry(p, PATH_ACCESS_READ, git, WHY_GIT, PATH_CREATE_NONE,
+                                        PATH_SOURCE_SELF);
         return 0;
 }
 
@@ -242,9 +245,11 @@ static int protect_nested_git(Plan *p, const char *dir, unsigned depth, unsigned
                 struct stat st;
                 if (!sub || !(git = path_join(sub, ".git")))
                         return -ENOMEM;
-                bool ours = lstat(git, &st) >= 0 && !plan_names_path(p, git) && harden_writable_from_above(p, git);
+                bool ours = lstat(git, &st) >= 0 && !plan_names_path(p, git) &&
+                            harden_writable_from_above(p, git);
                 if (ours && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
-                        r = harden_add_entry(p, PATH_ACCESS_READ, git, WHY_GIT_NESTED, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                        r = harden_add_entry(p, PATH_ACCESS_READ, git, WHY_GIT_NESTED, PATH_CREATE_NONE,
+                                             PATH_SOURCE_SELF);
                 else if (ours && S_ISLNK(st.st_mode))
                         r = pin_git_symlink(p, git);
                 if (r >= 0 && depth > 1)

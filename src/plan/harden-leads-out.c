@@ -32,12 +32,14 @@ static bool strictly_below(const char *path, const char *dir) {
 }
 
 /* walked: walked_prefix() of raw, dir_walked of dir_raw. */
-static bool leads_out(const char *walked, const char *canonical, const char *dir_walked, const char *dir_canonical) {
+static bool leads_out(const char *walked, const char *canonical, const char *dir_walked,
+                      const char *dir_canonical) {
         return !path_startswith(canonical, dir_canonical) &&
                 (strictly_below(walked, dir_walked) || strictly_below(walked, dir_canonical));
 }
 
-int plan_path_leads_out(const char *raw, const char *canonical, const char *dir_raw, const char *dir_canonical) {
+int plan_path_leads_out(const char *raw, const char *canonical, const char *dir_raw,
+                        const char *dir_canonical) {
         _cleanup_free_ char *walked = NULL, *dir_walked = NULL;
         int r;
 
@@ -112,8 +114,8 @@ static size_t first_left(const WriteDir *dirs, size_t n, const char *key, const 
  * among the prefixes of walked[i] (at a '/', or "/"). So the writable directories are sorted
  * by those two names, and each prefix of walked[i] is looked up among them; the answer is the
  * first directory in the plan's order, as comparing every pair would find it. */
-static int paths_leading_out(size_t n_paths, char *const *raw, char *const *canonical, const PathAccess *access,
-                             size_t *ret) {
+static int paths_leading_out(size_t n_paths, char *const *raw, char *const *canonical,
+                             const PathAccess *access, size_t *ret) {
         _cleanup_strv_free_ char **walked = calloc(n_paths + 1, sizeof(char *));
         _cleanup_free_ WriteDir *dirs = calloc(2 * n_paths + 1, sizeof(WriteDir));
         size_t n = 0;
@@ -134,7 +136,8 @@ static int paths_leading_out(size_t n_paths, char *const *raw, char *const *cano
         qsort(dirs, n, sizeof(WriteDir), compare_write_dirs);
         size_t m = 0;
         for (size_t k = 0; k < n; k++) {
-                if (m > 0 && streq(dirs[m - 1].key, dirs[k].key) && streq(dirs[m - 1].canonical, dirs[k].canonical)) {
+                if (m > 0 && streq(dirs[m - 1].key, dirs[k].key) &&
+                    streq(dirs[m - 1].canonical, dirs[k].canonical)) {
                         if (dirs[m - 1].second == SIZE_MAX && dirs[k].first != dirs[m - 1].first)
                                 dirs[m - 1].second = dirs[k].first;
                         continue;

@@ -17,7 +17,8 @@
 /* Whether an entry at `raw` (canonical: `canonical`) leads out of a directory the command may
  * write (`dir_raw`, canonical `dir_canonical`): the path as written goes through the
  * directory (up to its first ".."), but resolves outside it. Returns 1, 0, or -ENOMEM. */
-int plan_path_leads_out(const char *raw, const char *canonical, const char *dir_raw, const char *dir_canonical);
+int plan_path_leads_out(const char *raw, const char *canonical, const char *dir_raw,
+                        const char *dir_canonical);
 
 /* Takes every read or write entry that leads out of a write entry of the plan (the first such
  * in the plan's order) out of the plan's paths, into `dropped`, with the reason (naming that

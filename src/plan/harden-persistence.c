@@ -43,7 +43,8 @@ int harden_keep_runs_later(Plan *p, const char *path, bool file, bool through_sy
                         return -ENOMEM;
                 create = file ? PATH_CREATE_FILE : PATH_CREATE_DIR;
         }
-        if ((through_symlink && streq(c, path)) || plan_names_path(p, c) || !harden_writable_from_above(p, c))
+        if ((through_symlink && streq(c, path)) || plan_names_path(p, c) ||
+            !harden_writable_from_above(p, c))
                 return 0;
         struct stat st;
         if (create == PATH_CREATE_NONE && lstat(c, &st) < 0)

@@ -19,7 +19,8 @@
 #include "util/strv.h"
 
 /* The reasons, as explain shows them after "scudo". */
-#define WHY_SYSTEM_BUS_ALLOWED "the system bus, as dbus.system = \"allow\" asks, given back in the empty /run"
+#define WHY_SYSTEM_BUS_ALLOWED \
+        "the system bus, as dbus.system = \"allow\" asks, given back in the empty /run"
 #define WHY_RUN "services put their sockets here, and connect() ignores a read-only mount: an empty " \
         "/run, with what commands need given back; a profile that names a path below it gives that back"
 #define WHY_JOURNAL "journald's sockets: logging to the journal works (logger, /dev/log)"
@@ -80,12 +81,13 @@ static const char * const name_services[] = {
 static int protect_system_bus(Plan *p) {
         if (p->dbus_system == DBUS_ALLOW)
                 /* given back in the empty /run */
-                return harden_force_entry(p, PATH_ACCESS_READ, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS_ALLOWED,
-                                   PATH_SOURCE_SELF);
+                return harden_force_entry(p, PATH_ACCESS_READ, PLAN_SYSTEM_BUS_SOCKET,
+                                          WHY_SYSTEM_BUS_ALLOWED, PATH_SOURCE_SELF);
         if (p->dbus_system == DBUS_FILTERED)
                 return harden_force_entry(p, PATH_ACCESS_READ, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS_PROXY,
                                    PATH_SOURCE_SYSTEM_BUS_PROXY);
-        return harden_force_entry(p, PATH_ACCESS_DENY, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS, PATH_SOURCE_SELF);
+        return harden_force_entry(p, PATH_ACCESS_DENY, PLAN_SYSTEM_BUS_SOCKET, WHY_SYSTEM_BUS,
+                                  PATH_SOURCE_SELF);
 }
 
 /* /run (and /var/run where it is a directory of its own) empty: the sockets of the services
@@ -101,14 +103,15 @@ static int empty_run(Plan *p) {
         for (size_t i = 0; i < ELEMENTSOF(runs); i++) {
                 if (lstat(runs[i], &st) < 0 || !S_ISDIR(st.st_mode) || plan_names_path(p, runs[i]))
                         continue;
-                r = harden_add_entry(p, PATH_ACCESS_HIDE, runs[i], WHY_RUN, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                r = harden_add_entry(p, PATH_ACCESS_HIDE, runs[i], WHY_RUN, PATH_CREATE_NONE,
+                                     PATH_SOURCE_SELF);
                 if (r < 0)
                         return r;
         }
         if (lstat("/run/systemd/journal", &st) >= 0 && S_ISDIR(st.st_mode) &&
             !plan_names_path(p, "/run/systemd/journal")) {
-                r = harden_add_entry(p, PATH_ACCESS_READ, "/run/systemd/journal", WHY_JOURNAL, PATH_CREATE_NONE,
-                              PATH_SOURCE_SELF);
+                r = harden_add_entry(p, PATH_ACCESS_READ, "/run/systemd/journal", WHY_JOURNAL,
+                                     PATH_CREATE_NONE, PATH_SOURCE_SELF);
                 if (r < 0)
                         return r;
         }
@@ -116,7 +119,8 @@ static int empty_run(Plan *p) {
         _cleanup_free_ char *resolv = NULL;
         if (plan_path_canonicalize("/etc/resolv.conf", &resolv) >= 0 && path_startswith(resolv, "/run") &&
             stat(resolv, &st) >= 0 && S_ISREG(st.st_mode) && !plan_names_path(p, resolv)) {
-                r = harden_add_entry(p, PATH_ACCESS_READ, resolv, WHY_RESOLV, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                r = harden_add_entry(p, PATH_ACCESS_READ, resolv, WHY_RESOLV, PATH_CREATE_NONE,
+                                     PATH_SOURCE_SELF);
                 if (r < 0)
                         return r;
         }
@@ -233,7 +237,8 @@ int harden_sockets(Plan *p, const HardenContext *ctx) {
                 /* The proxy's socket where the bus is: read-only, as connecting to a socket needs
                  * no write access to the mount. */
                 if (p->dbus == DBUS_FILTERED)
-                        r = harden_force_entry(p, PATH_ACCESS_READ, bus, WHY_BUS_PROXY, PATH_SOURCE_BUS_PROXY);
+                        r = harden_force_entry(p, PATH_ACCESS_READ, bus, WHY_BUS_PROXY,
+                                               PATH_SOURCE_BUS_PROXY);
                 else if (p->dbus != DBUS_ALLOW)
                         r = harden_force_entry(p, PATH_ACCESS_DENY, bus, WHY_BUS, PATH_SOURCE_SELF);
                 if (r < 0)
@@ -241,8 +246,8 @@ int harden_sockets(Plan *p, const HardenContext *ctx) {
         }
         for (size_t i = 0; i < ELEMENTSOF(root_managers); i++)
                 if (!plan_names_path(p, root_managers[i])) {
-                        r = harden_add_entry(p, PATH_ACCESS_DENY, root_managers[i], WHY_ROOT_MANAGER, PATH_CREATE_NONE,
-                                      PATH_SOURCE_SELF);
+                        r = harden_add_entry(p, PATH_ACCESS_DENY, root_managers[i], WHY_ROOT_MANAGER,
+                                             PATH_CREATE_NONE, PATH_SOURCE_SELF);
                         if (r < 0)
                                 return r;
                 }
@@ -254,7 +259,8 @@ int harden_sockets(Plan *p, const HardenContext *ctx) {
                                 if (r < 0)
                                         return r;
                         }
-        if (ctx->bpfd_socket && path_is_absolute(ctx->bpfd_socket) && !streq(ctx->bpfd_socket, SCUDO_BPFD_SOCKET)) {
+        if (ctx->bpfd_socket && path_is_absolute(ctx->bpfd_socket) &&
+            !streq(ctx->bpfd_socket, SCUDO_BPFD_SOCKET)) {
                 r = harden_force_entry(p, PATH_ACCESS_DENY, ctx->bpfd_socket, WHY_BPFD, PATH_SOURCE_SELF);
                 if (r < 0)
                         return r;

@@ -53,7 +53,8 @@ static char *below(const char *dir, const char *fallback_home, const char *fallb
 
 int persistence_roots(const PersistenceEnv *env, PersistenceRoot **ret, size_t *ret_n) {
         List l = {};
-        const char *config = xdg(env->config_home), *data = xdg(env->data_home), *state = xdg(env->state_home);
+        const char *config = xdg(env->config_home), *data = xdg(env->data_home),
+                   *state = xdg(env->state_home);
         int r = 0;
 
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(config_dirs); i++)

@@ -85,8 +85,9 @@ int plan_create_check(const Plan *p, const char *home, const char *runtime_dir, 
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
-                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '%s' is not an absolute "
-                                             "path", origin, key, strempty(e->path));
+                        return error_message(ret_error, -EINVAL,
+                                             "%s: filesystem.%s: '%s' is not an absolute path", origin, key,
+                                             strempty(e->path));
                 r = plan_path_canonicalize(e->path, &canonical);
                 if (r == -ENOMEM)
                         return r;

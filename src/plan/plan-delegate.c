@@ -27,7 +27,8 @@ bool delegation_caller_can_write(const DelegationContext *ctx, const char *path)
                 if (!path_startswith(path, e->path))
                         continue;
                 size_t l = strlen(e->path);
-                if (!best || l > best_len || (l == best_len && access_rank(e->access) > access_rank(best->access))) {
+                if (!best || l > best_len ||
+                    (l == best_len && access_rank(e->access) > access_rank(best->access))) {
                         best = e;
                         best_len = l;
                 }

@@ -24,9 +24,10 @@
         "never overrides a deny"
 #define WHY_CONFIG "its own configuration stays read-only"
 #define WHY_PROJECT_FILE "a project file it read stays as it is"
-#define WHY_PIN "a directory between a writable one and an entry inside it that keeps something from the " \
-        "command, bound onto itself: a mount point cannot be renamed, so the next run finds what the entry " \
-        "keeps where it is"
+#define WHY_PIN \
+        "a directory between a writable one and an entry inside it that keeps something from the " \
+        "command, bound onto itself: a mount point cannot be renamed, so the next run finds what the " \
+        "entry keeps where it is"
 
 int harden_add_entry(Plan *p, PathAccess access, const char *path, const char *why, PathCreate create,
                      PathSource source) {
@@ -149,7 +150,8 @@ static int keep_denies(Plan *p) {
                 return -ENOMEM;
         for (size_t i = 0; i < n && r >= 0; i++) {
                 const PlanPath *e = &p->paths[i];
-                if (e->derived && e->over_deny && (e->access == PATH_ACCESS_READ || e->access == PATH_ACCESS_WRITE)) {
+                if (e->derived && e->over_deny &&
+                    (e->access == PATH_ACCESS_READ || e->access == PATH_ACCESS_WRITE)) {
                         r = strv_extend(&restore, e->path);
                         if (r >= 0)
                                 r = strv_extend(&restore_origin, e->over_deny);
@@ -164,10 +166,10 @@ static int keep_denies(Plan *p) {
                 if (!deny)
                         continue;
                 int k = streq(deny, e->path) ?
-                        asprintf(&reasons[i], "worked out from the request, and %s denies this path: " WHY_DERIVED,
-                                 strempty(origin)) :
-                        asprintf(&reasons[i], "worked out from the request, and lies under %s, which %s denies: "
-                                 WHY_DERIVED, deny, strempty(origin));
+                        asprintf(&reasons[i], "worked out from the request, and %s denies this path: "
+                                 WHY_DERIVED, strempty(origin)) :
+                        asprintf(&reasons[i], "worked out from the request, and lies under %s, which %s "
+                                 "denies: " WHY_DERIVED, deny, strempty(origin));
                 if (k < 0) {
                         reasons[i] = NULL;
                         r = -ENOMEM;
@@ -181,7 +183,8 @@ static int keep_denies(Plan *p) {
                 _cleanup_free_ char *why = NULL;
                 if (asprintf(&why, WHY_DENY_KEPT, restore_origin[i]) < 0)
                         return -ENOMEM;
-                r = harden_add_entry(p, PATH_ACCESS_DENY, restore[i], why, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                r = harden_add_entry(p, PATH_ACCESS_DENY, restore[i], why, PATH_CREATE_NONE,
+                                     PATH_SOURCE_SELF);
         }
         return r;
 }
@@ -204,7 +207,8 @@ static int keep_project_file(Plan *p, const char *path, bool canonical_dir) {
                 return 0;       /* gone: made again inside, it is untrusted */
         if (!harden_writable_from_above(p, c))
                 return 0;
-        return harden_add_entry(p, PATH_ACCESS_READ, c, WHY_PROJECT_FILE, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+        return harden_add_entry(p, PATH_ACCESS_READ, c, WHY_PROJECT_FILE, PATH_CREATE_NONE,
+                                PATH_SOURCE_SELF);
 }
 
 /* A sandboxed command that can write the directory holding scudo's user configuration or its
@@ -394,7 +398,8 @@ static int pin_ancestors(Plan *p) {
         for (size_t i = 0; i < m; i++) {
                 if (i > 0 && streq(pins[i], pins[i - 1]))
                         continue;
-                r = harden_add_entry(p, PATH_ACCESS_WRITE, pins[i], WHY_PIN, PATH_CREATE_NONE, PATH_SOURCE_SELF);
+                r = harden_add_entry(p, PATH_ACCESS_WRITE, pins[i], WHY_PIN, PATH_CREATE_NONE,
+                                     PATH_SOURCE_SELF);
                 if (r < 0)
                         return r;
         }

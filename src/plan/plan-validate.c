@@ -247,8 +247,8 @@ static bool memo_below_link(const PathMemo *m, const char *path) {
  * is missing holds that symlink too, since the components before it exist and are no
  * symlinks; the first that does not hold it exists, and costs the old three calls). Skipping it
  * only ever leaves the answer to path_realpath_procfd(), which is always right. */
-static int resolve_prefix(PathMemo *m, const char *path, char resolved[static PATH_MAX], bool *ret_as_written,
-                          bool *symlink_seen) {
+static int resolve_prefix(PathMemo *m, const char *path, char resolved[static PATH_MAX],
+                          bool *ret_as_written, bool *symlink_seen) {
         size_t l = strlen(path);
         int r = -ENODATA;       /* nothing asked yet */
 
@@ -440,9 +440,9 @@ static int normalize_paths(Plan *p, char **ret_error) {
                 if (e->access < 0 || e->access >= _PATH_ACCESS_MAX)
                         return error_message(ret_error, -EINVAL, "%s: bad access mode", strempty(e->origin));
                 if (!e->path || !path_is_absolute(e->path))
-                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '%s' is not an absolute "
-                                             "path", strempty(e->origin), path_access_to_string(e->access),
-                                             strempty(e->path));
+                        return error_message(
+                                ret_error, -EINVAL, "%s: filesystem.%s: '%s' is not an absolute path",
+                                strempty(e->origin), path_access_to_string(e->access), strempty(e->path));
                 int r = plan_path_canonicalize_memo(&memo, e->path, &c);
                 if (r == -ENOMEM)
                         return r;
@@ -452,9 +452,9 @@ static int normalize_paths(Plan *p, char **ret_error) {
                                              e->path, strerror(-r));
                 /* Refused as it is seen, as a later entry for "/" would take its place. */
                 if (streq(c, "/") && (e->access == PATH_ACCESS_HIDE || e->access == PATH_ACCESS_DENY))
-                        return error_message(ret_error, -EINVAL, "%s: filesystem.%s: '/' would leave nothing "
-                                             "to run", strempty(e->origin),
-                                             path_access_to_string(e->access));
+                        return error_message(ret_error, -EINVAL,
+                                             "%s: filesystem.%s: '/' would leave nothing to run",
+                                             strempty(e->origin), path_access_to_string(e->access));
                 /* The path as given is kept for the leads-out rule (and the warning it makes),
                  * and for explain, which shows the entry as it was written by it. */
                 free(e->given);
@@ -595,9 +595,9 @@ int plan_check(const Plan *p, char **ret_error) {
         if (p->dbus_system < 0 || p->dbus_system >= _DBUS_MODE_MAX)
                 return error_message(ret_error, -EINVAL, "dbus.system: bad mode");
         if (p->dbus_system == DBUS_ALLOW && strv_length(p->delegate) > 0)
-                return error_message(ret_error, -EINVAL, "delegate needs a sealed sandbox, but dbus.system = "
-                                     "\"allow\" gives the command the real system bus; refusing the "
-                                     "combination");
+                return error_message(ret_error, -EINVAL,
+                                     "delegate needs a sealed sandbox, but dbus.system = \"allow\" gives "
+                                     "the command the real system bus; refusing the combination");
 
         STRV_FOREACH(e, p->environment) {
                 if (!env_assignment_is_valid(*e))

@@ -162,7 +162,8 @@ static int conv_cpu_quota(const PropertyWriter *m, const char *name, const char 
         return m ? append_sv(m, "CPUQuotaPerSecUSec", "t", p * 10000) : 0;
 }
 
-static int conv_int_range(const PropertyWriter *m, const char *name, const char *value, int64_t lo, int64_t hi) {
+static int conv_int_range(const PropertyWriter *m, const char *name, const char *value, int64_t lo,
+                          int64_t hi) {
         int64_t v;
         if (parse_i64(value, &v) < 0 || v < lo || v > hi)
                 return -EINVAL;
@@ -442,56 +443,58 @@ static int conv_caps(const PropertyWriter *m, const char *name, const char *valu
 
 static const UnitProperty properties[] = {
         /* resources */
-        { "MemoryMax",               conv_size,             "a size (4G, 512M), a percentage or infinity", "memory" },
-        { "MemoryHigh",              conv_size,             "a size (4G, 512M), a percentage or infinity", "memory" },
-        { "MemoryLow",               conv_size,             "a size (4G, 512M), a percentage or infinity", "memory" },
-        { "MemorySwapMax",           conv_size,             "a size (4G, 512M), a percentage or infinity", "memory" },
-        { "TasksMax",                conv_tasks,            "a number, a percentage or infinity", "pids" },
-        { "CPUQuota",                conv_cpu_quota,        "a percentage such as 200%", "cpu" },
-        { "CPUWeight",               conv_weight,           "a number from 1 to 10000", "cpu" },
-        { "IOWeight",                conv_weight,           "a number from 1 to 10000", "io" },
-        { "LimitNOFILE",             conv_u64,              "a number or infinity" },
-        { "LimitNPROC",              conv_u64,              "a number or infinity" },
-        { "LimitCORE",               conv_u64,              "a number or infinity" },
-        { "LimitFSIZE",              conv_u64,              "a number or infinity" },
-        { "Nice",                    conv_nice,             "a number from -20 to 19" },
-        { "OOMScoreAdjust",          conv_oom_score,        "a number from -1000 to 1000" },
-        { "RuntimeMaxSec",           conv_usec,             "a time span (30s, 5min) or infinity" },
-        { "TimeoutStopSec",          conv_usec,             "a time span (30s, 5min) or infinity" },
+        { "MemoryMax", conv_size, "a size (4G, 512M), a percentage or infinity", "memory" },
+        { "MemoryHigh", conv_size, "a size (4G, 512M), a percentage or infinity", "memory" },
+        { "MemoryLow", conv_size, "a size (4G, 512M), a percentage or infinity", "memory" },
+        { "MemorySwapMax", conv_size, "a size (4G, 512M), a percentage or infinity", "memory" },
+        { "TasksMax", conv_tasks, "a number, a percentage or infinity", "pids" },
+        { "CPUQuota", conv_cpu_quota, "a percentage such as 200%", "cpu" },
+        { "CPUWeight", conv_weight, "a number from 1 to 10000", "cpu" },
+        { "IOWeight", conv_weight, "a number from 1 to 10000", "io" },
+        { "LimitNOFILE", conv_u64, "a number or infinity" },
+        { "LimitNPROC", conv_u64, "a number or infinity" },
+        { "LimitCORE", conv_u64, "a number or infinity" },
+        { "LimitFSIZE", conv_u64, "a number or infinity" },
+        { "Nice", conv_nice, "a number from -20 to 19" },
+        { "OOMScoreAdjust", conv_oom_score, "a number from -1000 to 1000" },
+        { "RuntimeMaxSec", conv_usec, "a time span (30s, 5min) or infinity" },
+        { "TimeoutStopSec", conv_usec, "a time span (30s, 5min) or infinity" },
         /* sandboxing */
-        { "PrivateUsers",            conv_forced_yes,       "yes (always set by scudo)" },
-        { "ProtectControlGroups",    conv_forced_yes,       "yes (always set by scudo)" },
-        { "NoNewPrivileges",         conv_forced_yes,       "yes (always set by scudo)" },
-        { "CapabilityBoundingSet",   conv_caps,             "capability names (the set is always empty)" },
-        { "PrivateTmp",              conv_bool,             "a boolean" },
-        { "PrivateDevices",          conv_bool,             "a boolean" },
-        { "PrivatePIDs",             conv_scudo_bool,       "a boolean: a PID namespace and /proc of its own (scudo's; default yes)" },
-        { "PrivateNetwork",          conv_bool,             "a boolean" },
-        { "PrivateIPC",              conv_bool,             "a boolean" },
-        { "PrivateMounts",           conv_bool,             "a boolean" },
-        { "ProtectSystem",           conv_protect_system,   "yes, no, full or strict" },
-        { "ProtectHome",             conv_protect_home,     "yes, no, read-only or tmpfs" },
-        { "ProtectKernelTunables",   conv_bool,             "a boolean" },
-        { "ProtectKernelModules",    conv_bool,             "a boolean" },
-        { "ProtectKernelLogs",       conv_bool,             "a boolean" },
-        { "ProtectClock",            conv_bool,             "a boolean" },
-        { "ProtectHostname",         conv_bool,             "a boolean" },
-        { "ProtectProc",             conv_protect_proc,     "noaccess, invisible, ptraceable or default" },
-        { "ProcSubset",              conv_proc_subset,      "all or pid" },
-        { "RestrictRealtime",        conv_bool,             "a boolean" },
-        { "RestrictSUIDSGID",        conv_bool,             "a boolean" },
-        { "LockPersonality",         conv_bool,             "a boolean" },
-        { "MemoryDenyWriteExecute",  conv_bool,             "a boolean" },
-        { "SystemCallFilter",        conv_syscall_filter,   "system call names or @groups, ~ to deny" },
-        { "SystemCallErrorNumber",   conv_errno,            "an errno name such as EPERM" },
-        { "SystemCallArchitectures", conv_architectures,             "architecture names such as native" },
-        { "RestrictAddressFamilies", conv_address_families, "address families such as AF_UNIX (none is not supported), ~ to deny" },
-        { "UMask",                   conv_umask,            "an octal mode such as 0077" },
-        { "KeyringMode",             conv_keyring_mode,     "inherit, private or shared" },
-        { "KillMode",                conv_kill_mode,        "control-group, mixed or process" },
-        { "KillSignal",              conv_signal,           "a signal name such as SIGTERM" },
-        { "SendSIGHUP",              conv_bool,             "a boolean" },
-        { "Description",             conv_description,      "one line of text" },
+        { "PrivateUsers", conv_forced_yes, "yes (always set by scudo)" },
+        { "ProtectControlGroups", conv_forced_yes, "yes (always set by scudo)" },
+        { "NoNewPrivileges", conv_forced_yes, "yes (always set by scudo)" },
+        { "CapabilityBoundingSet", conv_caps, "capability names (the set is always empty)" },
+        { "PrivateTmp", conv_bool, "a boolean" },
+        { "PrivateDevices", conv_bool, "a boolean" },
+        { "PrivatePIDs", conv_scudo_bool,
+          "a boolean: a PID namespace and /proc of its own (scudo's; default yes)" },
+        { "PrivateNetwork", conv_bool, "a boolean" },
+        { "PrivateIPC", conv_bool, "a boolean" },
+        { "PrivateMounts", conv_bool, "a boolean" },
+        { "ProtectSystem", conv_protect_system, "yes, no, full or strict" },
+        { "ProtectHome", conv_protect_home, "yes, no, read-only or tmpfs" },
+        { "ProtectKernelTunables", conv_bool, "a boolean" },
+        { "ProtectKernelModules", conv_bool, "a boolean" },
+        { "ProtectKernelLogs", conv_bool, "a boolean" },
+        { "ProtectClock", conv_bool, "a boolean" },
+        { "ProtectHostname", conv_bool, "a boolean" },
+        { "ProtectProc", conv_protect_proc, "noaccess, invisible, ptraceable or default" },
+        { "ProcSubset", conv_proc_subset, "all or pid" },
+        { "RestrictRealtime", conv_bool, "a boolean" },
+        { "RestrictSUIDSGID", conv_bool, "a boolean" },
+        { "LockPersonality", conv_bool, "a boolean" },
+        { "MemoryDenyWriteExecute", conv_bool, "a boolean" },
+        { "SystemCallFilter", conv_syscall_filter, "system call names or @groups, ~ to deny" },
+        { "SystemCallErrorNumber", conv_errno, "an errno name such as EPERM" },
+        { "SystemCallArchitectures", conv_architectures, "architecture names such as native" },
+        { "RestrictAddressFamilies", conv_address_families,
+          "address families such as AF_UNIX (none is not supported), ~ to deny" },
+        { "UMask", conv_umask, "an octal mode such as 0077" },
+        { "KeyringMode", conv_keyring_mode, "inherit, private or shared" },
+        { "KillMode", conv_kill_mode, "control-group, mixed or process" },
+        { "KillSignal", conv_signal, "a signal name such as SIGTERM" },
+        { "SendSIGHUP", conv_bool, "a boolean" },
+        { "Description", conv_description, "one line of text" },
 };
 
 static const UnitProperty *find(const char *name) {
@@ -505,7 +508,8 @@ const char *unit_property_suggest(const char *name) {
         const char *best = NULL;
         size_t best_d = SIZE_MAX;
         for (size_t i = 0; i < ELEMENTSOF(properties); i++) {
-                size_t d = edit_distance(name, strlen(name), properties[i].name, strlen(properties[i].name), true);
+                size_t d = edit_distance(name, strlen(name), properties[i].name, strlen(properties[i].name),
+                                         true);
                 if (d < best_d) {
                         best_d = d;
                         best = properties[i].name;
@@ -522,7 +526,8 @@ int unit_property_check(const char *name, const char *value, char **ret_error) {
                 const char *s = unit_property_suggest(name);
                 if (ret_error) {
                         if (s)
-                                r = asprintf(ret_error, "unknown unit property '%s' (did you mean '%s'?)", name, s);
+                                r = asprintf(ret_error, "unknown unit property '%s' (did you mean '%s'?)",
+                                             name, s);
                         else
                                 r = asprintf(ret_error, "unknown or unsupported unit property '%s' "
                                              "(see 'scudo explain --list-properties')", name);

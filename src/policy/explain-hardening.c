@@ -37,19 +37,48 @@ static void push_entry(lua_State *L, const PlanPath *e, const char *dropped) {
         }
 }
 
+static void push_string_field(lua_State *L, const char *s, const char *field) {
+        lua_pushstring(L, strempty(s));
+        lua_setfield(L, -2, field);
+}
+
+/* What else a run gets, for --dry-run's printer: exec, argv, working_directory, properties = {
+ * { name, value, origin }... }, network = { filtered, allow = {...}, deny = {...}, dns }. */
+static void push_run(lua_State *L, const Plan *p) {
+        push_string_field(L, p->exec_path, "exec");
+        push_strv(L, p->argv, "argv");
+        push_string_field(L, p->working_directory, "working_directory");
+        lua_createtable(L, (int) MIN(p->n_properties, (size_t) INT_MAX), 0);
+        for (size_t i = 0; i < p->n_properties; i++) {
+                lua_createtable(L, 0, 3);
+                push_string_field(L, p->properties[i].name, "name");
+                push_string_field(L, p->properties[i].value, "value");
+                push_string_field(L, p->properties[i].origin, "origin");
+                lua_rawseti(L, -2, (lua_Integer) i + 1);
+        }
+        lua_setfield(L, -2, "properties");
+        lua_createtable(L, 0, 4);
+        lua_pushboolean(L, p->network_filtered);
+        lua_setfield(L, -2, "filtered");
+        push_strv(L, p->net_allow, "allow");
+        push_strv(L, p->net_deny, "deny");
+        push_string_field(L, dns_mode_to_string(p->dns), "dns");
+        lua_setfield(L, -2, "network");
+}
+
 /* The plan as a run gets it, once normalized, checked and hardened (NULL: it did not get that
- * far), for explain: { paths = { entry... } (every entry, in the plan's order), dropped = {
+ * far), for explain and --dry-run: { paths = { entry... } (every entry, in the plan's order), dropped = {
  * entry... }, private_pids = bool, git_watch = { dir... }, git_pins = { path... } }, each entry
  * { access, path (canonical), given (the path before it was made canonical, where it differs),
- * origin, derived, reason (why scudo added it), dropped (why it was taken out), create }.
- * Through lua_engine_cpcall. */
+ * origin, derived, reason (why scudo added it), dropped (why it was taken out), create }, and
+ * what push_run() adds. Through lua_engine_cpcall. */
 int push_hardening(lua_State *L) {
         const Plan *p = lua_touserdata(L, 1);
         if (!p) {
                 lua_pushnil(L);
                 return 1;
         }
-        lua_createtable(L, 0, 5);
+        lua_createtable(L, 0, 11);
         lua_createtable(L, (int) MIN(p->n_paths, (size_t) INT_MAX), 0);
         for (size_t i = 0; i < p->n_paths; i++) {
                 push_entry(L, &p->paths[i], NULL);
@@ -66,6 +95,7 @@ int push_hardening(lua_State *L) {
         lua_setfield(L, -2, "private_pids");
         push_strv(L, p->git_watch, "git_watch");
         push_strv(L, p->git_pins, "git_pins");
+        push_run(L, p);
         return 1;
 }
 

@@ -50,8 +50,10 @@ static int l_path_lookup(lua_State *L) {
                         const char *m = lua_tolstring(L, -1, &ml);
                         lua_pop(L, 1);
                         if (strlen(m) != ml || ml == 0 || ml > 255)
-                                return luaL_error(L, "scudo.path.lookup: marker %I is not a name of 1 to 255 "
-                                                  "bytes without NUL", i);
+                                return luaL_error(L,
+                                                  "scudo.path.lookup: marker %I is not a name of 1 to 255 "
+                                                  "bytes without NUL",
+                                                  i);
                         markers[n++] = m;
                 }
         } else
@@ -73,7 +75,8 @@ static int l_path_lookup(lua_State *L) {
         for (;;) {
                 for (size_t i = 0; i < n; i++) {
                         struct stat st;
-                        int k = snprintf(cand, sizeof(cand), "%s/%s", streq(dir, "/") ? "" : dir, markers[i]);
+                        int k = snprintf(cand, sizeof(cand), "%s/%s", streq(dir, "/") ? "" : dir,
+                                         markers[i]);
                         if (k > 0 && (size_t) k < sizeof(cand) && lstat(cand, &st) == 0) {
                                 lua_pushstring(L, dir);
                                 return 1;

@@ -155,7 +155,7 @@ static int l_tables_merge(lua_State *L) {
                         return luaL_error(L, "tables.merge: no such key '%s'", lua_tostring(L, key));
                 lua_getfield(L, -1, "kind");
                 const char *kind = lua_tostring(L, -1);                         /* held by spec */
-                lua_getfield(L, -2, "noinherit");                               /* stack: .. spec kind noinherit */
+                lua_getfield(L, -2, "noinherit"); /* stack: .. spec kind noinherit */
                 bool noinherit = lua_toboolean(L, -1);
                 lua_pop(L, 1);
                 bool list = kind && streq(kind, "list"), map = kind && streq(kind, "map");
@@ -183,11 +183,13 @@ static int l_tables_merge(lua_State *L) {
                         lua_rawset(L, 1);
                 } else if (list) {
                         if (cur != LUA_TTABLE)
-                                return luaL_error(L, "tables.merge: '%s' is not a list", lua_tostring(L, key));
+                                return luaL_error(L, "tables.merge: '%s' is not a list",
+                                                  lua_tostring(L, key));
                         append_list(L, lua_gettop(L), e);
                 } else if (map) {
                         if (cur != LUA_TTABLE)
-                                return luaL_error(L, "tables.merge: '%s' is not a map", lua_tostring(L, key));
+                                return luaL_error(L, "tables.merge: '%s' is not a map",
+                                                  lua_tostring(L, key));
                         int dst = lua_gettop(L);
                         for (lua_pushnil(L); lua_next(L, e);) {                 /* stack: .. cur k v */
                                 lua_pushvalue(L, -2);

@@ -182,7 +182,8 @@ static int l_text_matching(lua_State *L) {
                         return luaL_error(L, "globs too long");
                 text += gl + 1;
         }
-        Glob *globs = lua_newuserdatauv(L, MAX(ng, (size_t) 1) * sizeof(Glob) + text, 0);      /* stack: g n box */
+        Glob *globs =
+                lua_newuserdatauv(L, MAX(ng, (size_t) 1) * sizeof(Glob) + text, 0); /* stack: g n box */
         char *copies = (char *) (globs + MAX(ng, (size_t) 1));
         for (size_t i = 0; i < ng; i++) {
                 if (lua_rawgeti(L, 1, (lua_Integer) i + 1) != LUA_TSTRING)
@@ -244,7 +245,7 @@ static int l_text_secret_values(lua_State *L) {
                         return luaL_error(L, "text.secret_values: name %zu is not a string", j + 1);
                 lua_pushvalue(L, -1);
                 const char *kind = NULL;
-                if (lua_rawget(L, 2) == LUA_TSTRING) {                          /* stack: .. set name value */
+                if (lua_rawget(L, 2) == LUA_TSTRING) { /* stack: .. set name value */
                         size_t vl;
                         const char *v = lua_tolstring(L, -1, &vl);
                         kind = secret_value_kind(v, vl);
@@ -511,7 +512,7 @@ static int l_text_first_related(lua_State *L) {
                 if (lua_rawgeti(L, -1, 1) != LUA_TSTRING)                       /* stack: c dirs e dir */
                         return luaL_error(L, "text.first_related: entry %I has no directory", i);
                 const char *d = lua_tolstring(L, -1, &ld);
-                lua_rawgeti(L, -2, 2);                                          /* stack: c dirs e dir deep */
+                lua_rawgeti(L, -2, 2); /* stack: c dirs e dir deep */
                 bool deep = lua_toboolean(L, -1);
                 bool related = (lc == ld && memcmp(c, d, lc) == 0) || path_below(d, ld, c, lc) ||
                         (deep && path_below(c, lc, d, ld));

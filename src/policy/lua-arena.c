@@ -60,7 +60,8 @@ static inline void arena_populate(LuaEngine *e) {
  * fails and changes nothing. Without the mapping, malloc(). */
 void arena_map(LuaEngine *e) {
         size_t size = ARENA_SIZE + ARENA_HUGE_PAGE;
-        void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        void *m =
+                mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED)
                 return;
         e->arena_map = m;

@@ -132,7 +132,7 @@ static int load_embedded(lua_State *L) {
                 if (luaL_loadbufferx(L, f->data, f->size, lua_tostring(L, -1), "t") != LUA_OK)
                         return lua_error(L);
         }
-        lua_pushstring(L, name);                                                /* stack: name chunk f name */
+        lua_pushstring(L, name); /* stack: name chunk f name */
         lua_call(L, 1, 1);                                                      /* stack: name chunk mod */
         return 1;
 }
@@ -346,8 +346,9 @@ static int engine_failure(LuaEngine *e, int status, Trip trip, char **ret_error)
                 lua_pop(L, 1);
         } else if (status == LUA_ERRMEM) {
                 r = -ENOMEM;
-                if (ret_error && asprintf(ret_error, "policy evaluation stopped: memory limit of %zu MiB reached",
-                                          e->limits.memory_max >> 20) < 0)
+                if (ret_error &&
+                    asprintf(ret_error, "policy evaluation stopped: memory limit of %zu MiB reached",
+                             e->limits.memory_max >> 20) < 0)
                         *ret_error = NULL;
                 lua_pop(L, 1);
         } else {

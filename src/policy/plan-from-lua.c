@@ -63,14 +63,14 @@ static int get_environment(lua_State *L, char ***ret) {
                 return 0;
         }
         lua_pushliteral(L, "environment_values");
-        int tv = lua_rawget(L, -3);                                             /* stack: plan names values */
+        int tv = lua_rawget(L, -3); /* stack: plan names values */
         if (tn != LUA_TTABLE || tv != LUA_TTABLE) {
                 lua_pop(L, 2);
                 return -EINVAL;
         }
         lua_Integer n = (lua_Integer) lua_rawlen(L, -2);
         for (lua_Integer i = 1; i <= n && r >= 0; i++) {
-                if (lua_rawgeti(L, -2, i) != LUA_TSTRING) {                     /* stack: .. names values name */
+                if (lua_rawgeti(L, -2, i) != LUA_TSTRING) { /* stack: .. names values name */
                         r = -EINVAL;
                         lua_pop(L, 1);
                         break;

@@ -233,6 +233,21 @@ int policy_explain(const Request *req, bool json, char **ret_text, char **ret_er
         return take_string(e, ret_text);
 }
 
+int policy_print_plan(const Plan *p, char **ret_text, char **ret_error) {
+        _cleanup_(lua_engine_freep) LuaEngine *e = NULL;
+
+        int r = engine_new(&e);
+        if (r < 0)
+                return r;
+        r = lua_engine_cpcall(e, push_hardening, (void *) p, 0, 1, ret_error);  /* stack: h */
+        if (r < 0)
+                return r;
+        r = lua_engine_call(e, "scudo.policy", "plan_text", 1, 1, ret_error);   /* stack: text */
+        if (r < 0)
+                return r;
+        return take_string(e, ret_text);
+}
+
 /* Calls scudo.policy.NAME(request, paths) and returns its string result (and integer). */
 static int call_text(const Request *req, const char *const *paths, const char *name, char **ret_text,
                      int *ret_count, char **ret_error) {
@@ -308,7 +323,7 @@ int policy_trust_targets(const Request *req, const char *const *paths, char ***r
         r = request_to_lua(e, req, paths, true, ret_error);                     /* stack: req paths */
         if (r < 0)
                 return r;
-        r = lua_engine_call(e, "scudo.policy", "trust_targets", 2, 2, ret_error);       /* stack: list text */
+        r = lua_engine_call(e, "scudo.policy", "trust_targets", 2, 2, ret_error); /* stack: list text */
         if (r < 0)
                 return r;
         r = take_string(e, &summary);                                           /* stack: list */

@@ -30,6 +30,10 @@ int policy_resolve(const Request *req, Plan **ret_plan, char ***ret_warnings, ch
  * and why, and whether the plan passes validation. Fails only where resolution itself fails. */
 int policy_explain(const Request *req, bool json, char **ret_text, char **ret_error);
 
+/* The hardened plan p as --dry-run prints it: a line per thing the run gets, through explain's
+ * printer (lua/scudo/explain.lua), which alone says whether a grant would be created. */
+int policy_print_plan(const Plan *p, char **ret_text, char **ret_error);
+
 /* `scudo check`: validates the given files (relative to req->start_dir), or with paths NULL
  * or empty everything a run from req->start_dir would read. The report lists each file; the
  * number of errors goes to *ret_errors. Untrusted .lua files are compiled, never run. */

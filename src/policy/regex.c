@@ -90,7 +90,8 @@ static bool is_class_name(const char *name, size_t n) {
  * character c in the "C" locale; glibc refuses longer names there. */
 typedef enum { ELEM_CHAR, ELEM_CLASS, ELEM_EQUIV } ElemKind;
 
-static int read_element(Reader *r, ElemKind *ret_kind, unsigned char *ret_c, const char **ret_name, size_t *ret_n) {
+static int read_element(Reader *r, ElemKind *ret_kind, unsigned char *ret_c, const char **ret_name,
+                        size_t *ret_n) {
         const char *p = r->p;
 
         if (*p == '[' && p + 1 < r->end && strchr(":.=", p[1])) {
@@ -150,7 +151,8 @@ static int read_bracket(Reader *r) {
                 if ((k = read_element(r, &kind, &lo, &name, &n)) < 0)
                         return k;
                 if (kind == ELEM_CLASS) {
-                        if ((k = emit(r, "[:", 2)) < 0 || (k = emit(r, name, n)) < 0 || (k = emit(r, ":]", 2)) < 0)
+                        if ((k = emit(r, "[:", 2)) < 0 || (k = emit(r, name, n)) < 0 ||
+                            (k = emit(r, ":]", 2)) < 0)
                                 return k;
                         continue;
                 }
@@ -159,8 +161,10 @@ static int read_bracket(Reader *r) {
                         if ((k = read_element(r, &kind, &hi, &name, &n)) < 0)
                                 return k;
                         if (kind != ELEM_CHAR || hi < lo)
-                                return refuse(r, EINVAL, "a range out of order or not between two characters");
-                        if ((k = emit_char(r, lo)) < 0 || (k = emit(r, "-", 1)) < 0 || (k = emit_char(r, hi)) < 0)
+                                return refuse(r, EINVAL,
+                                              "a range out of order or not between two characters");
+                        if ((k = emit_char(r, lo)) < 0 || (k = emit(r, "-", 1)) < 0 ||
+                            (k = emit_char(r, hi)) < 0)
                                 return k;
                         continue;
                 }
@@ -264,7 +268,8 @@ static int read_atom(Reader *r, bool *ret_anchor) {
                         return refuse(r, EINVAL, "a '\\' at the end");
                 c = r->p[1];
                 if (c >= '1' && c <= '9')
-                        return refuse(r, EINVAL, "a back-reference (not part of POSIX extended regular expressions)");
+                        return refuse(r, EINVAL,
+                                      "a back-reference (not part of POSIX extended regular expressions)");
                 r->p += 2;
                 for (size_t i = 0; i < ELEMENTSOF(escapes); i++)
                         if (escapes[i].c == c) {
@@ -402,7 +407,8 @@ static void match_done(Match *m) {
         (PCRE2_DOTALL | PCRE2_NO_AUTO_CAPTURE | PCRE2_NEVER_UTF | PCRE2_NEVER_UCP |     \
          PCRE2_NEVER_BACKSLASH_C)
 
-int regex_match(const char *re, size_t len, const char *s, size_t slen, char ret_msg[static REGEX_MSG_SIZE]) {
+int regex_match(const char *re, size_t len, const char *s, size_t slen,
+                char ret_msg[static REGEX_MSG_SIZE]) {
         _cleanup_(match_done) Match m = {};
         char pattern[REGEX_PCRE2_MAX];
         int error;
@@ -488,7 +494,8 @@ static bool regex_prefix_allows(const char *re, size_t len, const char *s, size_
         return true;
 }
 
-int regex_matches(const char *re, size_t len, const char *s, size_t slen, char ret_msg[static REGEX_MSG_SIZE]) {
+int regex_matches(const char *re, size_t len, const char *s, size_t slen,
+                  char ret_msg[static REGEX_MSG_SIZE]) {
         if (len == 2 && memcmp(re, ".*", 2) == 0)
                 return 1;
         if (!regex_prefix_allows(re, len, s, slen))

@@ -37,4 +37,5 @@ int regex_match(const char *re, size_t len, const char *s, size_t slen, char ret
 
 /* regex_match(), without compiling anything where the answer is known without: ".*" matches
  * everything, and a string that lacks the literal start of re does not match. */
-int regex_matches(const char *re, size_t len, const char *s, size_t slen, char ret_msg[static REGEX_MSG_SIZE]);
+int regex_matches(const char *re, size_t len, const char *s, size_t slen,
+                  char ret_msg[static REGEX_MSG_SIZE]);

@@ -78,15 +78,15 @@ static void push_environment(lua_State *L, char * const *vars) {
                         names++;
         int size = (int) MIN(names, (size_t) INT_MAX);
         lua_createtable(L, 0, size);                                            /* stack: req box env */
-        lua_createtable(L, size, 0);                                            /* stack: req box env names */
+        lua_createtable(L, size, 0); /* stack: req box env names */
         lua_Integer m = 0;
         for (size_t i = 0; i < k; i++) {
-                lua_pushlstring(L, v[i].s, v[i].name_len);                      /* stack: .. env names name */
+                lua_pushlstring(L, v[i].s, v[i].name_len); /* stack: .. env names name */
                 if (i == 0 || !env_var_same_name(&v[i - 1], &v[i])) {
                         lua_pushvalue(L, -1);
                         lua_rawseti(L, -3, ++m);
                 }
-                lua_pushstring(L, v[i].s + v[i].name_len + 1);                  /* stack: .. env names name value */
+                lua_pushstring(L, v[i].s + v[i].name_len + 1); /* stack: .. env names name value */
                 lua_rawset(L, -4);
         }
         lua_setfield(L, -4, "env_names");                                       /* stack: req box env */

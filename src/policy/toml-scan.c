@@ -135,7 +135,8 @@ int toml_error(TomlParser *p, size_t pos, const char *fmt, ...) {
 
         free(p->error);
         p->error = NULL;
-        if (asprintf(&p->error, "%s:%u:%u: %s", p->name, toml_line_at(p, pos), toml_column_at(p, pos), msg) < 0) {
+        if (asprintf(&p->error, "%s:%u:%u: %s", p->name, toml_line_at(p, pos), toml_column_at(p, pos), msg) <
+            0) {
                 p->error = NULL;
                 return -ENOMEM;
         }
@@ -538,7 +539,8 @@ int toml_scan_key(TomlParser *p) {
 
         for (;;) {
                 if (p->n_parts >= TOML_MAX_DEPTH)
-                        return toml_error(p, p->pos, "key has too many dotted parts (maximum %u)", TOML_MAX_DEPTH);
+                        return toml_error(p, p->pos, "key has too many dotted parts (maximum %u)",
+                                          TOML_MAX_DEPTH);
                 int r = scan_key_part(p, p->n_parts > 0);
                 if (r < 0)
                         return r;
@@ -615,7 +617,8 @@ static int scan_time(TomlParser *p, size_t start) {
             (r = scan_field(p, start, 2, "time", &second)) < 0)
                 return r;
         if (hour > 23 || minute > 59 || second > 60)
-                return toml_error(p, start, "invalid time: %02u:%02u:%02u is out of range", hour, minute, second);
+                return toml_error(p, start, "invalid time: %02u:%02u:%02u is out of range", hour, minute,
+                                  second);
 
         if (toml_peek(p, 0) != '.')
                 return 0;
@@ -713,8 +716,8 @@ static size_t scan_digit_group(TomlParser *p, const char *s, size_t n, size_t *i
 }
 
 static int number_error(TomlParser *p, size_t start, const char *tok, size_t n, const char *why) {
-        return toml_error(p, start, "invalid number '%.*s%s': %s", (int) MIN(n, (size_t) TOKEN_SHOW_MAX), tok,
-                          n > TOKEN_SHOW_MAX ? "..." : "", why);
+        return toml_error(p, start, "invalid number '%.*s%s': %s", (int) MIN(n, (size_t) TOKEN_SHOW_MAX),
+                          tok, n > TOKEN_SHOW_MAX ? "..." : "", why);
 }
 
 static int digit_in_base(int c, unsigned base) {
@@ -805,7 +808,8 @@ static int parse_decimal(TomlParser *p, size_t start, const char *tok, size_t n,
                 i++;
                 if ((r = toml_buf_putc(&p->scratch, 'e')) < 0)
                         return r;
-                if (i < n && (tok[i] == '+' || tok[i] == '-') && (r = toml_buf_putc(&p->scratch, tok[i++])) < 0)
+                if (i < n && (tok[i] == '+' || tok[i] == '-') &&
+                    (r = toml_buf_putc(&p->scratch, tok[i++])) < 0)
                         return r;
                 digits = scan_digit_group(p, tok, n, &i, &r);
                 if (r < 0)
@@ -843,8 +847,9 @@ static int scan_number(TomlParser *p, TomlScalar *ret) {
         }
         if (m >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'o' || s[1] == 'b')) {
                 if (sign)
-                        return number_error(p, start, tok, n,
-                                            "a sign is not allowed on hexadecimal, octal or binary integers");
+                        return number_error(
+                                p, start, tok, n,
+                                "a sign is not allowed on hexadecimal, octal or binary integers");
                 return parse_based_integer(p, start, tok, n, s[1] == 'x' ? 16 : s[1] == 'o' ? 8 : 2, ret);
         }
         if (m == 0 || !toml_is_digit(s[0]))

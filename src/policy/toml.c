@@ -296,7 +296,8 @@ static int accept_header_part(TomlParser *p, size_t pos, int f, unsigned line) {
                 return toml_error(p, pos, "key '%s' is not a table (first defined at line %u)", path_str(p),
                                   defined_line(L, -3, -2));
         if ((f & TABLE_ARRAY) && !(f & TABLE_ARRAY_OF_TABLES))
-                return toml_error(p, pos, "cannot extend array '%s' with a table header (first defined at line %u)",
+                return toml_error(p, pos,
+                                  "cannot extend array '%s' with a table header (first defined at line %u)",
                                   path_str(p), defined_line(L, -3, -2));
         if (f & TABLE_INLINE)
                 return toml_error(p, pos, "cannot extend inline table '%s' (first defined at line %u)",
@@ -326,7 +327,8 @@ static int accept_header_table(TomlParser *p, size_t pos, int f, unsigned line) 
         if (f & TABLE_ARRAY)
                 return toml_error(p, pos, "cannot define table '%s': the key already holds an array "
                                   "(first defined at line %u)", path_str(p), first);
-        return toml_error(p, pos, "table '%s' is already defined (first defined at line %u)", path_str(p), first);
+        return toml_error(p, pos, "table '%s' is already defined (first defined at line %u)", path_str(p),
+                          first);
 }
 
 /* The last part of [[a.b.c]]: only an array of tables may be appended to. */
@@ -367,8 +369,8 @@ static int parse_header(TomlParser *p) {
         if (r < 0)
                 return r;
         if (toml_peek(p, 0) != ']' || (array && toml_peek(p, 1) != ']'))
-                return toml_error(p, p->pos, "expected '%s' after table name '%s', found %s", array ? "]]" : "]",
-                                  key_text(p), toml_describe_here(p));
+                return toml_error(p, p->pos, "expected '%s' after table name '%s', found %s",
+                                  array ? "]]" : "]", key_text(p), toml_describe_here(p));
         p->pos += array ? 2 : 1;
 
         path_truncate(p, 0);
@@ -404,10 +406,12 @@ static int accept_dotted_part(TomlParser *p, size_t pos, int f, unsigned line) {
         }
         unsigned first = defined_line(L, -3, -2);
         if (f < 0)
-                return toml_error(p, pos, "key '%s' is not a table (first defined at line %u)", path_str(p), first);
+                return toml_error(p, pos, "key '%s' is not a table (first defined at line %u)", path_str(p),
+                                  first);
         if (f & TABLE_ARRAY)
-                return toml_error(p, pos, "cannot add keys to array '%s' with dotted keys (first defined at line %u)",
-                                  path_str(p), first);
+                return toml_error(
+                        p, pos, "cannot add keys to array '%s' with dotted keys (first defined at line %u)",
+                        path_str(p), first);
         if (f & TABLE_INLINE)
                 return toml_error(p, pos, "cannot extend inline table '%s' (first defined at line %u)",
                                   path_str(p), first);

@@ -75,7 +75,10 @@ static Need need_of(const char *op, uint32_t nr, uint32_t flags) {
         if (streq(op, "change") && nr == 76)
                 return NEED_WRITE;
         if (streq(op, "access"))
-                return flags & W_OK ? NEED_WRITE : flags & X_OK ? NEED_EXEC : flags & R_OK ? NEED_READ : NEED_EXIST;
+                return flags & W_OK ? NEED_WRITE :
+                       flags & X_OK ? NEED_EXEC :
+                       flags & R_OK ? NEED_READ :
+                                      NEED_EXIST;
         return NEED_EXIST;
 }
 
@@ -304,8 +307,8 @@ static bool attribute(FileJudge *j, const char *path, int error, Report *r) {
                         /* a plan that was not hardened: its .git is read-only all the same */
                         return git_refusal(path, r);
                 }
-                (void) snprintf(j->rule, sizeof(j->rule), "filesystem.%s \"%s\"", path_access_to_string(e->access),
-                                tilde(j, e->path, shown, sizeof(shown)));
+                (void) snprintf(j->rule, sizeof(j->rule), "filesystem.%s \"%s\"",
+                                path_access_to_string(e->access), tilde(j, e->path, shown, sizeof(shown)));
                 r->rule = j->rule;
                 r->origin = e->origin && *e->origin ? e->origin : NULL;
                 r->access = path_access_to_string(e->access);

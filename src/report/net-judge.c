@@ -155,9 +155,12 @@ int net_judge(NetJudge *j, const BpfdEvent *e, Report *ret, unsigned *ret_lost) 
         case BPFD_EVENT_SENDMSG:
         case BPFD_EVENT_INBOUND:
                 format_address(e->addr, e->port, j->target, sizeof(j->target));
-                (void) snprintf(j->detail, sizeof(j->detail), "%s", protocol_name(e->protocol, num, sizeof(num)));
-                ret->op = e->kind == BPFD_EVENT_CONNECT ? "connect" : e->kind == BPFD_EVENT_SENDMSG ? "send" :
-                        e->protocol == IPPROTO_TCP ? "accept" : "receive";
+                (void) snprintf(j->detail, sizeof(j->detail), "%s",
+                                protocol_name(e->protocol, num, sizeof(num)));
+                ret->op = e->kind == BPFD_EVENT_CONNECT ? "connect" :
+                          e->kind == BPFD_EVENT_SENDMSG ? "send" :
+                          e->protocol == IPPROTO_TCP    ? "accept" :
+                                                          "receive";
                 for (size_t i = 0; i < j->n_deny && !d; i++)
                         if (address_covered(&j->deny[i].rule, e->addr, e->port))
                                 d = &j->deny[i];
@@ -165,7 +168,8 @@ int net_judge(NetJudge *j, const BpfdEvent *e, Report *ret, unsigned *ret_lost) 
                 return 1;
         case BPFD_EVENT_SOCKET:
                 (void) snprintf(j->target, sizeof(j->target), "family %u, type %u", e->family, e->sock_type);
-                (void) snprintf(j->detail, sizeof(j->detail), "%s", protocol_name(e->protocol, num, sizeof(num)));
+                (void) snprintf(j->detail, sizeof(j->detail), "%s",
+                                protocol_name(e->protocol, num, sizeof(num)));
                 ret->op = "socket";
                 ret->rule = "only TCP and UDP sockets with network rules";
                 ret->origin = "<scudo>";

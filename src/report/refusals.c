@@ -30,31 +30,38 @@ struct Refusals {
 /* scudo writes these files outside any sandbox, in directories a command may write: a symlink
  * planted in a file's place (to ~/.bashrc, say) must not make scudo append what a command chose
  * there, nor a hard link, nor a FIFO make it wait. */
-static int open_report_file(const char *what, const char *path, bool truncate, int *ret_fd, char **ret_error) {
+static int open_report_file(const char *what, const char *path, bool truncate, int *ret_fd,
+                            char **ret_error) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
 
-        fd = path_open_no_symlinks(path, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0600);
+        fd = path_open_no_symlinks(path, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
+                                   0600);
         if (fd == -ELOOP)
                 return asprintf(ret_error, "%s '%s': a symlink is in the way; not writing through it", what,
                                 path) < 0 ? -ENOMEM : -ELOOP;
         if (fd == -ENXIO)
-                return asprintf(ret_error, "%s '%s' is not a regular file; not writing to it", what, path) < 0 ?
-                        -ENOMEM : -ENXIO;
+                return asprintf(ret_error, "%s '%s' is not a regular file; not writing to it", what, path) <
+                                       0 ?
+                               -ENOMEM :
+                               -ENXIO;
         if (fd == -EINVAL)
-                return asprintf(ret_error, "%s '%s' is not a clean absolute path", what, path) < 0 ? -ENOMEM :
-                        -EINVAL;
+                return asprintf(ret_error, "%s '%s' is not a clean absolute path", what, path) < 0 ?
+                               -ENOMEM :
+                               -EINVAL;
         if (fd < 0)
                 return asprintf(ret_error, "%s '%s' cannot be opened: %s", what, path, strerror(-fd)) < 0 ?
                         -ENOMEM : fd;
         if (fstat(fd, &st) < 0)
-                return asprintf(ret_error, "%s '%s' cannot be opened: %m", what, path) < 0 ? -ENOMEM : -errno;
+                return asprintf(ret_error, "%s '%s' cannot be opened: %m", what, path) < 0 ? -ENOMEM :
+                                                                                             -errno;
         if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
                 return asprintf(ret_error, "%s '%s' is not a regular file of yours with a single name; not "
                                 "writing to it", what, path) < 0 ? -ENOMEM : -EPERM;
         /* One run per --report-json file: what `scudo suggest` reads is this run's. */
         if (truncate && ftruncate(fd, 0) < 0)
-                return asprintf(ret_error, "%s '%s' cannot be emptied: %m", what, path) < 0 ? -ENOMEM : -errno;
+                return asprintf(ret_error, "%s '%s' cannot be emptied: %m", what, path) < 0 ? -ENOMEM :
+                                                                                              -errno;
         *ret_fd = TAKE_FD(fd);
         return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "report/report-feed.h"
 #include "report/report-format.h"
+#include "util/log.h"
 
 #define QUEUE_SIZE 256U
 #define SEEN_SLOTS 4096U        /* a power of two */
@@ -637,6 +638,12 @@ void report_feed_notice(ReportFeed *f, const char *line) {
 
         if (!f || f->finished)
                 return;
+        /* A delegated run's reports go to its caller's stderr, its own lines to its broker's
+         * report (cli/verb-delegated.c), through the log's sink. */
+        if (f->config.target == REPORT_TARGET_STDERR && log_has_sink()) {
+                log_notice("%s", line);
+                return;
+        }
         if (f->screen) {
                 f->screen(line, f->screen_userdata);
                 return;
@@ -652,6 +659,10 @@ void report_feed_message(ReportFeed *f, const char *kind, const char *line) {
 
         if (!f || f->finished)
                 return;
+        if (f->config.target == REPORT_TARGET_STDERR && log_has_sink()) {
+                log_notice("%s", line);         /* as report_feed_notice() */
+                return;
+        }
         if (f->screen) {
                 f->screen(line, f->screen_userdata);
                 if (f->config.target == REPORT_TARGET_STDERR)

@@ -151,17 +151,18 @@ int report_format_text(const Report *r, unsigned count, char *buf, size_t size) 
         case REPORT_NET:
                 if (streq_ptr(r->op, "socket"))
                         (void) snprintf(buf, size, "network: refused socket (%s, %s)%s; %s%s%s%s%s", target,
-                                        strempty(r->detail), who, r->origin ? "by " : "", r->origin ? origin : "",
-                                        r->origin ? " " : "", rule, times);
-                else
-                        (void) snprintf(buf, size, "network: refused %s %s (%s)%s; %s%s%s%s%s", net_phrase(r->op),
-                                        target, strempty(r->detail), who, r->origin ? "by " : "",
+                                        strempty(r->detail), who, r->origin ? "by " : "",
                                         r->origin ? origin : "", r->origin ? " " : "", rule, times);
+                else
+                        (void) snprintf(buf, size, "network: refused %s %s (%s)%s; %s%s%s%s%s",
+                                        net_phrase(r->op), target, strempty(r->detail), who,
+                                        r->origin ? "by " : "", r->origin ? origin : "",
+                                        r->origin ? " " : "", rule, times);
                 return (int) strlen(buf);
         case REPORT_DNS:
-                (void) snprintf(buf, size, "dns: refused name '%s' (%s)%s; %s%s%s%s%s", target, strempty(r->detail),
-                                who, r->origin ? "by " : "", r->origin ? origin : "", r->origin ? " " : "", rule,
-                                times);
+                (void) snprintf(buf, size, "dns: refused name '%s' (%s)%s; %s%s%s%s%s", target,
+                                strempty(r->detail), who, r->origin ? "by " : "", r->origin ? origin : "",
+                                r->origin ? " " : "", rule, times);
                 return (int) strlen(buf);
         default:
                 return snprintf(buf, size, "refused something unknown");
@@ -207,7 +208,10 @@ int report_format_json(const Report *r, unsigned count, const char *time, char *
         l = (size_t) n;
         json_string(buf, size, &l, "time", time);
         json_string(buf, size, &l, "op", r->op);
-        json_string(buf, size, &l, r->kind == REPORT_FILE ? "path" : r->kind == REPORT_DNS ? "name" : "target",
+        json_string(buf, size, &l,
+                    r->kind == REPORT_FILE ? "path" :
+                    r->kind == REPORT_DNS  ? "name" :
+                                             "target",
                     r->target);
         json_string(buf, size, &l, "resolved", r->resolved);
         json_string(buf, size, &l, "detail", r->detail);

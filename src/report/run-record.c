@@ -123,7 +123,8 @@ static bool written_below(const char *path, const struct timespec *since) {
                         written = true;
                         break;
                 }
-                if (e->fts_info == FTS_DP || !e->fts_statp || e->fts_info == FTS_NS || e->fts_info == FTS_ERR)
+                if (e->fts_info == FTS_DP || !e->fts_statp || e->fts_info == FTS_NS ||
+                    e->fts_info == FTS_ERR)
                         continue;
                 written = since_or_later(&e->fts_statp->st_mtim, since) ||
                         since_or_later(&e->fts_statp->st_ctim, since);

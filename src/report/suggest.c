@@ -150,11 +150,13 @@ static char *project_file(json_object *run) {
         json_object *files;
         char *r = NULL;
 
-        if (json_object_object_get_ex(run, "config_files", &files) && json_object_is_type(files, json_type_array))
+        if (json_object_object_get_ex(run, "config_files", &files) &&
+            json_object_is_type(files, json_type_array))
                 for (size_t i = 0; i < json_object_array_length(files); i++) {
                         const char *f = json_object_get_string(json_object_array_get_idx(files, i));
 
-                        if (f && path_is_absolute(f) && strstr(f, "/.scudo.") && (!best || strlen(f) > strlen(best)))
+                        if (f && path_is_absolute(f) && strstr(f, "/.scudo.") &&
+                            (!best || strlen(f) > strlen(best)))
                                 best = f;
                 }
         if (best)
@@ -205,7 +207,8 @@ static bool unused_writes(FILE *out, const char *home, json_object *run, json_ob
                 any = true;
                 fputs("#   filesystem.write ", out);
                 toml_string(out, home, path);
-                fprintf(out, "%s%s: nothing written there\n", origin && *origin ? " at " : "", strempty(origin));
+                fprintf(out, "%s%s: nothing written there\n", origin && *origin ? " at " : "",
+                        strempty(origin));
         }
         return any;
 }
@@ -215,7 +218,8 @@ static void unreached_hosts(FILE *out, json_object *run, json_object *usage, boo
         json_object *allow, *reached = NULL;
         bool any = false;
 
-        if (!usage || !json_object_object_get_ex(run, "allow", &allow) || !json_object_is_type(allow, json_type_array))
+        if (!usage || !json_object_object_get_ex(run, "allow", &allow) ||
+            !json_object_is_type(allow, json_type_array))
                 return;
         if (!json_object_object_get_ex(usage, "reached", &reached)) {
                 if (json_object_array_length(allow) > 0)
@@ -302,10 +306,12 @@ int suggest_write(const char *text, const char *home, FILE *out, unsigned *ret_l
                 goto done;
         }
         if (strv_length(s.read) + strv_length(s.write) + strv_length(s.allow) > 0) {
-                fprintf(out, "# What would have allowed what was refused. Add these keys to [%s] in\n"
-                        "# %s (a project file applies once trusted: scudo trust %s),\n"
-                        "# or to [%s] in ~/.config/scudo/config.toml for every directory. Check each first:\n"
-                        "# nothing here has been applied.\n\n[%s]\n", profile, file, file, profile, profile);
+                fprintf(out,
+                        "# What would have allowed what was refused. Add these keys to [%s] in\n# %s (a "
+                        "project file applies once trusted: scudo trust %s),\n# or to [%s] in "
+                        "~/.config/scudo/config.toml for every directory. Check each first:\n# nothing here "
+                        "has been applied.\n\n[%s]\n",
+                        profile, file, file, profile, profile);
                 toml_list(out, home, "filesystem.read", s.read, s.why_read);
                 toml_list(out, home, "filesystem.write", s.write, s.why_write);
                 toml_list(out, home, "network.allow", s.allow, s.why_allow);

@@ -17,8 +17,10 @@ static bool job_control_inside(const RunContext *c) {
 /* … continued (fg or bg): the terminal raw again, the unit thawed, and the command continued
  * (it redraws its screen, as on any fg; the window may have changed meanwhile). */
 static void run_resume(RunContext *c) {
-        if (c->pty)
+        if (c->pty) {
                 (void) pty_relay_raw_terminal(c->pty);
+                pty_relay_pause_input(c->pty, false);
+        }
         (void) sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "ThawUnit", NULL, NULL,
                                   "s", c->unit_name);
         if (c->pty)
@@ -40,6 +42,8 @@ void run_suspend(void *userdata) {
                 pty_relay_drain(c->pty);
         pty_relay_restore_terminal(c->pty);
         if (c->caller) {
+                /* the caller's shell reads its terminal again: nothing typed is the command's */
+                pty_relay_pause_input(c->pty, true);
                 if (c->caller->suspend(c->caller->fd) < 0)
                         run_resume(c);
                 return;

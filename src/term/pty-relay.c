@@ -30,6 +30,7 @@ struct PtyRelay {
         size_t in_len;
         pty_suspend_fn on_suspend;
         void *userdata;
+        bool input_paused;      /* the command is stopped: the caller's input is its shell's */
         PtyRelayLayer layer;    /* output == NULL: none */
         /* Where the command's output stands: in an escape sequence, or a UTF-8 character, no
          * title of ours may be put in (pty_relay_title). */
@@ -193,7 +194,9 @@ static void update_events(PtyRelay *p) {
         /* Read more from the caller only while there is room; watch the master for writability
          * only while input is pending. */
         if (p->in_source)
-                (void) sd_event_source_set_enabled(p->in_source, p->in_len < sizeof(p->in_buf) ? SD_EVENT_ON : SD_EVENT_OFF);
+                (void) sd_event_source_set_enabled(
+                        p->in_source,
+                        !p->input_paused && p->in_len < sizeof(p->in_buf) ? SD_EVENT_ON : SD_EVENT_OFF);
         (void) sd_event_source_set_io_events(p->master_source, EPOLLIN | (p->in_len > 0 ? EPOLLOUT : 0));
 }
 
@@ -314,6 +317,14 @@ void pty_relay_send(PtyRelay *p, const char *buf, size_t n) {
         memcpy(p->in_buf + p->in_len, buf, n);
         p->in_len += n;
         flush_input(p);
+        if (p->master_source)
+                update_events(p);
+}
+
+void pty_relay_pause_input(PtyRelay *p, bool paused) {
+        if (!p)
+                return;
+        p->input_paused = paused;
         if (p->master_source)
                 update_events(p);
 }

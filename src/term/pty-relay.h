@@ -61,6 +61,10 @@ int pty_relay_raw_terminal(PtyRelay *p);
  * the command's escape sequences and characters, never inside one; the terminal's own title
  * is back when the terminal is given back (where the terminal keeps a stack of titles). */
 void pty_relay_title(PtyRelay *p, const char *title);
+/* Stops reading the caller's input while the command is stopped (paused) and reads it again
+ * when it goes on: a delegated command's caller stays running, and what the user types then is
+ * for the caller's shell (fg, jobs), not for the stopped command. */
+void pty_relay_pause_input(PtyRelay *p, bool paused);
 /* Writes out whatever the command printed last. */
 void pty_relay_drain(PtyRelay *p);
 PtyRelay *pty_relay_free(PtyRelay *p);

@@ -156,7 +156,8 @@ static void pen(Buf *b, const VTermScreenCell *c) {
 static void utf8(Buf *b, uint32_t cp) {
         char s[4];
 
-        if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000))
+        if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp > 0x10ffff ||
+            (cp >= 0xd800 && cp < 0xe000))
                 cp = '?';       /* nothing the emulator keeps should steer the real terminal */
         if (cp < 0x80) {
                 s[0] = (char) cp;
@@ -229,7 +230,8 @@ static void draw_context(Tui *t) {
 
         if (n == 0)
                 return;
-        (void) snprintf(title, sizeof(title), " scudo: refusals (%u)  ^A s hides this, ^A ^A sends ^A ", t->n_lines);
+        (void) snprintf(title, sizeof(title), " scudo: refusals (%u)  ^A s hides this, ^A ^A sends ^A ",
+                        t->n_lines);
         buf_printf(&t->out, "\033[%d;1H\033[0;7m", t->main_rows + 1);
         draw_text(&t->out, title, t->cols);
         buf_add(&t->out, "\033[K\033[0m", 7);
@@ -249,7 +251,8 @@ static void place_cursor(Tui *t) {
         VTermState *state = vterm_obtain_state(t->vt);
 
         vterm_state_get_cursorpos(state, &pos);
-        buf_printf(&t->out, "\033[%d;%dH%s", pos.row + 1, pos.col + 1, t->cursor_visible ? "\033[?25h" : "\033[?25l");
+        buf_printf(&t->out, "\033[%d;%dH%s", pos.row + 1, pos.col + 1,
+                   t->cursor_visible ? "\033[?25h" : "\033[?25l");
 }
 
 static void render(Tui *t, bool context) {
@@ -499,7 +502,8 @@ static void replay_screen(Tui *t) {
                         VTermScreenCell cell;
                         VTermPos pos = { .row = r, .col = col };
 
-                        if (vterm_screen_get_cell(t->screen, pos, &cell) && cell.chars[0] && cell.chars[0] != ' ') {
+                        if (vterm_screen_get_cell(t->screen, pos, &cell) && cell.chars[0] &&
+                            cell.chars[0] != ' ') {
                                 last = r;
                                 break;
                         }
@@ -512,7 +516,8 @@ static void replay_screen(Tui *t) {
                         VTermScreenCell cell;
                         VTermPos pos = { .row = r, .col = col };
 
-                        if (vterm_screen_get_cell(t->screen, pos, &cell) && cell.chars[0] && cell.chars[0] != ' ')
+                        if (vterm_screen_get_cell(t->screen, pos, &cell) && cell.chars[0] &&
+                            cell.chars[0] != ' ')
                                 end = col + 1;
                 }
                 for (int col = 0; col < end; ) {

@@ -6,6 +6,7 @@
 
 static const char *program = "scudo";
 static LogLevel max_level = LOG_LEVEL_NOTICE;
+static LogSink sink;
 
 void log_set_program(const char *name) {
         program = name;
@@ -13,6 +14,14 @@ void log_set_program(const char *name) {
 
 void log_set_max_level(LogLevel level) {
         max_level = level;
+}
+
+void log_set_sink(LogSink s) {
+        sink = s;
+}
+
+bool log_has_sink(void) {
+        return sink != NULL;
 }
 
 LogLevel log_get_max_level(void) {
@@ -56,6 +65,10 @@ int log_full_errno(LogLevel level, int error, const char *fmt, ...) {
 #pragma GCC diagnostic pop
         va_end(ap);
 
+        if (sink && level > LOG_LEVEL_ERROR) {
+                sink(level, msg);
+                return e > 0 ? -e : -EIO;
+        }
         (void) fprintf(stderr, "%s: %s%s\n", program,
                        level == LOG_LEVEL_WARNING ? "warning: " : "", msg);
         return e > 0 ? -e : -EIO;

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 
 #include "macro.h"
 
@@ -19,6 +20,11 @@ typedef enum LogLevel {
 } LogLevel;
 
 void log_set_program(const char *name);
+/* Where the lines below the error level go instead of stderr (NULL: stderr again): a delegated
+ * run's warnings are its broker's to report (cli/verb-delegated.c), not the caller's output. */
+typedef void (*LogSink)(LogLevel level, const char *message);
+void log_set_sink(LogSink sink);
+bool log_has_sink(void);
 void log_set_max_level(LogLevel level);
 LogLevel log_get_max_level(void);
 

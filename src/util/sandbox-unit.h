@@ -25,7 +25,8 @@
 #define SCUDO_UNIT_SUFFIX ".service"
 #define SCUDO_UNIT_ID_BYTES 8
 /* "scudo-" + the id in hex + ".service" + NUL */
-#define SCUDO_UNIT_NAME_MAX (sizeof(SCUDO_UNIT_PREFIX) - 1 + 2 * SCUDO_UNIT_ID_BYTES + sizeof(SCUDO_UNIT_SUFFIX))
+#define SCUDO_UNIT_NAME_MAX \
+        (sizeof(SCUDO_UNIT_PREFIX) - 1 + 2 * SCUDO_UNIT_ID_BYTES + sizeof(SCUDO_UNIT_SUFFIX))
 
 /* Whether name is the name of a sandbox's unit: SCUDO_UNIT_PREFIX, the id, SCUDO_UNIT_SUFFIX
  * (not the session bus proxy's scudo-ID-bus.service, nor any other). len: its length. */

@@ -397,7 +397,8 @@ static void fuzz_globs(lua_State *L, int text, const Input *in) {
                         push_field(L, in, i);
                         push_field(L, in, ng + j);
                         lua_call(L, 2, 1);
-                        CHECK(lua_toboolean(L, -1) == (fnmatch(field(in, i)->s, field(in, ng + j)->s, 0) == 0));
+                        CHECK(lua_toboolean(L, -1) ==
+                              (fnmatch(field(in, i)->s, field(in, ng + j)->s, 0) == 0));
                         lua_pop(L, 1);
                 }
 
@@ -487,9 +488,9 @@ static void fuzz_merge(lua_State *L, int tables, const Input *in) {
                 lua_setfield(L, -2, "l");
                 push_field(L, in, from);
                 lua_setfield(L, -2, "s");
-        }                                                                       /* stack: .. merge acc values */
+        } /* stack: .. merge acc values */
         lua_pushvalue(L, -2);
-        lua_insert(L, -4);                                                      /* stack: .. acc merge acc values */
+        lua_insert(L, -4); /* stack: .. acc merge acc values */
         lua_createtable(L, 0, 3);
         static const char * const keys[][2] = { { "l", "list" }, { "m", "map" }, { "s", "scalar" } };
         for (size_t i = 0; i < 3; i++) {
@@ -641,7 +642,8 @@ static void fuzz_toml(lua_State *L, int toml, const Input *in) {
                 text_puts(doc, in->op & 0x80 ? " = '''\n" : " = ");
                 if (in->op & 0x80) {
                         /* A multi-line literal string, when the field allows one. */
-                        if (memmem(in->f[i + 1].s, in->f[i + 1].n, "'''", 3) || memchr(in->f[i + 1].s, '\r', in->f[i + 1].n)) {
+                        if (memmem(in->f[i + 1].s, in->f[i + 1].n, "'''", 3) ||
+                            memchr(in->f[i + 1].s, '\r', in->f[i + 1].n)) {
                                 return;
                         }
                         text_put(doc, in->f[i + 1].s, in->f[i + 1].n);
@@ -655,7 +657,7 @@ static void fuzz_toml(lua_State *L, int toml, const Input *in) {
         lua_pushliteral(L, "fuzz");
         lua_call(L, 2, 2);
         if (lua_isnil(L, -2)) {
-                CHECK(lua_type(L, -1) == LUA_TSTRING);                          /* not UTF-8, a duplicate key, ... */
+                CHECK(lua_type(L, -1) == LUA_TSTRING); /* not UTF-8, a duplicate key, ... */
                 lua_pop(L, 2);
                 return;
         }
@@ -754,8 +756,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (size < 1)
                 return 0;
         if (!region) {
-                region = mmap(NULL, REGION_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                              -1, 0);
+                region = mmap(NULL, REGION_SIZE, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
                 if (region == MAP_FAILED)
                         abort();
                 ASAN_POISON_MEMORY_REGION(region, REGION_SIZE);

@@ -37,6 +37,7 @@ env) echo "FOO=$FOO" ;;
 trap) trap 'echo got-int; exit 3' INT; echo ready; sleep 100 & wait; exit 4 ;;
 sleep) exec sleep 100 ;;
 publish) echo published ;;
+repl) echo tool-ready; while read -r l; do echo "tool-got-$l"; done ;;
 net)
   echo tool-net-output >&2
   python3 -c 'if 1:
@@ -81,6 +82,18 @@ match = ["tool.sh net"]
 network.allow = ["127.0.0.4"]
 log.target = "journald"    # a delegated run's reports are its caller's all the same
 
+# a tool run whose profile says something of its own (a hook's warning), and an agent whose
+# reports go to a file: the warning is the broker's to report there, not the tool's output
+[tool-warn]
+extend = "tool"
+match = ["tool.sh warn"]
+hook = "deleg-hooks/warn.lua"
+
+[quiet-agent]
+extend = "agent"
+match = ["quiet-agent.sh"]
+log.target = "/home/dev/deleg-agent-log"
+
 # an agent that cannot run the real tool by its path: it keeps delegating it by name
 [narrow-agent]
 extend = "agent"
@@ -99,6 +112,7 @@ def deleg(tb, work):
     """The stand-in agent and tool on PATH, their profiles in the project file, trusted."""
     install(tb, "/usr/local/bin/agent.sh", AGENT)
     install(tb, "/usr/local/bin/narrow-agent.sh", AGENT)
+    install(tb, "/usr/local/bin/quiet-agent.sh", AGENT)
     r = tb.root("mkdir -p %s && rm -f /usr/local/bin/tool.sh" % os.path.dirname(TOOL_PATH))
     assert r.rc == 0, r
     install(tb, TOOL_PATH, TOOL)
@@ -110,6 +124,9 @@ def deleg(tb, work):
     assert r.rc == 0, r
     tb.dev("rm -rf ~/deleg-*; mkdir -p ~/deleg-agent-area ~/deleg-tool-area ~/deleg-other %s/ro && "
            "echo agent-only-secret > ~/deleg-agent-secret" % work)
+    r = tb.dev("mkdir -p %s/deleg-hooks && echo \"scudo.warn('tool-hook-warning')\" > %s/deleg-hooks/warn.lua"
+               % (work, work))
+    assert r.rc == 0, r
     r = tb.dev("cat > %s/.scudo.toml && cd %s && %s trust --yes" % (work, work, Q), input=PROFILES.encode())
     assert r.rc == 0, r
     yield work
@@ -276,6 +293,41 @@ def test_ctrl_c_on_a_terminal_reaches_the_tool(tb, deleg):
     assert "agent-tty" in res["out"] and res["rc"] == 0, res
 
 
+def test_delegated_command_stops_on_ctrl_z_and_fg_resumes_it(tb, deleg):
+    # the agent an interactive shell at a terminal (tmux), the tool delegated in its
+    # foreground: ^Z stops the tool (every process of it, seen from outside), the agent's shell
+    # gets its prompt and lists the job, and fg resumes the tool where it was
+    if tb.dev("command -v tmux").rc != 0:
+        pytest.skip("no tmux in the testbed (tools/install-deps installs it)")
+    from test_tui import Pane
+    pane = Pane(tb, deleg)
+    try:
+        pane.type("%s quiet-agent.sh env PS1='agent$ ' bash --norc --noprofile -i" % Q)
+        pane.wait(r"^agent\$ ?$")
+        pane.type("tool.sh repl")
+        pane.wait(r"^tool-ready$")
+        pane.keys("C-z")
+        pane.wait(r"Stopped\s+tool\.sh repl")
+        pane.wait(r"^agent\$ ?$")
+        # the tool and the agent's scudo that waits for it (scudo-confine's init stays up)
+        ps = tb.root("ps -eo stat=,args= | grep '[t]ool.sh repl' | grep -v scudo-confine").out
+        states = [l.split()[0] for l in ps.split("\n") if l.strip()]
+        assert len(states) == 2 and all(st.startswith("T") for st in states), ps
+        pane.type("jobs")
+        pane.wait(r"^\[1\]\+\s+Stopped\s+tool\.sh repl")
+        pane.type("fg")
+        pane.type("hello")
+        pane.wait(r"^tool-got-hello$")
+        pane.keys("C-d")
+        pane.type("echo tool-rc=$?")
+        pane.wait(r"^tool-rc=0$")
+        pane.type("exit")
+        pane.wait(r"^\$ ?$")
+    finally:
+        pane.close()
+    assert wait_for(lambda: not tb.user_units("scudo-*"), 15), tb.user_units("scudo-*")
+
+
 def test_end_of_the_agent_stops_the_tool(tb, deleg):
     # the agent leaves the tool running in the background and ends: its sandbox goes, with it
     # the tool's caller, and the tool's unit is stopped
@@ -349,6 +401,18 @@ def test_what_the_tools_sandbox_refuses_reaches_the_agents_stderr(tb, deleg, bpf
     assert "resolve" in r.out, r
     assert re.search(r"^scudo: dns: refused name 'refused\.example' \(A\).*no rule allows it$", err, re.M), err
     assert "127.0.0.9" not in r.err and "refused.example" not in r.err, r
+
+
+def test_delegated_runs_own_lines_go_where_the_agents_log_target_says(tb, deleg):
+    # scudo's own lines in a delegated run (a hook's warning here) are the broker's to report,
+    # through the agent run's log.target (a file): the tool's stderr, which the agent reads as
+    # the tool's output, gets nothing of scudo's, and neither does the agent's
+    r = agent(tb, deleg, "e=$(tool.sh warn 2>&1 >/dev/null); echo \"rc=$? err=[$e]\"", name="quiet-agent.sh")
+    assert "rc=0 err=[]" in r.out, r
+    assert "tool-hook-warning" not in r.err, r
+    log = tb.root("cat /home/dev/deleg-agent-log").out
+    assert re.search(r"delegation for scudo-\S+: 'tool\.sh warn' warning: .*tool-hook-warning", log), log
+    assert "'tool.sh warn' delegated, exit status 0" in log, log
 
 
 def test_agent_denied_the_real_tool_still_delegates_it(tb, deleg):

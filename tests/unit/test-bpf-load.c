@@ -98,8 +98,8 @@ static void check_files(void) {
         insns = processed(log);
         /* a fifth of the network programs' bar: its walk along the path's components (bpf_loop)
          * is the kind of loop whose cost can multiply */
-        TAP_CHECK(k == 0 && insns > 0 && insns < INSNS_MAX / 5, "the file reporter loads: %d, %lu instructions processed",
-                  k, insns);
+        TAP_CHECK(k == 0 && insns > 0 && insns < INSNS_MAX / 5,
+                  "the file reporter loads: %d, %lu instructions processed", k, insns);
         link = k == 0 ? bpf_program__attach(skel->progs.scudo_file_exit) : NULL;
         TAP_CHECK(link, "the file reporter attaches to tp_btf/sys_exit");
         bpf_link__destroy(link);

@@ -33,7 +33,8 @@ static void test_round_trip(void) {
 
         TAP_CHECK(broker_context_write(UNIT, &plan, &fd) == 0, "the context is written");
         int seals = fcntl(fd, F_GET_SEALS);
-        TAP_CHECK(seals >= 0 && (seals & F_SEAL_WRITE) && (seals & F_SEAL_SEAL), "and sealed against change");
+        TAP_CHECK(seals >= 0 && (seals & F_SEAL_WRITE) && (seals & F_SEAL_SEAL),
+                  "and sealed against change");
         TAP_CHECK(write(fd, "x", 1) < 0, "a write to it fails");
         TAP_CHECK(broker_context_read(fd, &c) == 0, "it is read back");
         TAP_STREQ(c.delegation.caller_unit, UNIT, "the caller's unit");
@@ -71,7 +72,8 @@ static void test_refused(void) {
         static const char two[] = "U" UNIT "\0U" UNIT;
         TAP_CHECK(context_of(two, sizeof(two)) == -EBADMSG, "one with two units is refused");
         static const char badunit[] = "Uscudo-x.service";
-        TAP_CHECK(context_of(badunit, sizeof(badunit)) == -EBADMSG, "a name that is no sandbox's unit is refused");
+        TAP_CHECK(context_of(badunit, sizeof(badunit)) == -EBADMSG,
+                  "a name that is no sandbox's unit is refused");
         static const char relative[] = "U" UNIT "\0Whome/u";
         TAP_CHECK(context_of(relative, sizeof(relative)) == -EBADMSG, "a relative path is refused");
         static const char kind[] = "U" UNIT "\0X/home";

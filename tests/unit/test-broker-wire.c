@@ -78,7 +78,8 @@ static void test_parse(void) {
         b[sizeof(BrokerHeader) + 4] = (char) 0xff;
         TAP_CHECK(parse(b, size, 3, &reason) == -EBADMSG && strstr(reason, "UTF-8"),
                   "an argument that is not UTF-8: refused");
-        TAP_CHECK(parse(b, 10, 3, &reason) == -EBADMSG && strstr(reason, "shorter"), "a short header: refused");
+        TAP_CHECK(parse(b, 10, 3, &reason) == -EBADMSG && strstr(reason, "shorter"),
+                  "a short header: refused");
         free(b);
         free(m);
 

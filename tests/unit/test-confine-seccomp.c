@@ -73,17 +73,23 @@ int main(void) {
                 return tap_done();
 
         TAP_CHECK(res[SETUP] == 0, "the filter installs (errno %d)", res[SETUP]);
-        TAP_CHECK(res[PRIO_BY_USER] == EPERM, "setpriority(PRIO_USER) refused (errno %d)", res[PRIO_BY_USER]);
-        TAP_CHECK(res[PRIO_BY_PGRP] == EPERM, "setpriority(PRIO_PGRP) refused (errno %d)", res[PRIO_BY_PGRP]);
-        TAP_CHECK(res[PRIO_OF_SELF] == 0, "setpriority(PRIO_PROCESS, 0) allowed (errno %d)", res[PRIO_OF_SELF]);
-        TAP_CHECK(res[IOPRIO_BY_USER] == EPERM, "ioprio_set(IOPRIO_WHO_USER) refused (errno %d)", res[IOPRIO_BY_USER]);
-        TAP_CHECK(res[IOPRIO_BY_PGRP] == EPERM, "ioprio_set(IOPRIO_WHO_PGRP) refused (errno %d)", res[IOPRIO_BY_PGRP]);
-        TAP_CHECK(res[IOPRIO_OF_SELF] == 0, "ioprio_set(IOPRIO_WHO_PROCESS, 0) allowed (errno %d)", res[IOPRIO_OF_SELF]);
-        TAP_CHECK(res[PRLIMIT_SET_OTHER] == EPERM, "prlimit64 setting another pid's limit refused (errno %d)",
-                  res[PRLIMIT_SET_OTHER]);
+        TAP_CHECK(res[PRIO_BY_USER] == EPERM, "setpriority(PRIO_USER) refused (errno %d)",
+                  res[PRIO_BY_USER]);
+        TAP_CHECK(res[PRIO_BY_PGRP] == EPERM, "setpriority(PRIO_PGRP) refused (errno %d)",
+                  res[PRIO_BY_PGRP]);
+        TAP_CHECK(res[PRIO_OF_SELF] == 0, "setpriority(PRIO_PROCESS, 0) allowed (errno %d)",
+                  res[PRIO_OF_SELF]);
+        TAP_CHECK(res[IOPRIO_BY_USER] == EPERM, "ioprio_set(IOPRIO_WHO_USER) refused (errno %d)",
+                  res[IOPRIO_BY_USER]);
+        TAP_CHECK(res[IOPRIO_BY_PGRP] == EPERM, "ioprio_set(IOPRIO_WHO_PGRP) refused (errno %d)",
+                  res[IOPRIO_BY_PGRP]);
+        TAP_CHECK(res[IOPRIO_OF_SELF] == 0, "ioprio_set(IOPRIO_WHO_PROCESS, 0) allowed (errno %d)",
+                  res[IOPRIO_OF_SELF]);
+        TAP_CHECK(res[PRLIMIT_SET_OTHER] == EPERM,
+                  "prlimit64 setting another pid's limit refused (errno %d)", res[PRLIMIT_SET_OTHER]);
         TAP_CHECK(res[PRLIMIT_SET_SELF] == 0, "prlimit64 setting its own limit allowed (errno %d)",
                   res[PRLIMIT_SET_SELF]);
-        TAP_CHECK(res[PRLIMIT_READ_OTHER] == 0, "prlimit64 reading another process's limit allowed (errno %d)",
-                  res[PRLIMIT_READ_OTHER]);
+        TAP_CHECK(res[PRLIMIT_READ_OTHER] == 0,
+                  "prlimit64 reading another process's limit allowed (errno %d)", res[PRLIMIT_READ_OTHER]);
         return tap_done();
 }

@@ -78,39 +78,43 @@ int main(void) {
               "[remote \"origin\"]\n\turl = https://x-access-token:s3cr3t@github.com/o/r.git\n"
               "\tfetch = +refs/heads/*:refs/remotes/origin/*\n", 1,
               L("s3cr3t"), L("fetch = +refs/heads/*:refs/remotes/origin/*"));
-        check("a proxy with a password", "[http]\n\tproxy = http://u:pw123@proxy:3128\n", 1, L("pw123"), NULL);
+        check("a proxy with a password", "[http]\n\tproxy = http://u:pw123@proxy:3128\n", 1, L("pw123"),
+              NULL);
         check("a token under any name", "[alias]\n\tx = !curl -H 'x: glpat-abcdefghij0123456789' h\n", 1,
               L("glpat-"), NULL);
         check("a continued value",
               "[http]\n\textraHeader = Authorization: \\\n  Bearer abc\n[core]\n\tbare = false\n", 1,
               L("Bearer", "Authorization"), L("[core]\n\tbare = false\n"));
         check("a continued value hiding a token on its second line",
-              "[alias]\n\tx = !echo \\\nghp_0123456789abcdefghijABCDEFGHIJ012345\n[core]\n\tbare = false\n", 1,
-              L("ghp_"), L("bare = false"));
+              "[alias]\n\tx = !echo \\\nghp_0123456789abcdefghijABCDEFGHIJ012345\n[core]\n\tbare = false\n",
+              1, L("ghp_"), L("bare = false"));
         check("an entry on the header's line",
               "[credential] helper = store --file /x\n[core] editor = vim\n", 1,
               L("store"), L("[core] editor = vim"));
         check("the old subsection form", "[http.Example]\n\textraheader = X: y\n\tx = 1\n", 1,
               L("X: y"), L("[http.Example]", "x = 1"));
         check("a URL is no old-form subsection", "[http.https://h/]\n\tx = 1\n", 2, L("x = 1"), NULL);
-        check("a comment with a token", "# ghp_0123456789abcdefghijABCDEFGHIJ012345\n[core]\n\tbare = false\n", 1,
-              L("ghp_"), L("bare = false"));
+        check("a comment with a token",
+              "# ghp_0123456789abcdefghijABCDEFGHIJ012345\n[core]\n\tbare = false\n", 1, L("ghp_"),
+              L("bare = false"));
         check("a bad header hides its section",
-              "[core\n\tpassword_free = ghp_0123456789abcdefghijABCDEFGHIJ012345\n\tx = y\n[user]\n\tname = Dev\n", 3,
-              L("ghp_", "x = y"), L("[user]\n\tname = Dev\n"));
+              "[core\n\tpassword_free = ghp_0123456789abcdefghijABCDEFGHIJ012345\n\tx = y\n[user]\n\tname = "
+              "Dev\n",
+              3, L("ghp_", "x = y"), L("[user]\n\tname = Dev\n"));
         check("an open quote is not git's syntax", "[core]\n\tx = \"open\n\ty = z\n", 1, L("open"),
               L("y = z"));
         check("quoted ; and # are no comment",
               "[alias]\n\tl = \"!git log --format='%h #%s'; echo\"\n", 0, NULL, L("%h #%s'; echo"));
         check("no final newline", "[core]\n\teditor = vim", 0, NULL, L("editor = vim"));
-        check("a token split by quotes", "[alias]\n\tx = \"gh\"\"p_0123456789abcdefghijABCDEFGHIJ012345\"\n", 1,
-              L("0123456789abcdefghij"), NULL);
+        check("a token split by quotes", "[alias]\n\tx = \"gh\"\"p_0123456789abcdefghijABCDEFGHIJ012345\"\n",
+              1, L("0123456789abcdefghij"), NULL);
         check("a token split by a continued line",
               "[alias]\n\tx = gh\\\np_0123456789abcdefghijABCDEFGHIJ012345\n[core]\n\tbare = false\n", 1,
               L("0123456789abcdefghij"), L("bare = false"));
         check("a key that is a token is not named",
               "[x]\n\tsk-abcdefghijklmnopqrstu1 = 1\n", 1, L("sk-abc"), L("an entry removed"));
-        check("an entry before any section", "x = 1\n[core]\n\tbare = true\n", 1, L("x = 1"), L("bare = true"));
+        check("an entry before any section", "x = 1\n[core]\n\tbare = true\n", 1, L("x = 1"),
+              L("bare = true"));
 
         /* Includes: their paths as git reads them, whatever the quoting. */
         GitConfigFiltered f = run("[include]\n\tpath = ~/.gitconfig.local\n"

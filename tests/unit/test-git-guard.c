@@ -60,7 +60,8 @@ static void test_made_and_removed(void) {
         _cleanup_free_ char *d = dir_in_root("plain");
         _cleanup_(plan_freep) Plan *p = plan_for(d, d, NULL);
         GitGuard g;
-        TAP_CHECK(git_guard_acquire(p, &g) == 0 && g.n == 1, "a writable start directory without .git gets one");
+        TAP_CHECK(git_guard_acquire(p, &g) == 0 && g.n == 1,
+                  "a writable start directory without .git gets one");
         TAP_CHECK(is_dir(d, ".git"), "... an empty directory, there while the run goes on");
         git_guard_release(&g);
         TAP_CHECK(!exists(d, ".git"), "... and gone when the run ends");
@@ -70,7 +71,8 @@ static void test_repository_left_alone(void) {
         _cleanup_free_ char *d = dir_in_root("repo");
         _cleanup_free_ char *git = path_join(d, ".git");
         _cleanup_free_ char *head = path_join(git, "HEAD");
-        TAP_CHECK(git && head && mkdir(git, 0755) == 0 && close(creat(head, 0644)) == 0, "a repository to start in");
+        TAP_CHECK(git && head && mkdir(git, 0755) == 0 && close(creat(head, 0644)) == 0,
+                  "a repository to start in");
         _cleanup_(plan_freep) Plan *p = plan_for(d, d, NULL);
         GitGuard g;
         TAP_CHECK(git_guard_acquire(p, &g) == 0 && g.n == 0, "an existing repository gets no placeholder");
@@ -101,7 +103,8 @@ static void test_not_removed_when_not_empty(void) {
         _cleanup_free_ char *git = path_join(d, ".git");
         TAP_CHECK(git && mkdir(git, 0755) < 0 && errno == EEXIST, "it is there");
         _cleanup_free_ char *inside = path_join(git, "HEAD");
-        TAP_CHECK(inside && close(creat(inside, 0644)) == 0, "someone outside makes a repository in it meanwhile");
+        TAP_CHECK(inside && close(creat(inside, 0644)) == 0,
+                  "someone outside makes a repository in it meanwhile");
         git_guard_release(&g);
         TAP_CHECK(exists(git, "HEAD"), "... which the end of the run leaves alone");
 }
@@ -112,12 +115,14 @@ static void test_where_it_applies(void) {
         TAP_CHECK(sub && mkdir(sub, 0755) == 0, "a start directory below a writable one");
         _cleanup_(plan_freep) Plan *above = plan_for(sub, top, NULL);
         GitGuard g;
-        TAP_CHECK(git_guard_acquire(above, &g) == 0 && g.n == 2 && is_dir(top, ".git") && is_dir(sub, ".git"),
+        TAP_CHECK(git_guard_acquire(above, &g) == 0 && g.n == 2 && is_dir(top, ".git") &&
+                          is_dir(sub, ".git"),
                   "the start directory and the writable directory above it get one each");
         git_guard_release(&g);
 
         _cleanup_(plan_freep) Plan *ro = plan_for(sub, NULL, sub);
-        TAP_CHECK(git_guard_acquire(ro, &g) == 0 && g.n == 0 && !exists(sub, ".git"), "a read-only one gets none");
+        TAP_CHECK(git_guard_acquire(ro, &g) == 0 && g.n == 0 && !exists(sub, ".git"),
+                  "a read-only one gets none");
         git_guard_release(&g);
 
         _cleanup_free_ char *other = dir_in_root("other");

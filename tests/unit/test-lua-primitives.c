@@ -84,32 +84,37 @@ typedef struct Case {
 /* Text, at every size. */
 static const Case cases[] = {
         /* ~ and ${NAME} */
-        { "expand: text before a variable", "return show(text.expand('/' .. X .. '/${P}/x', '/h', get, { P = Y }))",
-          "/$X/$Y/x|false" },
-        { "expand: a long value", "return show(text.expand('${P}:' .. X, '/h', get, { P = Y }))", "$Y:$X|false" },
+        { "expand: text before a variable",
+          "return show(text.expand('/' .. X .. '/${P}/x', '/h', get, { P = Y }))", "/$X/$Y/x|false" },
+        { "expand: a long value", "return show(text.expand('${P}:' .. X, '/h', get, { P = Y }))",
+          "$Y:$X|false" },
         { "expand: variables and text in turn",
           "return show(text.expand(X .. '${A}' .. X .. '${B}${A}' .. Y, '/h', get, { A = Y, B = X }))",
           "$X$Y$X$X$Y$Y|false" },
-        { "expand: ~ and a long home", "return show(text.expand('~/' .. X .. '/${P}', '/home/' .. Y, get, { P = 'v' }))",
+        { "expand: ~ and a long home",
+          "return show(text.expand('~/' .. X .. '/${P}', '/home/' .. Y, get, { P = 'v' }))",
           "/home/$Y/$X/v|false" },
         { "expand: a derived variable",
           "return show(text.expand(X .. '${P}', '/h', get, { P = { Y, true } }))", "$X$Y|true" },
         { "expand: a variable with neither value nor reason is empty",
           "return show(text.expand(X .. '${P}' .. Y, '/h', get, { P = { nil, false } }))", "$X$Y|false" },
         { "expand: a variable without a value drops the whole",
-          "return show(text.expand(X .. '${P}' .. Y, '/h', get, { P = { nil, false, 'no P' } }))", "nil|no P" },
+          "return show(text.expand(X .. '${P}' .. Y, '/h', get, { P = { nil, false, 'no P' } }))",
+          "nil|no P" },
         { "expand: an unterminated ${", "return show(text.expand(X .. '${' .. Y, '/h', get, {}))",
           "nil|unterminated ${" },
         { "expand: a value holding ${ is refused",
           "return show(text.expand(X .. '${P}', '/h', get, { P = '${Q}' }))", "nil|unterminated ${" },
         { "expand: no variable", "return show(text.expand(X, '/h', get, {}))", "$X|false" },
         { "expand_path: relative, joined to the base",
-          "return show(text.expand_path(X .. '/${P}', '/h', get, { P = Y }, '/base/' .. Y))", "/base/$Y/$X/$Y|true" },
-        { "expand_path: a base ending in /", "return show(text.expand_path(X, '/h', get, {}, '/' .. Y .. '/'))",
-          "/$Y/$X|true" },
-        { "expand_path: absolute", "return show(text.expand_path('/' .. X .. '${P}', '/h', get, { P = Y }, '/b'))",
-          "/$X$Y|false" },
-        { "expand_path: ~", "return show(text.expand_path('~/' .. X, '/' .. Y, get, {}, '/b'))", "/$Y/$X|false" },
+          "return show(text.expand_path(X .. '/${P}', '/h', get, { P = Y }, '/base/' .. Y))",
+          "/base/$Y/$X/$Y|true" },
+        { "expand_path: a base ending in /",
+          "return show(text.expand_path(X, '/h', get, {}, '/' .. Y .. '/'))", "/$Y/$X|true" },
+        { "expand_path: absolute",
+          "return show(text.expand_path('/' .. X .. '${P}', '/h', get, { P = Y }, '/b'))", "/$X$Y|false" },
+        { "expand_path: ~", "return show(text.expand_path('~/' .. X, '/' .. Y, get, {}, '/b'))",
+          "/$Y/$X|false" },
 
         /* globs */
         { "fnmatch: literals and '*'",
@@ -134,22 +139,25 @@ static const Case cases[] = {
           "{$X=a URL with a password}" },
 
         /* paths */
-        { "clean_path", "return show(text.clean_path('//' .. X .. '/./' .. Y .. '//.'), text.clean_path('/' .. X))",
+        { "clean_path",
+          "return show(text.clean_path('//' .. X .. '/./' .. Y .. '//.'), text.clean_path('/' .. X))",
           "/$X/$Y|/$X" },
-        { "clean_path: many components", "return show(text.clean_path(('/' .. X):rep(3) .. '/'))", "/$X/$X/$X" },
+        { "clean_path: many components", "return show(text.clean_path(('/' .. X):rep(3) .. '/'))",
+          "/$X/$X/$X" },
         { "join", "return show(text.join(X, Y), text.join(X .. '/', Y), text.join(X, '/' .. Y))",
           "$X/$Y|$X/$Y|/$Y" },
         { "ancestors", "return show(text.ancestors('/' .. X .. '//' .. Y .. '/z/'))",
           "[/,/$X,/$X/$Y,/$X/$Y/z]" },
         { "first_related",
-          "return show(text.first_related('/' .. X, { { '/' .. Y, true }, { '/' .. X .. '/' .. Y, false } }), "
-          "text.first_related('/' .. X .. '/' .. Y, { { '/' .. X, true } }), "
-          "text.first_related('/' .. X .. Y, { { '/' .. X, true } }))",
+          "return show(text.first_related('/' .. X, { { '/' .. Y, true }, { '/' .. X .. '/' .. Y, false } "
+          "}), text.first_related('/' .. X .. '/' .. Y, { { '/' .. X, true } }), text.first_related('/' .. "
+          "X .. Y, { { '/' .. X, true } }))",
           "2|1|nil" },
 
         /* command lines */
         { "command_matches: a pattern with words",
-          "return show(text.command_matches('tool ' .. X .. ' ' .. Y, 'tool', { 'tool', '-v', X, '--long', Y }))",
+          "return show(text.command_matches('tool ' .. X .. ' ' .. Y, 'tool', { 'tool', '-v', X, '--long', "
+          "Y }))",
           "true|line" },
         { "command_matches: '--' ends the options",
           "return show(text.command_matches(X .. ' ' .. Y, X, { X, '--', Y }))", "false|line" },
@@ -174,7 +182,8 @@ static const Case cases[] = {
         { "unit.text: long elements", "return show(unit.text({ X, X, Y, X }))", "$X $X $Y $X" },
         { "unit.text: a table after long elements", "return show(unit.text({ X, Y, {} }))",
           "nil|a list may not hold tables" },
-        { "unit.check: a list", "return show(unit.check('Description', { X, 'b', Y }))", "$X b $Y", 0, 2046 },
+        { "unit.check: a list", "return show(unit.check('Description', { X, 'b', Y }))", "$X b $Y", 0,
+          2046 },
         { "unit.check: a list too long", "return show(unit.check('Description', { X, 'b', Y }))",
           "nil|unit.Description: value longer than 4096 bytes", 2047 },
         { "unit.set: a list from a hook",
@@ -183,35 +192,38 @@ static const Case cases[] = {
         { "unit.set: a list too long from a hook",
           "return hook(function() scudo.unit.set('Description', { X, 'b', Y, 'd' }) end)",
           "nil|hook: scudo.unit.set: unit.Description: value longer than 4096 bytes|{}", 2046 },
-        { "unit.check: a value refused quotes it whole",
-          "return show(unit.check('CPUWeight', X))", "~nil|bad value '$X' for unit property CPUWeight: expected ", 0,
-          4096 },
+        { "unit.check: a value refused quotes it whole", "return show(unit.check('CPUWeight', X))",
+          "~nil|bad value '$X' for unit property CPUWeight: expected ", 0, 4096 },
 
         /* the TOML decoder's strings and keys */
         { "toml: a basic string", "return show(toml.decode('k = \"' .. X .. '\"', 't'))", "{k=$X}" },
-        { "toml: a literal string", "return show(toml.decode(\"k = '\" .. X .. Y .. \"'\", 't'))", "{k=$X$Y}" },
+        { "toml: a literal string", "return show(toml.decode(\"k = '\" .. X .. Y .. \"'\", 't'))",
+          "{k=$X$Y}" },
         { "toml: a multi-line basic string with escapes",
-          "return show(toml.decode('k = \"\"\"\\n' .. X .. '\\\\n' .. Y .. '\\\\\\n   ' .. X .. '\"\"\"', 't'))",
+          "return show(toml.decode('k = \"\"\"\\n' .. X .. '\\\\n' .. Y .. '\\\\\\n   ' .. X .. '\"\"\"', "
+          "'t'))",
           "{k=$X\n$Y$X}" },
         { "toml: a multi-line literal string",
           "return show(toml.decode(\"k = '''\\n\" .. X .. '\\n' .. Y .. \"'''\", 't'))", "{k=$X\n$Y}" },
-        { "toml: \\u escapes", "return show(toml.decode('k = \"' .. ('\\\\u00E9'):rep(#W // 2) .. '\"', 't'))",
-          "{k=$W}" },
+        { "toml: \\u escapes",
+          "return show(toml.decode('k = \"' .. ('\\\\u00E9'):rep(#W // 2) .. '\"', 't'))", "{k=$W}" },
         { "toml: UTF-8 as written", "return show(toml.decode('k = \"' .. W .. '\"', 't'))", "{k=$W}" },
         { "toml: a bare key", "return show(toml.decode(X .. Y .. ' = 1', 't'))", "{$X$Y=1}" },
         { "toml: a quoted key", "return show(toml.decode('\"' .. X .. ' ' .. Y .. '\" = \"v\"', 't'))",
           "{$X $Y=v}" },
-        { "toml: a dotted key", "return show(toml.decode(X .. '.' .. Y .. ' = true', 't'))", "{$X={$Y=true}}" },
+        { "toml: a dotted key", "return show(toml.decode(X .. '.' .. Y .. ' = true', 't'))",
+          "{$X={$Y=true}}" },
         { "toml: a table header", "return show(toml.decode('[' .. X .. ']\\n' .. Y .. \" = 'v'\", 't'))",
           "{$X={$Y=v}}" },
         { "toml: arrays of tables",
           "return show(toml.decode('[[' .. X .. ']]\\nk = 1\\n[[' .. X .. ']]\\nk = 2', 't'))",
           "{$X=[{k=1},{k=2}]}" },
-        { "toml: an array of long strings", "return show(toml.decode('a = [\"' .. X .. '\", \"' .. Y .. '\"]', 't'))",
-          "{a=[$X,$Y]}" },
+        { "toml: an array of long strings",
+          "return show(toml.decode('a = [\"' .. X .. '\", \"' .. Y .. '\"]', 't'))", "{a=[$X,$Y]}" },
         { "toml: a duplicate long key", "return show(toml.decode(X .. ' = 1\\n' .. X .. ' = 2', 't'))",
           "nil|t:2:1: duplicate key '$X' (first defined at line 1)" },
-        { "toml: the line of a long key", "return show(toml.lines(toml.decode('\\n' .. X .. ' = 1', 't'))[X])", "2" },
+        { "toml: the line of a long key",
+          "return show(toml.lines(toml.decode('\\n' .. X .. ' = 1', 't'))[X])", "2" },
 };
 
 /* The failure return of every primitive (and a few successes beside them): once, with small
@@ -226,7 +238,8 @@ static const Case failures[] = {
         { "text.expand_path: empty", "return show(text.expand_path('${P}', '/h', get, { P = '' }, '/b'))",
           "nil|empty path" },
         { "text.expand_path: a variable without a value",
-          "return show(text.expand_path('${P}', '/h', get, { P = { nil, false, 'why' } }, '/b'))", "nil|why" },
+          "return show(text.expand_path('${P}', '/h', get, { P = { nil, false, 'why' } }, '/b'))",
+          "nil|why" },
         { "text.matching: a glob that is not a string", "return try(text.matching, { 1 }, { 'a' })",
           "error: text.matching: glob 1 is not a string" },
         { "text.matching: a name that is not a string", "return try(text.matching, { 'a' }, { 'a', 2 })",
@@ -250,7 +263,8 @@ static const Case failures[] = {
         { "text.clean_path: not a string", "return try(text.clean_path, {})", "~bad argument #1" },
         { "text.join: not a string", "return try(text.join, '/a', {})", "~bad argument #2" },
         { "text.ancestors: not a string", "return try(text.ancestors, nil)", "~bad argument #1" },
-        { "text.first_related: not a list", "return try(text.first_related, '/a', 'x')", "~bad argument #2" },
+        { "text.first_related: not a list", "return try(text.first_related, '/a', 'x')",
+          "~bad argument #2" },
         { "text.sha256: not a string", "return try(text.sha256, {})", "~bad argument #1" },
         { "text.sha256", "return show(text.sha256('abc'))",
           "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
@@ -258,22 +272,25 @@ static const Case failures[] = {
         { "text.distance", "return show(text.distance('kitten', 'sitting'))", "3" },
 
         /* scudo.tables */
-        { "tables.sorted_keys: a key that is not a string", "return show(tables.sorted_keys({ 1, x = 2 }))", "nil" },
+        { "tables.sorted_keys: a key that is not a string", "return show(tables.sorted_keys({ 1, x = 2 }))",
+          "nil" },
         /* the order of Lua's own <, NUL bytes, prefixes and bytes over 127 included */
         { "tables.sorted_keys: as table.sort with <",
-          "local t = { ['a\\0b'] = 1, a = 1, ['a\\1'] = 1, A1 = 1, A = 1, ['A='] = 1, ['\\255'] = 1, [''] = 1, b = 1 }\n"
-          "local mine, lua = tables.sorted_keys(t), {}\n"
-          "for k in pairs(t) do lua[#lua + 1] = k end\n"
-          "table.sort(lua)\n"
-          "for i = 1, #lua do if mine[i] ~= lua[i] then return 'differs at ' .. i end end\n"
-          "return #mine == #lua and 'same' or 'not as many'", "same" },
+          "local t = { ['a\\0b'] = 1, a = 1, ['a\\1'] = 1, A1 = 1, A = 1, ['A='] = 1, ['\\255'] = 1, [''] = "
+          "1, b = 1 }\nlocal mine, lua = tables.sorted_keys(t), {}\nfor k in pairs(t) do lua[#lua + 1] = k "
+          "end\ntable.sort(lua)\nfor i = 1, #lua do if mine[i] ~= lua[i] then return 'differs at ' .. i end "
+          "end\nreturn #mine == #lua and 'same' or 'not as many'",
+          "same" },
         { "tables.merge: a key the schema lacks", "return try(tables.merge, {}, { zz = 1 }, KEYS)",
           "error: tables.merge: no such key 'zz'" },
-        { "tables.merge: onto a list that is not one", "return try(tables.merge, { l = 1 }, { l = { 1 } }, KEYS)",
+        { "tables.merge: onto a list that is not one",
+          "return try(tables.merge, { l = 1 }, { l = { 1 } }, KEYS)",
           "error: tables.merge: 'l' is not a list" },
-        { "tables.merge: onto a map that is not one", "return try(tables.merge, { m = 1 }, { m = { a = 1 } }, KEYS)",
+        { "tables.merge: onto a map that is not one",
+          "return try(tables.merge, { m = 1 }, { m = { a = 1 } }, KEYS)",
           "error: tables.merge: 'm' is not a map" },
-        { "tables.is_list and is_table", "return show(tables.is_list(1), tables.is_table({ 1 }), tables.is_table({}))",
+        { "tables.is_list and is_table",
+          "return show(tables.is_list(1), tables.is_table({ 1 }), tables.is_table({}))",
           "false|false|true" },
 
         /* scudo.toml */
@@ -283,7 +300,8 @@ static const Case failures[] = {
         { "toml.line_tables: before the first decode", "return show(toml.line_tables())", "nil" },
         { "toml.lines: a table the decoder did not make", "return show(toml.lines({}))", "nil" },
         { "toml.decode: not a string", "return try(toml.decode, {}, 't')", "~bad argument #1" },
-        { "toml.is_array and is_datetime", "return show(toml.is_array({}), toml.is_datetime(1))", "false|false" },
+        { "toml.is_array and is_datetime", "return show(toml.is_array({}), toml.is_datetime(1))",
+          "false|false" },
 
         /* scudo.sys */
         { "sys.readfile: missing", "return show(sys.readfile(T .. '/none', 10))",
@@ -293,26 +311,32 @@ static const Case failures[] = {
         { "sys.readfile: too large", "return show(sys.readfile(T .. '/file', 3))",
           "nil|$T/file: too large (the limit is 3 bytes)|27" },
         { "sys.readfile: a file", "return show(sys.readfile(T .. '/file', 100))", "contents\n" },
-        { "sys.readfile: a NUL byte", "return try(sys.readfile, T .. '\\0x', 10)", "~path contains a NUL byte" },
+        { "sys.readfile: a NUL byte", "return try(sys.readfile, T .. '\\0x', 10)",
+          "~path contains a NUL byte" },
         { "sys.listdir: missing", "return show(sys.listdir(T .. '/none'))",
           "nil|$T/none: No such file or directory|2" },
         { "sys.listdir: missing, missing_ok", "return show(sys.listdir(T .. '/none', true))", "nil" },
-        { "sys.listdir: a file", "return show(sys.listdir(T .. '/file'))", "nil|$T/file: Not a directory|20" },
+        { "sys.listdir: a file", "return show(sys.listdir(T .. '/file'))",
+          "nil|$T/file: Not a directory|20" },
         { "sys.listdir", "return show(sys.listdir(T))", "[42,dir,file]" },
-        { "sys.stat: missing", "return show(sys.stat(T .. '/none'))", "nil|$T/none: No such file or directory|2" },
-        { "sys.lstat: missing", "return show(sys.lstat(T .. '/none'))", "nil|$T/none: No such file or directory|2" },
+        { "sys.stat: missing", "return show(sys.stat(T .. '/none'))",
+          "nil|$T/none: No such file or directory|2" },
+        { "sys.lstat: missing", "return show(sys.lstat(T .. '/none'))",
+          "nil|$T/none: No such file or directory|2" },
         { "sys.realpath: missing", "return show(sys.realpath(T .. '/none'))",
           "nil|$T/none: No such file or directory|2" },
         { "sys.canonical: relative", "return show(sys.canonical('rel'))",
           "nil|'rel' is not an absolute path (or holds control characters)|22" },
-        { "sys.canonical: too long", "return show(select(3, sys.canonical(('/' .. ('x'):rep(200)):rep(30))))", "36" },
+        { "sys.canonical: too long",
+          "return show(select(3, sys.canonical(('/' .. ('x'):rep(200)):rep(30))))", "36" },
 
         /* scudo.trust */
         { "trust.check: a store that is a directory", "return show(trust.check(T, '/x', ('0'):rep(64)))",
           "nil|$T: Is a directory" },
-        { "trust.check: a store that is not there", "return show(trust.check(T .. '/none', '/x', ('0'):rep(64)))",
-          "false" },
-        { "trust.entries: a store that is a directory", "return show(trust.entries(T))", "nil|$T: Is a directory" },
+        { "trust.check: a store that is not there",
+          "return show(trust.check(T .. '/none', '/x', ('0'):rep(64)))", "false" },
+        { "trust.entries: a store that is a directory", "return show(trust.entries(T))",
+          "nil|$T: Is a directory" },
         { "trust.store", "return show(type(trust.store()))", "string" },
 
         /* scudo.engine */
@@ -321,9 +345,11 @@ static const Case failures[] = {
         { "engine.load: binary chunks are refused", "return show(engine.load('\\27Lua', '=chunk', {}))",
           "~nil|attempt to load a binary chunk" },
         { "engine.budgeted_call: an error",
-          "return show(clean(engine.budgeted_call('lbl', {}, function() error('boom', 0) end)))", "nil|lbl: boom" },
+          "return show(clean(engine.budgeted_call('lbl', {}, function() error('boom', 0) end)))",
+          "nil|lbl: boom" },
         { "engine.budgeted_call: a configuration error",
-          "return show(clean(engine.budgeted_call('lbl', {}, function() engine.raise('bad') end)))", "nil|lbl: bad" },
+          "return show(clean(engine.budgeted_call('lbl', {}, function() engine.raise('bad') end)))",
+          "nil|lbl: bad" },
         { "engine.budgeted_call: the results",
           "return show(engine.budgeted_call('lbl', {}, function() return 1, X end))", "true|1|$X" },
         { "engine.budgeted_call: user code may not start user code",
@@ -336,14 +362,15 @@ static const Case failures[] = {
         /* scudo, scudo.fs, scudo.net, scudo.unit, scudo.path */
         { "scudo.warn: outside user code", "return try(scudo.warn, 'x')",
           "error: scudo.warn: only available while a profile file or a hook runs" },
-        { "scudo.warn: empty", "return hook(function() scudo.warn('') end)", "nil|hook: bad argument #1 to 'warn' (empty or too long)|{}" },
+        { "scudo.warn: empty", "return hook(function() scudo.warn('') end)",
+          "nil|hook: bad argument #1 to 'warn' (empty or too long)|{}" },
         { "scudo.warn", "return hook(function() scudo.warn(X) end)", "true|nil|{}" },
         { "scudo.fs.write: from a hook", "return hook(function() scudo.fs.write(X) end)", "true|nil|[$X]" },
         { "scudo.fs.write: not in a hook",
           "return show(clean(engine.budgeted_call('file', { phase = 'load', edits = {}, warnings = {} }, "
           "function() scudo.fs.write('/x') end)))",
-          "nil|file: scudo.fs.write: only a hook can change the plan; a profile file states it in the profile's "
-          "keys" },
+          "nil|file: scudo.fs.write: only a hook can change the plan; a profile file states it in the "
+          "profile's keys" },
         { "scudo.fs.read, hide, deny: a NUL byte", "return hook(function() scudo.fs.deny('a\\0b') end)",
           "nil|hook: bad argument #1 to 'deny' (holds a NUL byte)|{}" },
         { "scudo.net.check: a bad rule", "return show(scudo.net.check('not a rule'))",
@@ -357,7 +384,8 @@ static const Case failures[] = {
           "true|nil|[example.com:443]" },
         { "scudo.unit.check: not a finite number", "return show(scudo.unit.check('Description', 0/0))",
           "nil|unit.Description: not a finite number" },
-        { "scudo.unit.check: a nested list", "return show(scudo.unit.check('Description', { 'a', { 'x' } }))",
+        { "scudo.unit.check: a nested list",
+          "return show(scudo.unit.check('Description', { 'a', { 'x' } }))",
           "nil|unit.Description: a list may not hold tables" },
         { "scudo.unit.check: a NUL byte", "return show(scudo.unit.check('Description', 'a\\0b'))",
           "nil|unit.Description: holds a NUL byte" },
@@ -366,7 +394,8 @@ static const Case failures[] = {
         { "scudo.unit.check: an unknown property", "return show(scudo.unit.check('MemoryMaks', '1G'))",
           "nil|unknown unit property 'MemoryMaks' (did you mean 'MemoryMax'?)" },
         { "scudo.unit.check: a bad name", "return try(scudo.unit.check, '', 'x')", "~bad argument #1" },
-        { "scudo.unit.check: values", "return show(scudo.unit.check('PrivateTmp', false), "
+        { "scudo.unit.check: values",
+          "return show(scudo.unit.check('PrivateTmp', false), "
           "scudo.unit.check('CPUWeight', 50), scudo.unit.check('Description', { 'a', 1.5, true }))",
           "no|50|a 1.5 yes" },
         { "scudo.unit.text: a function", "return show(scudo.unit.text(function() end))",
@@ -376,14 +405,18 @@ static const Case failures[] = {
         { "scudo.unit.set: not a finite number",
           "return hook(function() scudo.unit.set('Description', 0/0) end)",
           "nil|hook: scudo.unit.set: unit.Description: not a finite number|{}" },
-        { "scudo.path.lookup: no markers", "return try(scudo.path.lookup, {}, '/')", "~needs 1 to 64 marker names" },
+        { "scudo.path.lookup: no markers", "return try(scudo.path.lookup, {}, '/')",
+          "~needs 1 to 64 marker names" },
         { "scudo.path.lookup: '..'", "return try(scudo.path.lookup, { '../x' }, '/')",
           "~a marker is a relative name without '..'" },
         { "scudo.path.lookup: an empty marker in a list", "return try(scudo.path.lookup, { 'a', '' }, '/')",
           "error: scudo.path.lookup: marker 2 is not a name of 1 to 255 bytes without NUL" },
-        { "scudo.path.lookup: a relative start", "return try(scudo.path.lookup, 'x', 'rel')", "~must be absolute" },
-        { "scudo.path.lookup: nothing found", "return show(scudo.path.lookup({ 'no-such-marker' }, T))", "nil" },
-        { "scudo.path.lookup: a marker that is a number", "return show(scudo.path.lookup(42, T .. '/dir'))", "$T" },
+        { "scudo.path.lookup: a relative start", "return try(scudo.path.lookup, 'x', 'rel')",
+          "~must be absolute" },
+        { "scudo.path.lookup: nothing found", "return show(scudo.path.lookup({ 'no-such-marker' }, T))",
+          "nil" },
+        { "scudo.path.lookup: a marker that is a number", "return show(scudo.path.lookup(42, T .. '/dir'))",
+          "$T" },
         { "scudo.path.lookup: a marker that is a number, in a list",
           "return try(scudo.path.lookup, { 'x', 42 }, T .. '/dir')",
           "error: scudo.path.lookup: marker 2 is not a string" },
@@ -409,11 +442,12 @@ static const Case failures[] = {
           "    bad[#bad + 1] = g .. ':' .. tostring(r)\n"
           "  end\n"
           "end\n"
-          "return show(#bad, bad[1])", "0|nil", .memory = 2 << 20 },
+          "return show(#bad, bad[1])",
+          "0|nil", .memory = 2 << 20 },
         { "scudo.path.lookup: outside user code, without a start", "return try(scudo.path.lookup, 'x')",
           "error: scudo.path.lookup: only available while a profile file or a hook runs" },
-        { "scudo.path.exists", "return show(scudo.path.exists(T .. '/file'), scudo.path.exists(T .. '/none'))",
-          "true|false" },
+        { "scudo.path.exists",
+          "return show(scudo.path.exists(T .. '/file'), scudo.path.exists(T .. '/none'))", "true|false" },
 };
 
 static char scratch[256];
@@ -527,7 +561,8 @@ _printf_(1, 2) static void expect_why(const char *fmt, ...) {
 /* Runs f(arg, sizes[i]) for each of the n sizes in one child, and fills ok[i]: whether each
  * held. A size the child did not get to (it died) did not. Returns whether the child ended
  * well after them (exit status 0: no leak, no sanitizer report). */
-static bool isolated(void (*f)(const void *, size_t), const void *arg, const size_t *sizes, size_t n, bool *ok) {
+static bool isolated(void (*f)(const void *, size_t), const void *arg, const size_t *sizes, size_t n,
+                     bool *ok) {
         int fds[2];
 
         fflush(stdout);
@@ -592,11 +627,14 @@ static void check_case(const void *arg, size_t n) {
                 const char *got = lua_tolstring(L, -1, &gl);
                 bool contains = c->expect[0] == '~';
                 char *want = expand_template(c->expect + contains, run.text, &el);
-                bool ok = contains ? memmem(got, gl, want, el) != NULL : gl == el && memcmp(got, want, gl) == 0;
+                bool ok = contains ? memmem(got, gl, want, el) != NULL :
+                                     gl == el && memcmp(got, want, gl) == 0;
                 size_t d = 0;
                 while (d < gl && d < el && got[d] == want[d])
                         d++;
-                EXPECT(ok, "got %zu bytes, expected %zu%s; they differ at byte %zu: got '%.80s', expected '%.80s'",
+                EXPECT(ok,
+                       "got %zu bytes, expected %zu%s; they differ at byte %zu: got '%.80s', expected "
+                       "'%.80s'",
                        gl, el, contains ? " within" : "", d, got + d, want + d);
                 free(want);
                 lua_pop(L, 1);
@@ -808,7 +846,8 @@ static void test_hook(void) {
 
         for (size_t n = B - 2; n <= B + 2; n++)
                 TAP_CHECK(isolated1(check_hook, NULL, n),
-                          "a hook: scudo.unit.text and scudo.unit.set of a list with elements of %zu bytes", n);
+                          "a hook: scudo.unit.text and scudo.unit.set of a list with elements of %zu bytes",
+                          n);
         unlink(pt_path("etc/config.d/h.lua"));
 }
 
@@ -843,7 +882,9 @@ static void test_long_path(void) {
 
         for (size_t n = B - 2; n <= 2 * B + 2; n += B / 2)
                 TAP_CHECK(isolated1(check_long_path, NULL, n),
-                          "%zu bytes of text before ${PWD}: the path in the plan is the text and the directory", n);
+                          "%zu bytes of text before ${PWD}: the path in the plan is the text and the "
+                          "directory",
+                          n);
         unlink(pt_path("etc/config.toml"));
 }
 

@@ -2,7 +2,8 @@
 /* User code (`.lua` profile files and hooks) against the environment it runs in
  * (lua/scudo/userenv.lua) and its budgets: loops, memory bombs, pcall trying to swallow the
  * budget error, the missing libraries, metatable and error-object tricks, time spent inside a
- * C function; and the primitives a hook changes the plan with. Each case is a file in config.d; `tool` is the command. */
+ * C function; and the primitives a hook changes the plan with. Each case is a file in config.d; `tool` is
+ * the command. */
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -91,20 +92,25 @@ static void test_budgets(void) {
         expect_error("pcall cannot swallow the budget error",
                      "while true do pcall(function() while true do end end) end", "instruction budget", 5);
         expect_error("xpcall with a handler that loops cannot either",
-                     "while true do xpcall(function() while true do end end, function() while true do end end) end",
+                     "while true do xpcall(function() while true do end end, function() while true do end "
+                     "end) end",
                      "instruction budget", 5);
         expect_error("error() in a to-be-closed variable does not either",
                      "local x <close> = setmetatable({}, { __close = function() while true do end end })\n"
                      "while true do end", "instruction budget", 5);
         expect_error("a memory bomb is stopped",
-                     "local t = {} while true do t[#t + 1] = string.rep('x', 65536) .. #t end", "memory limit", 5);
+                     "local t = {} while true do t[#t + 1] = string.rep('x', 65536) .. #t end",
+                     "memory limit", 5);
         expect_error("a memory bomb inside pcall is stopped too",
-                     "local keep = {} while true do pcall(function() keep[#keep + 1] = string.rep('y', 1 << 20) .. #keep end) end",
+                     "local keep = {} while true do pcall(function() keep[#keep + 1] = string.rep('y', 1 << "
+                     "20) .. #keep end) end",
                      "stopped", 5);
-        expect_error("an impossible string.rep is refused", "local s = string.rep('x', 1 << 40)", "too large", 5);
+        expect_error("an impossible string.rep is refused", "local s = string.rep('x', 1 << 40)",
+                     "too large", 5);
         expect_error("a huge string.rep hits the memory limit", "local s = string.rep('x', 1 << 30)",
                      "memory limit", 5);
-        expect_error("deep recursion is stopped", "local function f(n) return 1 + f(n + 1) end f(1)", "hook", 5);
+        expect_error("deep recursion is stopped", "local function f(n) return 1 + f(n + 1) end f(1)", "hook",
+                     5);
         expect_error("an error object whose __tostring loops is reported, not converted",
                      "error(setmetatable({}, { __tostring = function() while true do end end }))",
                      "error object is a table value", 5);
@@ -124,7 +130,8 @@ static void test_environment(void) {
                         snprintf(body, sizeof(body), "local ok = pcall(function() return %s end)\n"
                                  "if ok then scudo.fs.write('/escaped') end", absent[i]);
                 else
-                        snprintf(body, sizeof(body), "if %s ~= nil then scudo.fs.write('/escaped') end", absent[i]);
+                        snprintf(body, sizeof(body), "if %s ~= nil then scudo.fs.write('/escaped') end",
+                                 absent[i]);
                 snprintf(name, sizeof(name), "%s is not available to user code", absent[i]);
                 Plan *p = NULL;
                 char *err = NULL;
@@ -166,7 +173,8 @@ static void test_primitives(void) {
                           "scudo.fs.write: relative to the hook's file, origin file:line");
                 e = pt_find_path(p, "proj/secret");
                 TAP_CHECK(e && e->access == PATH_ACCESS_DENY, "scudo.fs.deny with a variable");
-                TAP_CHECK(p->network_filtered && strv_contains(p->net_allow, "example.com:443"), "scudo.net.allow");
+                TAP_CHECK(p->network_filtered && strv_contains(p->net_allow, "example.com:443"),
+                          "scudo.net.allow");
                 TAP_STREQ(pt_property(p, "MemoryMax"), "1G", "scudo.unit.set");
                 TAP_STREQ(pt_property(p, "PrivateTmp"), "no", "scudo.unit.set with a boolean");
                 e = pt_find_path(p, "proj/from-lookup");
@@ -178,7 +186,8 @@ static void test_primitives(void) {
 
         expect_error("scudo.unit.set checks the property", "scudo.unit.set('MemoryMaks', '1G')",
                      "did you mean 'MemoryMax'?", 5);
-        expect_error("scudo.net.allow checks the rule", "scudo.net.allow('not a rule')", "bad network rule", 5);
+        expect_error("scudo.net.allow checks the rule", "scudo.net.allow('not a rule')", "bad network rule",
+                     5);
         expect_error("scudo.fs.write refuses a NUL byte", "scudo.fs.write('a\\0b')", "NUL", 5);
         expect_error("a hook cannot queue changes without end",
                      "for i = 1, 20000 do scudo.fs.write('/x' .. i) end", "more than 10000 changes", 5);
@@ -186,7 +195,8 @@ static void test_primitives(void) {
         /* At load time the primitives cannot change a plan. */
         pt_write("etc/config.d/h.lua", "scudo.fs.write('/x')\nreturn {}\n");
         r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
-        TAP_CHECK(r < 0 && err && strstr(err, "only a hook can change the plan"), "no plan changes at load time");
+        TAP_CHECK(r < 0 && err && strstr(err, "only a hook can change the plan"),
+                  "no plan changes at load time");
         free(err);
         p = NULL;
 
@@ -196,14 +206,15 @@ static void test_primitives(void) {
         if (r < 0 && deadline_came_first(err, "instruction budget"))
                 TAP_SKIP("a looping profile file is stopped: its deadline came first on this busy machine");
         else
-                TAP_CHECK(r < 0 && err && strstr(err, "instruction budget"), "a looping profile file is stopped");
+                TAP_CHECK(r < 0 && err && strstr(err, "instruction budget"),
+                          "a looping profile file is stopped");
         free(err);
         p = NULL;
 
         /* A profile file returning something with metamethods is read raw. */
-        pt_write("etc/config.d/h.lua",
-                 "return setmetatable({ t = { match = { 'tool' }, unit = { MemoryMax = '5G' } } },\n"
-                 "  { __index = function() while true do end end, __pairs = function() while true do end end })\n");
+        pt_write("etc/config.d/h.lua", "return setmetatable({ t = { match = { 'tool' }, unit = { MemoryMax "
+                                       "= '5G' } } },\n  { __index = function() while true do end end, "
+                                       "__pairs = function() while true do end end })\n");
         r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
         TAP_CHECK(r >= 0 && pt_property(p, "MemoryMax") && strcmp(pt_property(p, "MemoryMax"), "5G") == 0,
                   "a returned table is copied raw, its metamethods never run");
@@ -227,7 +238,8 @@ static void test_project_lua(void) {
         p = NULL;
 
         /* Trusted: runs, hook included. */
-        pt_write("proj/.scudo.lua", "return { t = { match = { 'tool' }, hook = function() scudo.fs.write('w') end } }\n");
+        pt_write("proj/.scudo.lua",
+                 "return { t = { match = { 'tool' }, hook = function() scudo.fs.write('w') end } }\n");
         pt_trust("proj/.scudo.lua");
         r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
         TAP_CHECK(r >= 0 && pt_find_path(p, "proj/w"), "a trusted .scudo.lua and its hook apply");
@@ -236,9 +248,11 @@ static void test_project_lua(void) {
         p = NULL;
 
         /* Edited after trust: untrusted again. */
-        pt_write("proj/.scudo.lua", "return { t = { match = { 'tool' }, hook = function() scudo.fs.write('/') end } }\n");
+        pt_write("proj/.scudo.lua",
+                 "return { t = { match = { 'tool' }, hook = function() scudo.fs.write('/') end } }\n");
         r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
-        TAP_CHECK(r >= 0 && !pt_find_path(p, "proj/w") && !pt_find_path(p, "/"), "an edited file is untrusted again");
+        TAP_CHECK(r >= 0 && !pt_find_path(p, "proj/w") && !pt_find_path(p, "/"),
+                  "an edited file is untrusted again");
         plan_free(p);
         free(err);
         p = NULL;
@@ -249,7 +263,8 @@ static void test_project_lua(void) {
         pt_write("proj/hooks/h.lua", "scudo.fs.write('from-hook-file')\n");
         pt_trust("proj/.scudo.toml");
         r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
-        TAP_CHECK(r < 0 && err && strstr(err, "is not trusted"), "a hook file that is not trusted stops the run");
+        TAP_CHECK(r < 0 && err && strstr(err, "is not trusted"),
+                  "a hook file that is not trusted stops the run");
         free(err);
         p = NULL;
         pt_trust("proj/hooks/h.lua");
@@ -262,17 +277,19 @@ static void test_project_lua(void) {
 
 /* The Lua of a hook that reports, in the unit's Description, the entries of the plan it was
  * given under /x/, /y/ and /z/ (access=path,written,expanded) and the log target. */
-#define HOOK_REPORT                                                                             \
-        "function(ctx, plan)\n"                                                                 \
-        "  local t = {}\n"                                                                      \
-        "  for _, p in ipairs(plan.paths) do\n"                                                 \
-        "    if p.path:match('^/[xyz]/') or p.path:match('^/cfg') or p.path:match('^%${') or p.path:match('wbin') then\n" \
-        "      t[#t + 1] = p.access .. '=' .. p.path .. ',' .. tostring(p.written) .. ',' .. tostring(p.expanded)\n" \
-        "    end\n"                                                                             \
-        "  end\n"                                                                               \
-        "  table.sort(t)\n"                                                                     \
-        "  t[#t + 1] = 'log=' .. tostring(plan.log_target)\n"                                   \
-        "  scudo.unit.set('Description', table.concat(t, ';'))\n"                               \
+#define HOOK_REPORT \
+        "function(ctx, plan)\n" \
+        "  local t = {}\n" \
+        "  for _, p in ipairs(plan.paths) do\n" \
+        "    if p.path:match('^/[xyz]/') or p.path:match('^/cfg') or p.path:match('^%${') or " \
+        "p.path:match('wbin') then\n" \
+        "      t[#t + 1] = p.access .. '=' .. p.path .. ',' .. tostring(p.written) .. ',' .. " \
+        "tostring(p.expanded)\n" \
+        "    end\n" \
+        "  end\n" \
+        "  table.sort(t)\n" \
+        "  t[#t + 1] = 'log=' .. tostring(plan.log_target)\n" \
+        "  scudo.unit.set('Description', table.concat(t, ';'))\n" \
         "end"
 
 /* What hooks see of the plan, for a profile with hooks = { first, HOOK_REPORT } and the TOML
@@ -281,8 +298,8 @@ static void test_project_lua(void) {
 static char *hooks_see_env(const char *toml, const char *first, const char *const *env, Plan **ret_plan) {
         char *err = NULL;
         pt_write("etc/config.d/w.toml", "[t]\nmatch = [\"tool\"]\n%s", toml);
-        pt_write("etc/config.d/w.lua", "return { t = { hook = { function(ctx, plan) %s end, %s } } }\n", first,
-                 HOOK_REPORT);
+        pt_write("etc/config.d/w.lua", "return { t = { hook = { function(ctx, plan) %s end, %s } } }\n",
+                 first, HOOK_REPORT);
         int r = pt_resolve("proj", ARGV("tool"), env, ret_plan, &err);
         if (r < 0)
                 printf("#   error: %s\n", err ?: "(none)");
@@ -292,7 +309,8 @@ static char *hooks_see_env(const char *toml, const char *first, const char *cons
 }
 
 static char *hooks_see(const char *toml, const char *first, Plan **ret_plan) {
-        return hooks_see_env(toml, first, ARGV("SECRET=hunter2", "PUBLIC=shown", "XDG_CONFIG_HOME=/cfg-secret"),
+        return hooks_see_env(toml, first,
+                             ARGV("SECRET=hunter2", "PUBLIC=shown", "XDG_CONFIG_HOME=/cfg-secret"),
                              ret_plan);
 }
 
@@ -306,21 +324,24 @@ static void test_hooks_see_no_withheld_value(void) {
         Plan *p = NULL;
 
         char *seen = hooks_see(toml, "", &p);
-        TAP_CHECK(seen && !strstr(seen, "hunter2") && !strstr(seen, "cfg-secret"), "no withheld value reaches a hook: %s",
-                  seen ?: "(none)");
+        TAP_CHECK(seen && !strstr(seen, "hunter2") && !strstr(seen, "cfg-secret"),
+                  "no withheld value reaches a hook: %s", seen ?: "(none)");
         TAP_CHECK(seen && strstr(seen, "read=/x/${env:SECRET},/x/${env:SECRET},nil") &&
                   strstr(seen, "read=${XDG_CONFIG_HOME}/z,") && strstr(seen, "log=/z/${env:SECRET}.log"),
                   "such entries are shown as written");
-        TAP_CHECK(seen && strstr(seen, "read=/y/shown,/y/${env:PUBLIC},/y/shown"), "others as ever, expanded");
-        TAP_CHECK(p && pt_find_path(p, "/x/hunter2") && pt_find_path(p, "/cfg-secret/z") &&
-                  p->log_target && streq(p->log_target, "/z/hunter2.log"), "the plan itself still has them expanded");
+        TAP_CHECK(seen && strstr(seen, "read=/y/shown,/y/${env:PUBLIC},/y/shown"),
+                  "others as ever, expanded");
+        TAP_CHECK(p && pt_find_path(p, "/x/hunter2") && pt_find_path(p, "/cfg-secret/z") && p->log_target &&
+                          streq(p->log_target, "/z/hunter2.log"),
+                  "the plan itself still has them expanded");
         plan_free(p);
         p = NULL;
 
         /* A hook's own entry reading SECRET: the next hook sees it as written. */
         char *own = hooks_see("deny_env = [\"SECRET\"]\n", "scudo.fs.write('/x/${env:SECRET}/own')", &p);
         TAP_CHECK(own && !strstr(own, "hunter2") && strstr(own, "write=/x/${env:SECRET}/own"),
-                  "a hook's entry reading a withheld variable reaches the next hook as written: %s", own ?: "");
+                  "a hook's entry reading a withheld variable reaches the next hook as written: %s",
+                  own ?: "");
         TAP_CHECK(p && pt_find_path(p, "/x/hunter2/own"), "and applies");
         plan_free(p);
         p = NULL;
@@ -338,8 +359,8 @@ static void test_hooks_see_no_withheld_value(void) {
                 g[6] = 'N';
         for (char *g = wrong; g && (g = strstr(g, "hunter3")); )
                 g[6] = 'N';
-        TAP_CHECK(right && wrong && streq(right, wrong), "a guess of the value changes nothing a hook sees (%s | %s)",
-                  right ?: "", wrong ?: "");
+        TAP_CHECK(right && wrong && streq(right, wrong),
+                  "a guess of the value changes nothing a hook sees (%s | %s)", right ?: "", wrong ?: "");
 
         /* explain says so */
         Request r;
@@ -367,7 +388,8 @@ static void test_hooks_see_no_withheld_value(void) {
         plan_free(p);
         p = NULL;
         TAP_CHECK(on_path && off_path && streq(on_path, off_path) && strstr(on_path, "wbin"),
-                  "with PATH withheld, hooks cannot tell the two apart (%s | %s)", on_path ?: "", off_path ?: "");
+                  "with PATH withheld, hooks cannot tell the two apart (%s | %s)", on_path ?: "",
+                  off_path ?: "");
         free(on_path), free(off_path);
 
         free(seen), free(own), free(right), free(wrong);
@@ -402,8 +424,8 @@ static void test_watchdog(void) {
 
         hook("local s = string.rep('a', 40000)\nstring.find(s, '.-.-.-.-.-.-b')");
         rc = resolve_watched(&dt);
-        TAP_CHECK(rc == 125 && dt < 6, "the watchdog ends a hook stuck in a C function (exit %d after %.1fs)",
-                  rc, dt);
+        TAP_CHECK(rc == 125 && dt < 6,
+                  "the watchdog ends a hook stuck in a C function (exit %d after %.1fs)", rc, dt);
 
         /* The timer is only ever moved earlier: after a first hook, it is still set for that
          * hook's deadline, fires early while the second is stuck, and must be set again for
@@ -420,7 +442,8 @@ static void test_watchdog(void) {
                          "reached its deadline on this busy machine (%.1fs)", dt);
         else
                 TAP_CHECK(rc == 125 && dt < 6,
-                          "the watchdog, set for a first hook, still ends a second one stuck in C (exit %d after %.1fs)",
+                          "the watchdog, set for a first hook, still ends a second one stuck in C (exit %d "
+                          "after %.1fs)",
                           rc, dt);
 
         /* A deadline reached in Lua code is an ordinary error. */

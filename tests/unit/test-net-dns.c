@@ -88,7 +88,8 @@ static void test_query(void) {
 
         Msg dot = query("a.b", DNS_TYPE_A);
         dot.b[DNS_HEADER_SIZE + 1] = '.';       /* "a" → "." inside a label */
-        TAP_CHECK(dns_parse_query(dot.b, dot.n, &q) == 0 && !q.name_ok, "a dot inside a label is not a match");
+        TAP_CHECK(dns_parse_query(dot.b, dot.n, &q) == 0 && !q.name_ok,
+                  "a dot inside a label is not a match");
 
         for (size_t cut = 0; cut < m.n; cut++)
                 if (dns_parse_query(m.b, cut, &q) != -EBADMSG) {
@@ -133,7 +134,8 @@ static void test_error_reply(void) {
         TAP_CHECK(dns_parse_query(m.b, m.n, &q) == 0, "query for refusal parses");
         n = dns_make_error_reply(m.b, &q, DNS_RCODE_NXDOMAIN, out, sizeof(out));
         TAP_CHECK(n == (int) m.n, "NXDOMAIN reply has the question only");
-        TAP_CHECK(out[0] == 0x12 && out[1] == 0x34 && (out[2] & 0x80) && (out[2] & 0x01) && (out[3] & 0x0f) == 3,
+        TAP_CHECK(out[0] == 0x12 && out[1] == 0x34 && (out[2] & 0x80) && (out[2] & 0x01) &&
+                          (out[3] & 0x0f) == 3,
                   "same id, QR, RD kept, rcode 3");
         TAP_CHECK(out[5] == 1 && out[7] == 0 && out[9] == 0 && out[11] == 0, "counts 1/0/0/0");
         TAP_CHECK(dns_make_error_reply(m.b, &q, 5, out, 10) == -ENOBUFS, "small buffer refused");
@@ -148,7 +150,8 @@ static Msg answer(const char *name, uint16_t type) {
         return a;
 }
 
-static void add_rr(Msg *a, const char *owner_or_null, uint16_t type, uint32_t ttl, const void *rdata, uint16_t len) {
+static void add_rr(Msg *a, const char *owner_or_null, uint16_t type, uint32_t ttl, const void *rdata,
+                   uint16_t len) {
         if (owner_or_null)
                 put_name(a, owner_or_null);
         else {
@@ -190,17 +193,20 @@ static void test_answer(void) {
         }
         add_rr(&c, "cdn.example.net", DNS_TYPE_AAAA, 0x90000000U, v6, 16);
         memset(&s, 0, sizeof(s));
-        TAP_CHECK(dns_parse_answer(c.b, c.n, &q, seen_cb, &s) == 2 && s.n == 2, "CNAME chain followed, stranger ignored");
+        TAP_CHECK(dns_parse_answer(c.b, c.n, &q, seen_cb, &s) == 2 && s.n == 2,
+                  "CNAME chain followed, stranger ignored");
         TAP_STREQ(s.addrs[0], "192.0.2.8", "address of the CNAME target");
         TAP_STREQ(s.addrs[1], "2001:db8::1", "AAAA of the CNAME target");
         TAP_CHECK(s.ttls[1] == 0, "TTL over 2^31 counts as 0");
 
         Msg wrong = answer("other.example.com", DNS_TYPE_A);
         add_rr(&wrong, NULL, DNS_TYPE_A, 300, v4, 4);
-        TAP_CHECK(dns_parse_answer(wrong.b, wrong.n, &q, seen_cb, &s) == -EBADMSG, "answer to another question refused");
+        TAP_CHECK(dns_parse_answer(wrong.b, wrong.n, &q, seen_cb, &s) == -EBADMSG,
+                  "answer to another question refused");
         Msg wrong_id = a;
         wrong_id.b[1] ^= 1;
-        TAP_CHECK(dns_parse_answer(wrong_id.b, wrong_id.n, &q, seen_cb, &s) == -EBADMSG, "answer with another id refused");
+        TAP_CHECK(dns_parse_answer(wrong_id.b, wrong_id.n, &q, seen_cb, &s) == -EBADMSG,
+                  "answer with another id refused");
 
         Msg loop = answer("www.example.com", DNS_TYPE_A);
         put8(&loop, 0xc0);
@@ -216,12 +222,14 @@ static void test_answer(void) {
 
         Msg bad_len = a;
         bad_len.b[bad_len.n - 5] = 200;          /* rdlength past the end */
-        TAP_CHECK(dns_parse_answer(bad_len.b, bad_len.n, &q, seen_cb, &s) == -EBADMSG, "rdlength past the end refused");
+        TAP_CHECK(dns_parse_answer(bad_len.b, bad_len.n, &q, seen_cb, &s) == -EBADMSG,
+                  "rdlength past the end refused");
 
         Msg odd_a = answer("www.example.com", DNS_TYPE_A);
         add_rr(&odd_a, NULL, DNS_TYPE_A, 300, v6, 16);
         memset(&s, 0, sizeof(s));
-        TAP_CHECK(dns_parse_answer(odd_a.b, odd_a.n, &q, seen_cb, &s) == 0 && s.n == 0, "A record of 16 bytes ignored");
+        TAP_CHECK(dns_parse_answer(odd_a.b, odd_a.n, &q, seen_cb, &s) == 0 && s.n == 0,
+                  "A record of 16 bytes ignored");
 
         int bad = 0;
         for (size_t cut = 0; cut < c.n; cut++)
@@ -242,10 +250,12 @@ static void test_response_question(void) {
         TAP_CHECK(q.id == 0x1234 && q.qtype == DNS_TYPE_AAAA && q.qclass == DNS_CLASS_IN && q.name_ok,
                   "... with its id, type and class");
         /* what the helper does with an answer the BPF programs left to it */
-        TAP_CHECK(dns_parse_answer(a.b, a.n, &q, seen_cb, &s) == 1 && s.n == 1, "and the answer walked with it");
+        TAP_CHECK(dns_parse_answer(a.b, a.n, &q, seen_cb, &s) == 1 && s.n == 1,
+                  "and the answer walked with it");
 
         Msg query_msg = query("cdn.example.com", DNS_TYPE_A);
-        TAP_CHECK(dns_parse_response_question(query_msg.b, query_msg.n, &q) == -EBADMSG, "a query is no answer");
+        TAP_CHECK(dns_parse_response_question(query_msg.b, query_msg.n, &q) == -EBADMSG,
+                  "a query is no answer");
         TAP_CHECK(dns_parse_query(a.b, a.n, &q) == -EBADMSG, "an answer is no query");
         Msg two = a;
         two.b[5] = 2;
@@ -276,14 +286,16 @@ static void test_name_key(void) {
         struct net_name_key parent;
         TAP_CHECK(net_name_key_make(42, "test", &parent) == 0, "parent key made");
         memset(k.name + sizeof(k.name) - sizeof(wire), 0, 8);
-        TAP_CHECK(memcmp(&k, &parent, sizeof(k)) == 0, "... and equal to the name's with its first label zeroed");
+        TAP_CHECK(memcmp(&k, &parent, sizeof(k)) == 0,
+                  "... and equal to the name's with its first label zeroed");
 
         /* 126 characters fit (with the first length byte and the root: 128) */
         memset(longest, 'a', sizeof(longest));
         for (size_t i = 60; i < 126; i += 61)
                 longest[i] = '.';
         longest[126] = 0;
-        TAP_CHECK(net_name_key_make(1, longest, &k) == 0 && k.name[0] == 60, "a name of 126 characters fits");
+        TAP_CHECK(net_name_key_make(1, longest, &k) == 0 && k.name[0] == 60,
+                  "a name of 126 characters fits");
         longest[126] = 'a';
         longest[127] = 0;
         TAP_CHECK(net_name_key_make(1, longest, &k) == -EINVAL, "one of 127 does not");
@@ -320,15 +332,18 @@ static void test_cache(void) {
 
         uint8_t v4[4] = { 192, 0, 2, 7 };
         add_rr(&a, NULL, DNS_TYPE_A, 5, v4, 4);
-        TAP_CHECK(dns_cache_store(&c, false, q.b, q.n, a.b, a.n, &addr, 1, 5, 1000000) == 1, "answer cached");
+        TAP_CHECK(dns_cache_store(&c, false, q.b, q.n, a.b, a.n, &addr, 1, 5, 1000000) == 1,
+                  "answer cached");
         q2.b[0] = 0x77;                 /* another id: same key */
         e = dns_cache_lookup(&c, false, q2.b, q2.n, 2000000);
         TAP_CHECK(e && e->answer_len == a.n && e->n_addrs == 1, "hit with another id");
         TAP_CHECK(!dns_cache_lookup(&c, true, q.b, q.n, 2000000), "TCP and UDP kept apart");
         TAP_CHECK(!dns_cache_lookup(&c, false, other.b, other.n, 2000000), "other name misses");
         TAP_CHECK(!dns_cache_lookup(&c, false, q.b, q.n, 6000001), "expired after the TTL");
-        TAP_CHECK(dns_cache_store(&c, false, q.b, q.n, a.b, a.n, &addr, 1, 0, 1000000) == 0, "TTL 0 not cached");
-        TAP_CHECK(dns_cache_store(&c, false, q.b, q.n, a.b, a.n, &addr, 0, 5, 1000000) == 0, "no address, not cached");
+        TAP_CHECK(dns_cache_store(&c, false, q.b, q.n, a.b, a.n, &addr, 1, 0, 1000000) == 0,
+                  "TTL 0 not cached");
+        TAP_CHECK(dns_cache_store(&c, false, q.b, q.n, a.b, a.n, &addr, 0, 5, 1000000) == 0,
+                  "no address, not cached");
         for (unsigned i = 0; i < DNS_CACHE_ENTRIES + 10; i++) {
                 char n[32];
                 snprintf(n, sizeof(n), "h%u.example", i);
@@ -336,7 +351,8 @@ static void test_cache(void) {
                 (void) dns_cache_store(&c, false, qi.b, qi.n, a.b, a.n, &addr, 1, 60, 1000000 + i);
         }
         TAP_CHECK(dns_cache_lookup(&c, false, query("h137.example", DNS_TYPE_A).b,
-                                   query("h137.example", DNS_TYPE_A).n, 2000000), "newest entry kept when full");
+                                   query("h137.example", DNS_TYPE_A).n, 2000000),
+                  "newest entry kept when full");
         TAP_CHECK(!dns_cache_lookup(&c, false, query("h0.example", DNS_TYPE_A).b,
                                     query("h0.example", DNS_TYPE_A).n, 2000000), "oldest entry replaced");
         dns_cache_clear(&c);

@@ -10,7 +10,9 @@
 #include "tap.h"
 
 static void header(BpfdHeader *h, uint16_t type, size_t size) {
-        *h = (BpfdHeader) { .magic = BPFD_MAGIC, .version = BPFD_VERSION, .type = type, .size = (uint32_t) size };
+        *h = (BpfdHeader){
+                .magic = BPFD_MAGIC, .version = BPFD_VERSION, .type = type, .size = (uint32_t) size
+        };
 }
 
 static BpfdOpen good_open(void) {
@@ -50,7 +52,8 @@ static void test_header(void) {
                 uint8_t b[sizeof(h) + 4] = {};
                 header(&h, BPFD_MSG_COMMIT, sizeof(b));
                 memcpy(b, &h, sizeof(h));
-                TAP_CHECK(bpfd_parse_commit(b, sizeof(b), &reason) == -EBADMSG, "COMMIT with a payload refused");
+                TAP_CHECK(bpfd_parse_commit(b, sizeof(b), &reason) == -EBADMSG,
+                          "COMMIT with a payload refused");
         }
 }
 
@@ -78,16 +81,20 @@ static void test_open(void) {
         o.flags = BPFD_OPEN_FILES | BPFD_OPEN_NO_NETWORK;
         o.dns = 0;
         o.n_rules = 0;
-        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == 0 && req.flags == o.flags && req.n_rules == 0,
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == 0 && req.flags == o.flags &&
+                          req.n_rules == 0,
                   "file reports alone");
         o.n_rules = 1;
-        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "rules without network refused");
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG,
+                  "rules without network refused");
         o.n_rules = 0;
         o.dns = BPFD_DNS_FILTERED;
-        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "a DNS mode without network refused");
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG,
+                  "a DNS mode without network refused");
         o.dns = 0;
         o.flags = BPFD_OPEN_NO_NETWORK;
-        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "a session asking for nothing refused");
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG,
+                  "a session asking for nothing refused");
         o = good_open();
         o.n_rules = BPFD_RULES_MAX + 1;
         TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "too many rules refused");
@@ -96,7 +103,8 @@ static void test_open(void) {
         TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "empty path refused");
         o = good_open();
         o.path_len = BPFD_CGROUP_PATH_MAX;
-        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "path length past the field refused");
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG,
+                  "path length past the field refused");
         o = good_open();
         o.path_len = 0xffffffff;
         TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "huge path length refused");
@@ -108,7 +116,8 @@ static void test_open(void) {
         TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "bytes after the path refused");
         o = good_open();
         o.path_len -= 1;
-        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG, "path_len shorter than the path refused");
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &req, &reason) == -EBADMSG,
+                  "path_len shorter than the path refused");
 }
 
 typedef struct Collected {
@@ -132,7 +141,8 @@ static int collect(const BpfdCheckedRule *r, void *userdata) {
 }
 
 /* Builds a RULES message from compiled rules, as net-session.c sends them. */
-static size_t build_rules(uint8_t *buf, const BpfdRule *rules, size_t n, const char *names, size_t names_size) {
+static size_t build_rules(uint8_t *buf, const BpfdRule *rules, size_t n, const char *names,
+                          size_t names_size) {
         BpfdRules m = { .n_rules = (uint32_t) n, .names_size = (uint32_t) names_size };
         size_t size = sizeof(m) + n * sizeof(BpfdRule) + names_size;
 
@@ -158,7 +168,8 @@ static void test_rules(void) {
         TAP_CHECK(net_rules_compile(allow, deny, &rules, &n, &names, &names_size) == 0 && n == 5,
                   "rules compile");
         size = build_rules(buf, rules, n, names, names_size);
-        TAP_CHECK(bpfd_parse_rules(buf, size, collect, &c, &reason) == 5 && c.n == 5, "compiled rules accepted");
+        TAP_CHECK(bpfd_parse_rules(buf, size, collect, &c, &reason) == 5 && c.n == 5,
+                  "compiled rules accepted");
         TAP_CHECK(c.rules[0].action == BPFD_ACTION_DENY && c.rules[0].kind == BPFD_RULE_ADDRESS &&
                   c.rules[0].prefixlen == 112, "deny rule comes first, /16 in the 128-bit space");
         TAP_CHECK(c.rules[1].kind == BPFD_RULE_HOST && c.rules[1].port == 443 &&
@@ -199,11 +210,13 @@ static void test_rules(void) {
         MUTATE("huge rule count", ((BpfdRules *) copy)->n_rules = 0x7fffffff);
         MUTATE("name area size mismatch", ((BpfdRules *) copy)->names_size += 1);
 
-        TAP_CHECK(bpfd_parse_rules(buf, size - 1, collect, &c, &reason) == -EBADMSG, "truncated RULES refused");
+        TAP_CHECK(bpfd_parse_rules(buf, size - 1, collect, &c, &reason) == -EBADMSG,
+                  "truncated RULES refused");
         {
                 BpfdRules empty = { .n_rules = 0, .names_size = 0 };
                 header(&empty.header, BPFD_MSG_RULES, sizeof(empty));
-                TAP_CHECK(bpfd_parse_rules(&empty, sizeof(empty), collect, &c, &reason) == 0, "empty RULES accepted");
+                TAP_CHECK(bpfd_parse_rules(&empty, sizeof(empty), collect, &c, &reason) == 0,
+                          "empty RULES accepted");
         }
 }
 
@@ -215,7 +228,8 @@ static void test_paths(void) {
         } cases[] = {
                 { "/user.slice/user-1001.slice/user@1001.service/app.slice/app-scudo_1.slice", 1001, 0 },
                 { "/user.slice/user-1001.slice/user@1001.service/x", 1001, 0 },
-                { "/user.slice/user-1001.slice/user@1001.service/app.slice/app-scudo_1.slice", 1002, -EPERM },
+                { "/user.slice/user-1001.slice/user@1001.service/app.slice/app-scudo_1.slice", 1002,
+                  -EPERM },
                 { "/user.slice/user-1001.slice/user@1001.service/", 1001, -EPERM },
                 { "/user.slice/user-1001.slice/user@1001.service", 1001, -EPERM },
                 { "/system.slice/cron.service", 1001, -EPERM },
@@ -255,7 +269,8 @@ static void test_usage(void) {
                 uint8_t b[sizeof(h) + 1] = {};
                 header(&h, BPFD_MSG_USAGE, sizeof(b));
                 memcpy(b, &h, sizeof(h));
-                TAP_CHECK(bpfd_parse_usage(b, sizeof(b), &reason) == -EBADMSG, "USAGE with a payload refused");
+                TAP_CHECK(bpfd_parse_usage(b, sizeof(b), &reason) == -EBADMSG,
+                          "USAGE with a payload refused");
         }
 
         TAP_CHECK(u != NULL, "memory");
@@ -268,17 +283,21 @@ static void test_usage(void) {
         TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 5, 2, &reason) == 0 && bpfd_usage_bit(u, 2) &&
                   !bpfd_usage_bit(u, 3) && bpfd_usage_bit(u, 4), "an answer for allow rules 2 and 4");
         TAP_CHECK(bpfd_usage_check(u, sizeof(*u) - 1, 5, 2, &reason) == -EBADMSG, "a short answer refused");
-        TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 6, 2, &reason) == -EBADMSG, "an answer for other rules refused");
+        TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 6, 2, &reason) == -EBADMSG,
+                  "an answer for other rules refused");
         u->reached[0] = 0x01;
-        TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 5, 2, &reason) == -EBADMSG, "a deny rule reached: refused");
+        TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 5, 2, &reason) == -EBADMSG,
+                  "a deny rule reached: refused");
         u->reached[0] = 0x20;
-        TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 5, 2, &reason) == -EBADMSG, "a rule not sent reached: refused");
+        TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 5, 2, &reason) == -EBADMSG,
+                  "a rule not sent reached: refused");
         u->reached[0] = 0;
         u->reached[BPFD_RULES_MAX / 8 - 1] = 0x80;
         TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 5, 2, &reason) == -EBADMSG, "the last bit set: refused");
         u->reached[BPFD_RULES_MAX / 8 - 1] = 0;
         u->error = -ENODATA;
-        TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 5, 2, &reason) == -ENODATA, "the helper's error passed on");
+        TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 5, 2, &reason) == -ENODATA,
+                  "the helper's error passed on");
         u->error = 7;
         TAP_CHECK(bpfd_usage_check(u, sizeof(*u), 5, 2, &reason) == -EBADMSG, "a positive error refused");
         u->error = 0;

@@ -82,7 +82,8 @@ static void test_invalid(void) {
                 int k;
 
                 k = net_rule_parse_reason(cases[i], &r, &reason);
-                TAP_CHECK(k == -EINVAL && reason && *reason, "'%s' refused (%s)", cases[i], reason ?: "no reason");
+                TAP_CHECK(k == -EINVAL && reason && *reason, "'%s' refused (%s)", cases[i],
+                          reason ?: "no reason");
         }
 
         /* a name longer than 253 bytes */
@@ -127,15 +128,16 @@ static void test_numeric_spellings(void) {
                         TAP_CHECK(k == 0 && r.kind == NET_RULE_DOMAIN, "'%s' is a domain", cases[i].in);
                         continue;
                 }
-                TAP_CHECK(k == -EINVAL && reason && strstr(reason, cases[i].means) && strstr(reason, "write"),
+                TAP_CHECK(k == -EINVAL && reason && strstr(reason, cases[i].means) &&
+                                  strstr(reason, "write"),
                           "'%s' refused, naming %s (%s)", cases[i].in, cases[i].means, reason ?: "accepted");
         }
         /* names that only look numeric stay names */
         static const char *const names[] = { "0x7g.1", "1.2.3.4.example", "123.example", "x1", "0x" };
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
                 NetRule r;
-                TAP_CHECK(net_rule_parse(names[i], &r) == 0 && r.kind == NET_RULE_HOST, "'%s' is a host name",
-                          names[i]);
+                TAP_CHECK(net_rule_parse(names[i], &r) == 0 && r.kind == NET_RULE_HOST,
+                          "'%s' is a host name", names[i]);
         }
         /* IPv6: inet_pton() is the only reader, and what it refuses is refused */
         static const char *const v6[] = { "[::ffff:0x7f.1]", "[fe80::1%eth0]", "fe80::1%1", "[::1.2.3]" };

@@ -30,7 +30,8 @@ static void test_profile_syntax(void) {
                              "filesystem.read = [{ path = \"~/.toolrc\", create = \"file\" }]\n", &p, &err);
         TAP_CHECK(k >= 0, "write and read entries may be { path, create } tables (%s)", err ?: "");
         const PlanPath *e = k >= 0 ? pt_find_path(p, "home/.cache/tool") : NULL;
-        TAP_CHECK(e && e->access == PATH_ACCESS_WRITE && e->create == PATH_CREATE_DIR, "a directory to create");
+        TAP_CHECK(e && e->access == PATH_ACCESS_WRITE && e->create == PATH_CREATE_DIR,
+                  "a directory to create");
         e = k >= 0 ? pt_find_path(p, "home/.toolrc") : NULL;
         TAP_CHECK(e && e->access == PATH_ACCESS_READ && e->create == PATH_CREATE_FILE, "a file to create");
         e = k >= 0 ? pt_find_path(p, "home/plain") : NULL;
@@ -46,7 +47,8 @@ static void test_profile_syntax(void) {
         err = NULL;
         k = policy_explain(&r, false, &text, &err);
         TAP_CHECK(k >= 0 && text && strstr(text, "(directory created when missing: would be created)") &&
-                  strstr(text, "(file created when missing: would be created)") && strstr(text, "plan: valid"),
+                          strstr(text, "(file created when missing: would be created)") &&
+                          strstr(text, "plan: valid"),
                   "explain shows what a run would create");
         TAP_CHECK(!exists("home/.cache") && !exists("home/.toolrc"), "explaining made nothing");
         free(text);
@@ -54,16 +56,19 @@ static void test_profile_syntax(void) {
         request_done(&r);
 
         /* Two definitions of one grant: the create is kept. */
-        k = resolve_with("[base]\nfilesystem.write = [{ path = \"~/c\", create = \"dir\" }]\n"
-                         "[t]\nextend = \"base\"\nmatch = [\"tool\"]\nfilesystem.write = [\"~/c\"]\n", &p, &err);
+        k = resolve_with("[base]\nfilesystem.write = [{ path = \"~/c\", create = \"dir\" }]\n[t]\nextend = "
+                         "\"base\"\nmatch = [\"tool\"]\nfilesystem.write = [\"~/c\"]\n",
+                         &p, &err);
         e = k >= 0 ? pt_find_path(p, "home/c") : NULL;
-        TAP_CHECK(e && e->create == PATH_CREATE_DIR, "the same grant again keeps its create (%s)", err ?: "");
+        TAP_CHECK(e && e->create == PATH_CREATE_DIR, "the same grant again keeps its create (%s)",
+                  err ?: "");
         plan_free(p);
         free(err);
 
         /* A later entry of another kind replaces it, create and all. */
-        k = resolve_with("[base]\nfilesystem.write = [{ path = \"~/c\", create = \"dir\" }]\n"
-                         "[t]\nextend = \"base\"\nmatch = [\"tool\"]\nfilesystem.hide = [\"~/c\"]\n", &p, &err);
+        k = resolve_with("[base]\nfilesystem.write = [{ path = \"~/c\", create = \"dir\" }]\n[t]\nextend = "
+                         "\"base\"\nmatch = [\"tool\"]\nfilesystem.hide = [\"~/c\"]\n",
+                         &p, &err);
         e = k >= 0 ? pt_find_path(p, "home/c") : NULL;
         TAP_CHECK(e && e->access == PATH_ACCESS_HIDE && e->create == PATH_CREATE_NONE,
                   "a later hide replaces the creating grant (%s)", err ?: "");
@@ -76,8 +81,8 @@ static const struct {
 } refusals[] = {
         /* '@': the scratch root */
         { "a file and a directory for one path: an error naming both",
-          "[base]\nfilesystem.read = [{ path = \"~/both\", create = \"file\" }]\n"
-          "[t]\nextend = \"base\"\nmatch = [\"tool\"]\nfilesystem.write = [{ path = \"~/both\", create = \"dir\" }]\n",
+          "[base]\nfilesystem.read = [{ path = \"~/both\", create = \"file\" }]\n[t]\nextend = "
+          "\"base\"\nmatch = [\"tool\"]\nfilesystem.write = [{ path = \"~/both\", create = \"dir\" }]\n",
           "etc/config.toml:6: filesystem.write: @/home/both is to be created as a directory, but "
           "@/etc/config.toml:2 creates it as a file" },
         { "outside the home and runtime directories",
@@ -103,8 +108,7 @@ static const struct {
         { "a kind that is neither dir nor file",
           "[t]\nmatch = [\"tool\"]\nfilesystem.write = [{ path = \"~/k\", create = \"folder\" }]\n",
           "filesystem.write: create: 'folder' is not one of dir, file" },
-        { "a table without create",
-          "[t]\nmatch = [\"tool\"]\nfilesystem.write = [{ path = \"~/k\" }]\n",
+        { "a table without create", "[t]\nmatch = [\"tool\"]\nfilesystem.write = [{ path = \"~/k\" }]\n",
           "without create: write the path alone" },
         { "a misspelt key of the table",
           "[t]\nmatch = [\"tool\"]\nfilesystem.write = [{ pth = \"~/k\", create = \"dir\" }]\n",
@@ -177,31 +181,39 @@ static mode_t mode_of(const char *rel) {
 static void test_create(void) {
         mode_t old = umask(0);  /* what mkdir() is given shows, unless the mode is set exactly */
 
-        TAP_CHECK(path_create_no_symlinks(pt_path("mk/a/b/c"), true) == 1, "made a directory and its parents");
+        TAP_CHECK(path_create_no_symlinks(pt_path("mk/a/b/c"), true) == 1,
+                  "made a directory and its parents");
         TAP_CHECK(mode_of("mk/a") == (S_IFDIR | 0700) && mode_of("mk/a/b/c") == (S_IFDIR | 0700),
                   "directories are 0700 (%o)", (unsigned) mode_of("mk/a"));
         TAP_CHECK(path_create_no_symlinks(pt_path("mk/a/b/c"), true) == 0, "there already: 0");
-        TAP_CHECK(path_create_no_symlinks(pt_path("mk/a/f"), false) == 1 && mode_of("mk/a/f") == (S_IFREG | 0600),
+        TAP_CHECK(path_create_no_symlinks(pt_path("mk/a/f"), false) == 1 &&
+                          mode_of("mk/a/f") == (S_IFREG | 0600),
                   "made a file, 0600");
         TAP_CHECK(path_create_no_symlinks(pt_path("mk/a/f"), false) == 0, "a file there already: 0");
         (void) umask(022);
         pt_mkdir("mk/open");
         (void) chmod(pt_path("mk/open"), 0755);
-        TAP_CHECK(path_create_no_symlinks(pt_path("mk/open"), true) == 0 && mode_of("mk/open") == (S_IFDIR | 0755),
+        TAP_CHECK(path_create_no_symlinks(pt_path("mk/open"), true) == 0 &&
+                          mode_of("mk/open") == (S_IFDIR | 0755),
                   "what exists is left as it is");
-        TAP_CHECK(path_create_no_symlinks(pt_path("mk/a/f"), true) == 0, "a file where a directory was asked: left");
+        TAP_CHECK(path_create_no_symlinks(pt_path("mk/a/f"), true) == 0,
+                  "a file where a directory was asked: left");
 
         pt_mkdir("elsewhere");
         (void) symlink(pt_path("elsewhere"), pt_path("mk/link"));
-        TAP_CHECK(path_create_no_symlinks(pt_path("mk/link/x/y"), true) == -ELOOP, "a symlink on the way: ELOOP");
+        TAP_CHECK(path_create_no_symlinks(pt_path("mk/link/x/y"), true) == -ELOOP,
+                  "a symlink on the way: ELOOP");
         TAP_CHECK(path_create_no_symlinks(pt_path("mk/link/f"), false) == -ELOOP, "for a file too");
-        TAP_CHECK(path_create_no_symlinks(pt_path("mk/link"), true) == -ELOOP, "a symlink at the end: ELOOP");
+        TAP_CHECK(path_create_no_symlinks(pt_path("mk/link"), true) == -ELOOP,
+                  "a symlink at the end: ELOOP");
         (void) symlink(pt_path("elsewhere/target"), pt_path("mk/dangling"));
         TAP_CHECK(path_create_no_symlinks(pt_path("mk/dangling"), false) == -ELOOP &&
-                  path_create_no_symlinks(pt_path("mk/dangling"), true) == -ELOOP && !exists("elsewhere/target"),
+                          path_create_no_symlinks(pt_path("mk/dangling"), true) == -ELOOP &&
+                          !exists("elsewhere/target"),
                   "a dangling symlink at the end: ELOOP, nothing made where it points");
         TAP_CHECK(!exists("elsewhere/x") && !exists("elsewhere/f"), "nothing made through a symlink");
-        TAP_CHECK(path_create_no_symlinks(pt_path("mk/a/f/x"), true) == -ENOTDIR, "a file on the way: ENOTDIR");
+        TAP_CHECK(path_create_no_symlinks(pt_path("mk/a/f/x"), true) == -ENOTDIR,
+                  "a file on the way: ENOTDIR");
         TAP_CHECK(path_create_no_symlinks("relative/x", true) == -EINVAL &&
                   path_create_no_symlinks("/a/../b", true) == -EINVAL &&
                   path_create_no_symlinks("/", true) == -EINVAL, "only a clean absolute path");

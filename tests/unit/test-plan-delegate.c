@@ -76,7 +76,8 @@ static void test_decision(void) {
         TAP_STREQ(p ? p->log_target : NULL, "stderr", "what it refuses is reported on the caller's stderr");
         plan_free(p);
         plan_free(expect_ok("proj", ARGV("ls", "-l"), true, "no delegated profile matches: in place"));
-        plan_free(expect_ok("proj", ARGV("other"), true, "a delegable profile the caller does not delegate: in place"));
+        plan_free(expect_ok("proj", ARGV("other"), true,
+                            "a delegable profile the caller does not delegate: in place"));
         plan_free(expect_ok("proj", ARGV("/usr/bin/tool", "x"), false, "by its path: still delegated"));
         /* The agent writes the arguments: a pattern with a space can be dodged, but only to get
          * less of what the more specific profile says, never to keep the command inside. */
@@ -91,7 +92,8 @@ static void test_limits(void) {
                        "options between the words do not dodge it");
         expect_refused("proj", ARGV("tool", "ask"), "confirm = true, and a delegated command cannot ask",
                        "confirm = true: refused, not asked");
-        expect_refused("proj", ARGV("tool", "ask"), "etc/config.toml:", "the refusal names where confirm was said");
+        expect_refused("proj", ARGV("tool", "ask"),
+                       "etc/config.toml:", "the refusal names where confirm was said");
         expect_refused("proj/.git", ARGV("tool"), "the working directory",
                        "a working directory the caller may only read: refused");
         expect_refused("elsewhere", ARGV("tool"), "the working directory",
@@ -110,7 +112,8 @@ static void test_limits(void) {
         free(herr);
         expect_refused("proj", ARGV("maker", "-C", "../elsewhere"), "lies outside what",
                        "a relative -C that leads out: refused");
-        Plan *p = expect_ok("proj", ARGV("maker", "-C", "sub"), false, "maker -C sub, inside the project: delegated");
+        Plan *p = expect_ok("proj", ARGV("maker", "-C", "sub"), false,
+                            "maker -C sub, inside the project: delegated");
         TAP_CHECK(p && pt_find_path(p, "proj/sub") && pt_find_path(p, "proj/sub")->derived,
                   "and the derived write is there");
         plan_free(p);
@@ -124,7 +127,8 @@ static void test_limits(void) {
         expect_refused("proj", ARGV("tool"), "is not trusted, and a delegated command cannot ask",
                        "an untrusted project file: refused");
         expect_refused("proj", ARGV("tool"), "proj/.scudo.toml", "naming the file");
-        plan_free(expect_ok("proj", ARGV("ls"), true, "an untrusted file does not matter to a command run in place"));
+        plan_free(expect_ok("proj", ARGV("ls"), true,
+                            "an untrusted file does not matter to a command run in place"));
         (void) unlink(pt_path("proj/.scudo.toml"));
 }
 
@@ -144,9 +148,11 @@ static void test_plans(void) {
 
         TAP_CHECK(delegation_caller_can_write(&ctx, pt_path("proj/a/b")), "below the project: writable");
         TAP_CHECK(!delegation_caller_can_write(&ctx, pt_path("proj/.git/hooks")), "below its .git: not");
-        TAP_CHECK(delegation_inside_caller_writes(&ctx, pt_path("proj/.git/hooks")), "but inside its writable area");
+        TAP_CHECK(delegation_inside_caller_writes(&ctx, pt_path("proj/.git/hooks")),
+                  "but inside its writable area");
         TAP_CHECK(!delegation_caller_can_write(&ctx, pt_path("home")), "the home directory: not");
-        TAP_CHECK(!delegation_caller_can_write(&ctx, pt_path("proj-other")), "a sibling with the same prefix: not");
+        TAP_CHECK(!delegation_caller_can_write(&ctx, pt_path("proj-other")),
+                  "a sibling with the same prefix: not");
 }
 
 static void test_routing(void) {
@@ -158,7 +164,8 @@ static void test_routing(void) {
         /* What an agent's sandbox routes to scudo: the names its delegated profiles match. */
         pt_write("bin/oth12", "#!/bin/sh\n");
         pt_write("bin/oth", "#!/bin/sh\n");
-        pt_write("etc/config.d/agent.toml", "[agent]\nmatch = [\"agent\"]\ndelegate = [\"tool\", \"other\"]\n");
+        pt_write("etc/config.d/agent.toml",
+                 "[agent]\nmatch = [\"agent\"]\ndelegate = [\"tool\", \"other\"]\n");
         pt_request(&r, "proj", ARGV("agent"), NULL);
         snprintf(path, sizeof(path), "PATH=%s:/nonexistent", pt_path("bin"));
         strv_free(r.environ);
@@ -166,8 +173,10 @@ static void test_routing(void) {
         strv_extend(&r.environ, path);
         int k = policy_resolve(&r, &p, NULL, &err);
         TAP_CHECK(k == 0 && p && strv_contains(p->delegate_commands, "tool") &&
-                  strv_contains(p->delegate_commands, "other") && strv_contains(p->delegate_commands, "oth12") &&
-                  !strv_contains(p->delegate_commands, "oth") && strv_length(p->delegate_commands) == 3,
+                          strv_contains(p->delegate_commands, "other") &&
+                          strv_contains(p->delegate_commands, "oth12") &&
+                          !strv_contains(p->delegate_commands, "oth") &&
+                          strv_length(p->delegate_commands) == 3,
                   "routed: the names, the first word of a command line, what a regex matches on PATH");
         if (k != 0)
                 printf("# %s\n", err);
@@ -184,9 +193,13 @@ int main(void) {
         pt_mkdir("proj/sub");
         pt_mkdir("elsewhere");
         pt_mkdir("proj-other");
-        caller_paths[0] = (PlanPath) { .access = PATH_ACCESS_WRITE, .path = pt_path("proj"), .origin = (char *) "" };
-        caller_paths[1] = (PlanPath) { .access = PATH_ACCESS_READ, .path = pt_path("proj/.git"), .origin = (char *) "" };
-        caller_paths[2] = (PlanPath) { .access = PATH_ACCESS_HIDE, .path = pt_path("home"), .origin = (char *) "" };
+        caller_paths[0] =
+                (PlanPath){ .access = PATH_ACCESS_WRITE, .path = pt_path("proj"), .origin = (char *) "" };
+        caller_paths[1] = (PlanPath){ .access = PATH_ACCESS_READ,
+                                      .path = pt_path("proj/.git"),
+                                      .origin = (char *) "" };
+        caller_paths[2] =
+                (PlanPath){ .access = PATH_ACCESS_HIDE, .path = pt_path("home"), .origin = (char *) "" };
         for (size_t i = 0; i < 3; i++)
                 caller_paths[i].path = strdup(caller_paths[i].path);
         ctx = (DelegationContext) {

@@ -101,7 +101,8 @@ static void test_validate(void) {
 
         p = base_plan();
         plan_add_path(p, PATH_ACCESS_WRITE, "relative", "t:1");
-        expect_invalid(p, "t:1: filesystem.write: 'relative' is not an absolute path", "relative paths are refused");
+        expect_invalid(p, "t:1: filesystem.write: 'relative' is not an absolute path",
+                       "relative paths are refused");
 
         p = base_plan();
         plan_add_path(p, PATH_ACCESS_HIDE, "/", "t:1");
@@ -157,7 +158,8 @@ static void test_many_paths(void) {
                 for (int i = 0; i < PLAN_PATHS_MAX + extra; i++) {
                         (void) snprintf(path, sizeof(path), "%s/d%d/f%d", pt_path("many"), i % 100, i);
                         (void) snprintf(origin, sizeof(origin), "many.toml:%d", i + 1);
-                        (void) plan_add_path(p, i % 4 == 0 ? PATH_ACCESS_WRITE : PATH_ACCESS_READ, path, origin);
+                        (void) plan_add_path(p, i % 4 == 0 ? PATH_ACCESS_WRITE : PATH_ACCESS_READ, path,
+                                             origin);
                 }
                 clock_gettime(CLOCK_MONOTONIC, &t0);
                 int r = validate(p, &err);
@@ -168,10 +170,13 @@ static void test_many_paths(void) {
                                   PLAN_PATHS_MAX, s);
                 else {
                         char want[128];
-                        (void) snprintf(want, sizeof(want), "many.toml:%d: filesystem.write: more than %d filesystem "
-                                        "paths in one plan", PLAN_PATHS_MAX + 1, PLAN_PATHS_MAX);
-                        TAP_CHECK(r == -EINVAL && err && strstr(err, want), "%d are refused, naming the file (%s)",
-                                  PLAN_PATHS_MAX + 1, err ?: "accepted");
+                        (void) snprintf(
+                                want, sizeof(want),
+                                "many.toml:%d: filesystem.write: more than %d filesystem paths in one plan",
+                                PLAN_PATHS_MAX + 1, PLAN_PATHS_MAX);
+                        TAP_CHECK(r == -EINVAL && err && strstr(err, want),
+                                  "%d are refused, naming the file (%s)", PLAN_PATHS_MAX + 1,
+                                  err ?: "accepted");
                 }
                 free(err);
                 err = NULL;
@@ -191,15 +196,52 @@ static void test_canonicalize_memo(void) {
         (void) symlink("/", pt_path("a/root"));
 
         const char *rel[] = {
-                "", "a", "a/lin", "a/linkdir", "a/b", "a/b/", "a/./b", "a//b", "a/b/../b", "a/b/c/d", "a/b/c", "a/b/c/d/e/f",
-                "a/link", "a/link/", "a/link/c", "a/link/new/file", "a/link/../b", "a/link/c/../../link/c",
-                "a/missing", "a/missing/x/y", "a/missing/../b", "a/missing/x/../../b", "a/missing/./z",
-                "a/file", "a/file/", "a/file/x", "a/file/../b", "a/file/x/../..",
-                "a/dangling", "a/dangling/x", "a/dangling/../b",
-                "a/rel", "a/rel/d", "a/rel/d/..", "a/rel/../..", "a/rel/new/..",
-                "a/up", "a/up/c/d", "a/up/../link/c",
-                "a/root", "a/root/tmp", "a/root/..", "a/b/c/d/../../../../a/b",
-                "a/loop1", "a/loop1/x", "a/loop2/../b",
+                "",
+                "a",
+                "a/lin",
+                "a/linkdir",
+                "a/b",
+                "a/b/",
+                "a/./b",
+                "a//b",
+                "a/b/../b",
+                "a/b/c/d",
+                "a/b/c",
+                "a/b/c/d/e/f",
+                "a/link",
+                "a/link/",
+                "a/link/c",
+                "a/link/new/file",
+                "a/link/../b",
+                "a/link/c/../../link/c",
+                "a/missing",
+                "a/missing/x/y",
+                "a/missing/../b",
+                "a/missing/x/../../b",
+                "a/missing/./z",
+                "a/file",
+                "a/file/",
+                "a/file/x",
+                "a/file/../b",
+                "a/file/x/../..",
+                "a/dangling",
+                "a/dangling/x",
+                "a/dangling/../b",
+                "a/rel",
+                "a/rel/d",
+                "a/rel/d/..",
+                "a/rel/../..",
+                "a/rel/new/..",
+                "a/up",
+                "a/up/c/d",
+                "a/up/../link/c",
+                "a/root",
+                "a/root/tmp",
+                "a/root/..",
+                "a/b/c/d/../../../../a/b",
+                "a/loop1",
+                "a/loop1/x",
+                "a/loop2/../b",
         };
         size_t n = ELEMENTSOF(rel);
         char *in[ELEMENTSOF(rel) + 3], *want[ELEMENTSOF(rel) + 3];
@@ -349,7 +391,8 @@ static void test_probe(void) {
         bool have_openat2 = path_probe_no_symlinks("/") == 1;
         if (!have_openat2)
                 printf("# no openat2 here: the probe's answers are not checked\n");
-        TAP_CHECK(path_probe_no_symlinks("relative") == -EINVAL && path_probe_no_symlinks(pt_path("pr/d/")) == -EINVAL,
+        TAP_CHECK(path_probe_no_symlinks("relative") == -EINVAL &&
+                          path_probe_no_symlinks(pt_path("pr/d/")) == -EINVAL,
                   "a relative path or a trailing slash is not probed");
 
         char *want[ELEMENTSOF(cases)];
@@ -462,26 +505,37 @@ static void test_leads_out_plans(void) {
         } cases[] = {
                 { "a read through a link planted in a writable directory",
                   { { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_READ, "proj/git" } },
-                  { "proj" }, { "proj/git" } },
+                  { "proj" },
+                  { "proj/git" } },
                 { "a write through it",
                   { { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_WRITE, "proj/git/sub" } },
-                  { "proj" }, { "proj/git/sub" } },
+                  { "proj" },
+                  { "proj/git/sub" } },
                 { "the writable directory later in the plan",
                   { { PATH_ACCESS_READ, "proj/git" }, { PATH_ACCESS_WRITE, "proj" } },
-                  { "proj" }, { "proj/git" } },
+                  { "proj" },
+                  { "proj/git" } },
                 { "a hide or deny through it stays (it takes away)",
-                  { { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_HIDE, "proj/git" }, { PATH_ACCESS_DENY, "proj/toreal" } },
-                  { "proj", "outside", "real" }, { NULL } },
+                  { { PATH_ACCESS_WRITE, "proj" },
+                    { PATH_ACCESS_HIDE, "proj/git" },
+                    { PATH_ACCESS_DENY, "proj/toreal" } },
+                  { "proj", "outside", "real" },
+                  { NULL } },
                 { "a directory only read: nothing could have been planted",
                   { { PATH_ACCESS_READ, "proj" }, { PATH_ACCESS_READ, "proj/git" } },
-                  { "proj", "outside" }, { NULL } },
+                  { "proj", "outside" },
+                  { NULL } },
                 { "the path itself, written out: not through the directory",
                   { { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_READ, "outside" } },
-                  { "proj", "outside" }, { NULL } },
+                  { "proj", "outside" },
+                  { NULL } },
                 /* dropped before one entry per path is kept: the read of real stays */
                 { "an earlier entry for where the link leads stays",
-                  { { PATH_ACCESS_READ, "real" }, { PATH_ACCESS_WRITE, "proj" }, { PATH_ACCESS_WRITE, "proj/toreal" } },
-                  { "real", "proj" }, { "proj/toreal" } },
+                  { { PATH_ACCESS_READ, "real" },
+                    { PATH_ACCESS_WRITE, "proj" },
+                    { PATH_ACCESS_WRITE, "proj/toreal" } },
+                  { "real", "proj" },
+                  { "proj/toreal" } },
         };
         char want_root[PATH_MAX];
 
@@ -552,8 +606,8 @@ static void test_leads_out(void) {
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
                 TAP_CHECK(plan_path_leads_out(cases[i].raw, cases[i].canonical, cases[i].dir_raw,
                                               cases[i].dir_canonical) == cases[i].want,
-                          "leads out: %s (%s) from %s: %d", cases[i].raw, cases[i].canonical, cases[i].dir_raw,
-                          cases[i].want);
+                          "leads out: %s (%s) from %s: %d", cases[i].raw, cases[i].canonical,
+                          cases[i].dir_raw, cases[i].want);
 
         test_leads_out_plans();
 }
@@ -932,9 +986,12 @@ static void rt_validate_plans(char **in, const int *want_r) {
                         /* now and then through "/": then every path is below what it walks */
                         rt_fmt(raw[k], sizeof(raw[k]), "%s%s", rt_chance(3) ? "/.." : "", in[pick[k]]);
                         access[k] = rt_chance(40) ? PATH_ACCESS_WRITE :
-                                rt_chance(70) ? PATH_ACCESS_READ : rt_chance(50) ? PATH_ACCESS_HIDE : PATH_ACCESS_DENY;
+                                    rt_chance(70) ? PATH_ACCESS_READ :
+                                    rt_chance(50) ? PATH_ACCESS_HIDE :
+                                                    PATH_ACCESS_DENY;
                         if (plan_path_canonicalize(raw[k], &canon[k]) < 0 || streq(canon[k], "/"))
-                                access[k] = access[k] == PATH_ACCESS_WRITE ? PATH_ACCESS_WRITE : PATH_ACCESS_READ;
+                                access[k] = access[k] == PATH_ACCESS_WRITE ? PATH_ACCESS_WRITE :
+                                                                             PATH_ACCESS_READ;
                         rt_fmt(origin[k], sizeof(origin[k]), "t:%zu", k);
                         (void) plan_add_path(p, access[k], raw[k], origin[k]);
                 }
@@ -957,7 +1014,7 @@ static void rt_validate_plans(char **in, const int *want_r) {
                         if (later)
                                 continue;
                         ok = kept < p->n_paths && streq(p->paths[kept].path, canon[i]) &&
-                                p->paths[kept].access == access[i] && streq(p->paths[kept].origin, origin[i]);
+                             p->paths[kept].access == access[i] && streq(p->paths[kept].origin, origin[i]);
                         kept++;
                 }
                 ok = ok && kept == p->n_paths;
@@ -979,7 +1036,8 @@ static void rt_validate_plans(char **in, const int *want_r) {
                 same += ok;
                 plans++;
                 if (!ok && plans - same <= 3)
-                        printf("#   plan %zu of %zu entries: %zu left, not the rule's\n", round, n, p->n_paths);
+                        printf("#   plan %zu of %zu entries: %zu left, not the rule's\n", round, n,
+                               p->n_paths);
                 for (size_t k = 0; k < n; k++)
                         free(canon[k]);
                 plan_free(p);
@@ -1014,7 +1072,8 @@ static void test_canonicalize_random(void) {
                 int old_r = reference_canonical(in[i], &old);
                 agree += old_r == want_r[i] && (old_r < 0 || streq(old, want[i]));
                 errors += want_r[i] < 0;
-                through_links += want_r[i] >= 0 && path_normalize(in[i], &norm) >= 0 && !streq(norm, want[i]);
+                through_links +=
+                        want_r[i] >= 0 && path_normalize(in[i], &norm) >= 0 && !streq(norm, want[i]);
                 free(norm);
                 free(old);
         }

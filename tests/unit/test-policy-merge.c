@@ -72,7 +72,8 @@ static const Case cases[] = {
         },
         {
                 .name = "an extend cycle is an error naming the cycle",
-                .config = "[a]\nextend = \"b\"\nmatch = [\"tool\"]\n[b]\nextend = \"c\"\n[c]\nextend = \"a\"\n",
+                .config = "[a]\nextend = \"b\"\nmatch = [\"tool\"]\n[b]\nextend = \"c\"\n[c]\nextend = "
+                          "\"a\"\n",
                 .argv = ARGV("tool"),
                 .error = "extend cycle: a -> b -> c -> a",
                 .delegable = -1,
@@ -96,10 +97,12 @@ static const Case cases[] = {
         {
                 .name = "one profile naming a path under two keys, whatever their order: deny over write, "
                         "hide over write, read over write",
-                .config = "[t]\nmatch = [\"tool\"]\nfilesystem.deny = [\"x\"]\nfilesystem.write = [\"x\", \"y\", \"z\"]\n"
-                          "filesystem.hide = [\"y\"]\nfilesystem.read = [\"z\"]\n",
+                .config = "[t]\nmatch = [\"tool\"]\nfilesystem.deny = [\"x\"]\nfilesystem.write = [\"x\", "
+                          "\"y\", \"z\"]\nfilesystem.hide = [\"y\"]\nfilesystem.read = [\"z\"]\n",
                 .argv = ARGV("tool"),
-                .paths = { { "etc/x", PATH_ACCESS_DENY }, { "etc/y", PATH_ACCESS_HIDE }, { "etc/z", PATH_ACCESS_READ } },
+                .paths = { { "etc/x", PATH_ACCESS_DENY },
+                           { "etc/y", PATH_ACCESS_HIDE },
+                           { "etc/z", PATH_ACCESS_READ } },
                 .delegable = -1,
         },
         {
@@ -141,7 +144,8 @@ static const Case cases[] = {
         },
         {
                 .name = "match is not inherited through extend",
-                .config = "[base]\nmatch = [\"tool\"]\n[child]\nextend = \"base\"\nfilesystem.write = [\"c\"]\n",
+                .config = "[base]\nmatch = [\"tool\"]\n[child]\nextend = \"base\"\nfilesystem.write = "
+                          "[\"c\"]\n",
                 .argv = ARGV("tool"),
                 .paths = { { "etc/c", ABSENT } },
                 .delegable = -1,
@@ -157,9 +161,9 @@ static const Case cases[] = {
         },
         {
                 .name = "undefined variables drop the entry instead of widening it",
-                .config = "[t]\nmatch = [\"tool\"]\nlookup.nothere = [\"no-such-marker\"]\n"
-                          "args.dir = { options = [\"-C\"] }\n"
-                          "filesystem.write = [\"${nothere}/x\", \"${arg_dir}/y\", \"${env:NOPE}/z\", \"/${env:NOPE}\"]\n",
+                .config = "[t]\nmatch = [\"tool\"]\nlookup.nothere = [\"no-such-marker\"]\nargs.dir = { "
+                          "options = [\"-C\"] }\nfilesystem.write = [\"${nothere}/x\", \"${arg_dir}/y\", "
+                          "\"${env:NOPE}/z\", \"/${env:NOPE}\"]\n",
                 .argv = ARGV("tool"),
                 .paths = { { "/", ABSENT }, { "/x", ABSENT }, { "/y", ABSENT }, { "/z", ABSENT } },
                 .delegable = -1,
@@ -170,7 +174,8 @@ static const Case cases[] = {
                           "filesystem.read = [\"${env:DATA}/d\", \"~/r\", \"${XDG_CACHE_HOME}/c\"]\n",
                 .argv = ARGV("tool"),
                 .env = ARGV("DATA=/srv"),
-                .paths = { { "/srv/d", PATH_ACCESS_READ }, { "home/r", PATH_ACCESS_READ },
+                .paths = { { "/srv/d", PATH_ACCESS_READ },
+                           { "home/r", PATH_ACCESS_READ },
                            { "home/.cache/c", PATH_ACCESS_READ } },
                 .delegable = -1,
         },
@@ -189,12 +194,17 @@ static const Case cases[] = {
                 .delegable = -1,
         },
         {
-                .name = "but not one inside a writable directory that leads out of it (it may have been planted)",
+                .name = "but not one inside a writable directory that leads out of it (it may have been "
+                        "planted)",
                 .config = "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"${PWD}/link/inner\"]\n"
                           "filesystem.read = [\"${PWD}/link/other\", \"${PWD}/link/../marker\"]\n",
                 .argv = ARGV("tool"),
-                .paths = { { "target/inner", DROPPED }, { "proj/link/inner", ABSENT }, { "target/other", DROPPED },
-                           { "proj/link/other", ABSENT }, { "marker", DROPPED }, { "proj", PATH_ACCESS_WRITE } },
+                .paths = { { "target/inner", DROPPED },
+                           { "proj/link/inner", ABSENT },
+                           { "target/other", DROPPED },
+                           { "proj/link/other", ABSENT },
+                           { "marker", DROPPED },
+                           { "proj", PATH_ACCESS_WRITE } },
                 .delegable = -1,
         },
         {
@@ -270,8 +280,8 @@ static const Case cases[] = {
                 .config = "[t]\nmatch = [\"tool\"]\ndeny_env = [\"SECRET_*\", \"KEEP*\"]\n"
                           "allow_env = [\"KEEP_ME\"]\nenv = [\"SECRET_B\"]\n",
                 .argv = ARGV("tool"),
-                .env = ARGV("SECRET_A=1", "SECRET_B=2", "KEEP_ME=3", "KEEPNOT=4", "secret_lower=5", "keep_me=6",
-                            "PLAIN_VALUE=7"),
+                .env = ARGV("SECRET_A=1", "SECRET_B=2", "KEEP_ME=3", "KEEPNOT=4", "secret_lower=5",
+                            "keep_me=6", "PLAIN_VALUE=7"),
                 .delegable = -1,
         },
 };
@@ -347,7 +357,8 @@ static void run_case(const Case *c) {
                         TAP_CHECK(env_has(p->environment, "SECRET_B"), "env copies SECRET_B back");
                         TAP_CHECK(env_has(p->environment, "KEEP_ME"), "allow_env keeps KEEP_ME");
                         TAP_CHECK(!env_has(p->environment, "KEEPNOT"), "deny_env removes KEEPNOT");
-                        TAP_CHECK(!env_has(p->environment, "secret_lower"), "deny_env matches without regard to case");
+                        TAP_CHECK(!env_has(p->environment, "secret_lower"),
+                                  "deny_env matches without regard to case");
                         TAP_CHECK(env_has(p->environment, "keep_me"), "and so does allow_env");
                         TAP_CHECK(env_has(p->environment, "PLAIN_VALUE"), "what no glob matches stays");
                         TAP_CHECK(strv_contains(p->unset_environment, "SECRET_A"),
@@ -379,12 +390,16 @@ static void test_overrides(void) {
                 TAP_CHECK(e && e->access == PATH_ACCESS_WRITE && strcmp(e->origin, "--fs-write") == 0,
                           "--fs-write reaches the plan with its origin");
                 e = pt_find_path(p, "r");
-                TAP_CHECK(e && e->access == PATH_ACCESS_READ && strcmp(e->origin, "--fs-read") == 0, "--fs-read");
+                TAP_CHECK(e && e->access == PATH_ACCESS_READ && strcmp(e->origin, "--fs-read") == 0,
+                          "--fs-read");
                 e = pt_find_path(p, "h");
-                TAP_CHECK(e && e->access == PATH_ACCESS_HIDE && strcmp(e->origin, "--fs-hide") == 0, "--fs-hide");
+                TAP_CHECK(e && e->access == PATH_ACCESS_HIDE && strcmp(e->origin, "--fs-hide") == 0,
+                          "--fs-hide");
                 e = pt_find_path(p, "d");
-                TAP_CHECK(e && e->access == PATH_ACCESS_DENY && strcmp(e->origin, "--fs-deny") == 0, "--fs-deny");
-                TAP_CHECK(p->network_filtered && strv_contains(p->net_allow, "example.com:443"), "--net-allow");
+                TAP_CHECK(e && e->access == PATH_ACCESS_DENY && strcmp(e->origin, "--fs-deny") == 0,
+                          "--fs-deny");
+                TAP_CHECK(p->network_filtered && strv_contains(p->net_allow, "example.com:443"),
+                          "--net-allow");
                 TAP_STREQ(pt_property(p, "CPUQuota"), "20%", "--property");
                 TAP_STREQ(pt_property(p, "MemoryMax"), "3G", "--profile applies a profile by name");
         }
@@ -402,7 +417,8 @@ static void test_overrides(void) {
         k = policy_resolve(&r, &p, NULL, &err);
         TAP_CHECK(k >= 0 && strv_length(p->profiles) == 1 && strcmp(p->profiles[0], "other") == 0,
                   "--no-match applies only --profile");
-        TAP_CHECK(k >= 0 && p->network_filtered && strv_length(p->net_allow) == 0, "--no-network allows nothing");
+        TAP_CHECK(k >= 0 && p->network_filtered && strv_length(p->net_allow) == 0,
+                  "--no-network allows nothing");
         plan_free(p);
         free(err);
         request_done(&r);
@@ -414,7 +430,8 @@ static void test_overrides(void) {
         p = NULL;
         err = NULL;
         k = policy_resolve(&r, &p, NULL, &err);
-        TAP_CHECK(k < 0 && err && strstr(err, "inside a scudo sandbox"), "a nested run may not add --fs-write");
+        TAP_CHECK(k < 0 && err && strstr(err, "inside a scudo sandbox"),
+                  "a nested run may not add --fs-write");
         plan_free(p);
         free(err);
         request_done(&r);
@@ -431,12 +448,14 @@ static void test_check(void) {
         pt_request(&r, "proj", ARGV("tool"), NULL);
         int k = policy_check(&r, NULL, &report, &errors, &err);
         TAP_CHECK(k >= 0 && errors == 4, "scudo check counts every error (%d)", errors);
-        TAP_CHECK(report && strstr(report, "config.toml:2: unknown unit property 'MemoryMaks' (did you mean 'MemoryMax'?)"),
+        TAP_CHECK(report && strstr(report, "config.toml:2: unknown unit property 'MemoryMaks' (did you mean "
+                                           "'MemoryMax'?)"),
                   "check: bad values in unused profiles");
         TAP_CHECK(report && strstr(report, "unknown profile 'nope'"), "check: unknown parents");
         TAP_CHECK(report && strstr(report, "unknown variable ${projet} (did you mean 'project'?)"),
                   "check: unknown variables, with a suggestion");
-        TAP_CHECK(report && strstr(report, ".scudo.toml:2: match must be a list"), "check: untrusted project files too");
+        TAP_CHECK(report && strstr(report, ".scudo.toml:2: match must be a list"),
+                  "check: untrusted project files too");
         if (k < 0 || errors != 4)
                 printf("# %s\n", report ?: err);
         free(report);
@@ -454,14 +473,16 @@ static void test_default_policy(void) {
         pt_mkdir("proj/.git/refs");
         pt_mkdir("proj/.git/hooks");
         pt_write("proj/.git/HEAD", "ref: refs/heads/main\n");
-        int k = pt_resolve("proj/sub", ARGV("npm", "install"), ARGV("GITHUB_TOKEN=x", "AWS_KEY=y", "LANG=C"), &p, &err);
+        int k = pt_resolve("proj/sub", ARGV("npm", "install"), ARGV("GITHUB_TOKEN=x", "AWS_KEY=y", "LANG=C"),
+                           &p, &err);
         TAP_CHECK(k >= 0, "npm resolves against the built-in policies (%s)", err ?: "");
         if (k < 0)
                 return;
         const PlanPath *e = pt_find_path(p, "home");
         TAP_CHECK(e && e->access == PATH_ACCESS_HIDE, "sandbox: home hidden");
         e = pt_find_path(p, "proj/sub");
-        TAP_CHECK(e && e->access == PATH_ACCESS_WRITE && e->derived, "sandbox: start directory writable (derived)");
+        TAP_CHECK(e && e->access == PATH_ACCESS_WRITE && e->derived,
+                  "sandbox: start directory writable (derived)");
         e = pt_find_path(p, "proj");
         TAP_CHECK(e && e->access == PATH_ACCESS_WRITE, "git-project: ${project} writable");
         /* only the agents commit: a tool's .git is read-only, nothing of it watched */
@@ -476,7 +497,8 @@ static void test_default_policy(void) {
         TAP_STREQ(pt_property(p, "ProtectSystem"), "strict", "sandbox: ProtectSystem=strict");
         TAP_STREQ(pt_property(p, "PrivateTmp"), "yes", "sandbox: PrivateTmp");
         TAP_STREQ(pt_property(p, "NoNewPrivileges"), "yes", "sandbox: NoNewPrivileges");
-        TAP_CHECK(p->network_filtered && strv_contains(p->net_allow, "registry.npmjs.org:443"), "npm: registry allowed");
+        TAP_CHECK(p->network_filtered && strv_contains(p->net_allow, "registry.npmjs.org:443"),
+                  "npm: registry allowed");
         TAP_CHECK(!env_has(p->environment, "GITHUB_TOKEN") && !env_has(p->environment, "AWS_KEY") &&
                   env_has(p->environment, "LANG"), "credentials kept out of the environment");
         TAP_CHECK(p->delegable, "npm is delegable");
@@ -488,7 +510,9 @@ static void test_default_policy(void) {
         pt_mkdir("home/work");
         p = NULL;
         k = pt_resolve("home/work", ARGV("npm"), NULL, &p, &err);
-        TAP_CHECK(k >= 0 && !pt_find_path(p, "home") ? false : (k >= 0 && pt_find_path(p, "home")->access == PATH_ACCESS_HIDE),
+        TAP_CHECK(k >= 0 && !pt_find_path(p, "home") ?
+                          false :
+                          (k >= 0 && pt_find_path(p, "home")->access == PATH_ACCESS_HIDE),
                   "lookup never yields the home directory");
         plan_free(p);
         free(err);
@@ -504,7 +528,8 @@ static void test_default_policy(void) {
         p = NULL;
         k = pt_resolve("proj", ARGV("claude"), NULL, &p, &err);
         TAP_CHECK(k >= 0 && strv_contains(p->delegate, "npm") && strv_contains(p->delegate, "cargo") &&
-                  !strv_contains(p->delegate, "cargo-install"), "agents delegate npm and cargo, not cargo-install");
+                          !strv_contains(p->delegate, "cargo-install"),
+                  "agents delegate npm and cargo, not cargo-install");
         plan_free(p);
         free(err);
 }
@@ -523,11 +548,12 @@ static void test_persistence_roots(void) {
         pt_mkdir("home/work/sub");
         pt_mkdir("home/tools");
         /* $PATH holding the home directory itself: a project below it stays writable */
-        snprintf(path_env, sizeof(path_env), "PATH=%s:%s:%s:/usr/bin", pt_path("home"), pt_path("home/.local/bin"),
-                 pt_path("home/tools"));
+        snprintf(path_env, sizeof(path_env), "PATH=%s:%s:%s:/usr/bin", pt_path("home"),
+                 pt_path("home/.local/bin"), pt_path("home/tools"));
         int k = pt_resolve("home/work/sub", ARGV("true"), ARGV(path_env), &p, &err);
         const PlanPath *e = k >= 0 ? pt_find_path(p, "home/work/sub") : NULL;
-        TAP_CHECK(e && e->access == PATH_ACCESS_WRITE, "a project below a $PATH directory stays writable (%s)", err ?: "");
+        TAP_CHECK(e && e->access == PATH_ACCESS_WRITE,
+                  "a project below a $PATH directory stays writable (%s)", err ?: "");
         plan_free(p);
         free(err);
 
@@ -592,14 +618,17 @@ static void test_warnings_and_confirm(void) {
         char *err = NULL, **warnings = NULL;
 
         pt_mkdir("home");
-        pt_write("etc/config.toml", "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"${PWD}\"]\nconfirm = true\n");
+        pt_write("etc/config.toml",
+                 "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"${PWD}\"]\nconfirm = true\n");
         pt_request(&r, "home", ARGV("tool"), NULL);
         int k = policy_resolve(&r, &p, &warnings, &err);
         bool all = strv_length(warnings) > 0;
         STRV_FOREACH(w, warnings)
                 all = all && strstr(*w, "not made writable");
-        TAP_CHECK(k >= 0 && all,
-                  "the warning comes back, not printed (%s)", warnings && warnings[0] ? warnings[0] : err ?: "none");
+        TAP_CHECK(k >= 0 && all, "the warning comes back, not printed (%s)",
+                  warnings && warnings[0] ? warnings[0] :
+                  err                     ?:
+                                            "none");
         TAP_CHECK(k >= 0 && p->confirm, "a plan with confirm = true comes back unasked");
         free(err);
         err = NULL;
@@ -627,16 +656,18 @@ static void test_escape_warnings(void) {
                  "filesystem.read = [\"${PWD}/link/other\"]\n");
         pt_request(&r, "proj", ARGV("tool"), NULL);
         int k = policy_resolve(&r, &p, &warnings, &err);
-        (void) snprintf(want, sizeof(want), "config.toml:4: filesystem.read: '%s' leads out of '%s', which the "
-                        "command may write (through a symlink it could have planted there): ignored",
+        (void) snprintf(want, sizeof(want),
+                        "config.toml:4: filesystem.read: '%s' leads out of '%s', which the command may "
+                        "write (through a symlink it could have planted there): ignored",
                         pt_path("proj/link/other"), pt_path("proj"));
         TAP_CHECK(k >= 0 && strv_length(warnings) == 1 && strstr(warnings[0], want),
                   "the warning of an entry through a planted link comes back (%s)",
                   warnings && warnings[0] ? warnings[0] : err ?: "none");
         bool found = false;
         for (size_t i = 0; k >= 0 && i < p->n_dropped; i++)
-                found = found || (p->dropped[i].warn && streq(p->dropped[i].entry.path, pt_path("target/other")) &&
-                                  strstr(p->dropped[i].reason, "leads out of '"));
+                found = found ||
+                        (p->dropped[i].warn && streq(p->dropped[i].entry.path, pt_path("target/other")) &&
+                         strstr(p->dropped[i].reason, "leads out of '"));
         TAP_CHECK(found, "... and the plan holds it as dropped, with its reason");
         plan_free(p);
         strv_free(warnings);

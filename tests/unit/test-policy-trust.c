@@ -7,12 +7,14 @@
 static void test_sha256(void) {
         char hex[SHA256_HEX_SIZE];
         sha256_hex("", 0, hex);
-        TAP_STREQ(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "sha256 of nothing");
+        TAP_STREQ(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+                  "sha256 of nothing");
         sha256_hex("abc", 3, hex);
         TAP_STREQ(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "sha256 of abc");
         const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
         sha256_hex(m, strlen(m), hex);
-        TAP_STREQ(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1", "sha256 of 448 bits");
+        TAP_STREQ(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+                  "sha256 of 448 bits");
         char *big = malloc(1000000);
         memset(big, 'a', 1000000);
         Sha256 s;
@@ -22,7 +24,8 @@ static void test_sha256(void) {
                 sha256_update(&s, big + i, i + 333 <= 1000000 ? 333 : 1000000 - i);
         TAP_CHECK(sha256_final(&s, d) == 0, "sha256 in pieces ends");
         TAP_CHECK(sha256_hex(big, 1000000, hex) == 0, "sha256 in one call");
-        TAP_STREQ(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0", "sha256 of a million a");
+        TAP_STREQ(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
+                  "sha256 of a million a");
         TAP_CHECK(d[0] == 0xcd && d[31] == 0xd0, "sha256 in pieces gives the same digest");
         free(big);
 }
@@ -34,7 +37,8 @@ static void test_store(void) {
         const char *h1 = "1111111111111111111111111111111111111111111111111111111111111111";
         const char *h2 = "2222222222222222222222222222222222222222222222222222222222222222";
         TAP_CHECK(trust_check(store, "/p/a", h1) == 0, "a missing store trusts nothing");
-        TAP_CHECK(trust_add(store, "/p/a", h1) == 0 && trust_check(store, "/p/a", h1) == 1, "add, then trusted");
+        TAP_CHECK(trust_add(store, "/p/a", h1) == 0 && trust_check(store, "/p/a", h1) == 1,
+                  "add, then trusted");
         TAP_CHECK(trust_check(store, "/p/a", h2) == 0, "another hash is not trusted");
         TAP_CHECK(trust_add(store, "/p/a", h2) == 0 && trust_check(store, "/p/a", h1) == 0 &&
                   trust_check(store, "/p/a", h2) == 1, "trusting again replaces the hash");
@@ -71,7 +75,8 @@ static void test_policy_trust(void) {
 
         pt_write("proj/.scudo.toml", "[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"/\"]\n");
         r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
-        TAP_CHECK(r >= 0 && !pt_find_path(p, "proj/data") && !pt_find_path(p, "/"), "edited after trust: ignored");
+        TAP_CHECK(r >= 0 && !pt_find_path(p, "proj/data") && !pt_find_path(p, "/"),
+                  "edited after trust: ignored");
         plan_free(p);
         p = NULL;
         unlink(pt_path("proj/.scudo.toml"));
@@ -82,7 +87,8 @@ static void test_policy_trust(void) {
         pt_trust("proj/.scudo.toml");
         pt_trust("proj/sub/.scudo.toml");
         r = pt_resolve("proj/sub", ARGV("tool"), NULL, &p, &err);
-        TAP_CHECK(r >= 0 && strcmp(pt_property(p, "MemoryMax") ?: "", "2G") == 0, "the innermost project file wins");
+        TAP_CHECK(r >= 0 && strcmp(pt_property(p, "MemoryMax") ?: "", "2G") == 0,
+                  "the innermost project file wins");
         plan_free(p);
         p = NULL;
         unlink(pt_path("proj/.scudo.toml"));
@@ -139,7 +145,8 @@ static void test_bad_files(void) {
         /* A Lua file returning something else than a table. */
         pt_write("etc/config.d/bad.lua", "return 42\n");
         r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
-        TAP_CHECK(r < 0 && err && strstr(err, "must return a table of profiles"), "a Lua file returning a number");
+        TAP_CHECK(r < 0 && err && strstr(err, "must return a table of profiles"),
+                  "a Lua file returning a number");
         free(err);
         err = NULL;
         unlink(pt_path("etc/config.d/bad.lua"));
@@ -180,7 +187,8 @@ static void test_trust_keys(void) {
         p = NULL;
         pt_trust("real2/.scudo.toml");
         r = pt_resolve("link2", ARGV("tool"), NULL, &p, &err);
-        TAP_CHECK(r >= 0 && pt_find_path(p, "real2/data2"), "trusted under the real name: applies from the symlink");
+        TAP_CHECK(r >= 0 && pt_find_path(p, "real2/data2"),
+                  "trusted under the real name: applies from the symlink");
         plan_free(p);
         p = NULL;
         r = pt_resolve("real2", ARGV("tool"), NULL, &p, &err);
@@ -207,8 +215,8 @@ static void test_trust_keys(void) {
         p = NULL;
         pt_trust("proj3/real-hooks/h.lua");
         r = pt_resolve("proj3", ARGV("tool"), NULL, &p, &err);
-        TAP_CHECK(r >= 0 && pt_find_path(p, "proj3/real-hooks/w"), "trusted under its resolved name: the hook runs (%s)",
-                  err ?: "");
+        TAP_CHECK(r >= 0 && pt_find_path(p, "proj3/real-hooks/w"),
+                  "trusted under its resolved name: the hook runs (%s)", err ?: "");
         free(err);
         plan_free(p);
         free(sha);
@@ -216,7 +224,8 @@ static void test_trust_keys(void) {
 }
 
 /* What `scudo trust` would record, from dir with the given paths: 0 or the error. */
-static int targets(const char *dir, const char *const *paths, char ***ret_paths, char **ret_summary, char **err) {
+static int targets(const char *dir, const char *const *paths, char ***ret_paths, char **ret_summary,
+                   char **err) {
         Request r;
         char **hashes = NULL;
         pt_request(&r, dir, ARGV("scudo"), NULL);
@@ -271,8 +280,8 @@ static void test_trust_targets(void) {
         };
         for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
                 r = targets("tt", ARGV(refused[i][0]), &paths, &summary, &err);
-                TAP_CHECK(r < 0 && !paths && err && strstr(err, refused[i][1]), "%s is refused (%s)", refused[i][0],
-                          err ?: "");
+                TAP_CHECK(r < 0 && !paths && err && strstr(err, refused[i][1]), "%s is refused (%s)",
+                          refused[i][0], err ?: "");
                 strv_free(paths), free(summary), free(err);
         }
 
@@ -285,8 +294,8 @@ static void test_trust_targets(void) {
         (void) symlink(pt_path("tt/outside/evil.lua"), pt_path("tt/h/hooks/link.lua"));
         r = targets("tt/h", NO_PATHS, &paths, &summary, &err);
         TAP_CHECK(r >= 0 && strv_length(paths) == 3 && strv_contains(paths, pt_path("tt/h/hooks/a.lua")) &&
-                  strv_contains(paths, pt_path("tt/h/hooks/b.lua")), "a list of hooks is trusted with the file (%s)",
-                  err ?: "");
+                          strv_contains(paths, pt_path("tt/h/hooks/b.lua")),
+                  "a list of hooks is trusted with the file (%s)", err ?: "");
         TAP_CHECK(r >= 0 && !strv_contains(paths, pt_path("tt/outside/evil.lua")) &&
                   !strv_contains(paths, pt_path("tt/h/hooks/link.lua")),
                   "a hook outside the file's tree is not, by name or through a symlink");
@@ -304,8 +313,8 @@ static void test_trust_targets(void) {
         pt_write("etc/config.d/hooks.toml", "[t]\nmatch = [\"tool\"]\nhook = \"hooks/pre\"\n");
         Plan *p = NULL;
         r = pt_resolve("proj", ARGV("tool"), NULL, &p, &err);
-        TAP_CHECK(r < 0 && err && strstr(err, "'hooks/pre' does not name a .lua file"), "a hook not named *.lua (%s)",
-                  err ?: "");
+        TAP_CHECK(r < 0 && err && strstr(err, "'hooks/pre' does not name a .lua file"),
+                  "a hook not named *.lua (%s)", err ?: "");
         plan_free(p);
         free(err);
         unlink(pt_path("etc/config.d/hooks.toml"));

@@ -195,7 +195,8 @@ static void test_controller(void) {
 static void test_suggest(void) {
         char *err = NULL;
         TAP_CHECK(unit_property_check("MemroyMax", "1G", &err) == -ENOENT, "typo refused");
-        TAP_CHECK(err && strstr(err, "did you mean 'MemoryMax'"), "typo gets a suggestion: %s", err ? err : "");
+        TAP_CHECK(err && strstr(err, "did you mean 'MemoryMax'"), "typo gets a suggestion: %s",
+                  err ? err : "");
         free(err);
         TAP_CHECK(unit_property_suggest("Zzzzzzzzzzzzzzzzz") == NULL, "nothing close, no suggestion");
 }
@@ -329,9 +330,11 @@ static void test_append_read_back(void) {
         TAP_CHECK(r > 0 && streq(name, "MemoryMax") && t == UINT64_C(4) << 30,
                   "MemoryMax=4G reads back as MemoryMax, t %" PRIu64, t);
         r = read_words_entry(m, "(bas)", buf, sizeof(buf));
-        TAP_CHECK(r == 0 && streq(buf, "SystemCallFilter=~@mount @swap"), "a (bas) entry reads back (%s)", buf);
+        TAP_CHECK(r == 0 && streq(buf, "SystemCallFilter=~@mount @swap"), "a (bas) entry reads back (%s)",
+                  buf);
         r = read_words_entry(m, "as", buf, sizeof(buf));
-        TAP_CHECK(r == 0 && streq(buf, "SystemCallArchitectures=native x86"), "an as entry reads back (%s)", buf);
+        TAP_CHECK(r == 0 && streq(buf, "SystemCallArchitectures=native x86"), "an as entry reads back (%s)",
+                  buf);
         r = read_words_entry(m, "as", buf, sizeof(buf));
         TAP_CHECK(r == 0 && streq(buf, "Environment=A=1 B=2"), "the builder's frame reads back (%s)", buf);
         r = sd_bus_message_read(m, "(sv)", &name, "t", &t);
@@ -438,10 +441,13 @@ static void test_fixed_properties(void) {
                 if (!eq)
                         continue;
                 (void) snprintf(name, sizeof(name), "%.*s", (int) (eq - *f), *f);
-                TAP_CHECK(unit_property_check(name, eq + 1, NULL) == 0, "fixed %s is a value a profile may repeat", *f);
+                TAP_CHECK(unit_property_check(name, eq + 1, NULL) == 0,
+                          "fixed %s is a value a profile may repeat", *f);
         }
         int written = 0;
-        const PropertyWriter w = { .open = count_open, .close = ok_close, .appendv = ok_appendv, .userdata = &written };
+        const PropertyWriter w = {
+                .open = count_open, .close = ok_close, .appendv = ok_appendv, .userdata = &written
+        };
         TAP_CHECK(unit_fixed_properties_write(&w) == 0 && (size_t) written == n,
                   "the writer writes each fixed property (%d of %zu)", written, n);
 }

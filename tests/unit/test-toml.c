@@ -38,50 +38,73 @@ static void check_error(lua_State *L, const char *doc, size_t size, const char *
 static void test_errors(lua_State *L) {
 #define CHECK_ERROR(doc, expected) check_error(L, doc, sizeof(doc) - 1, expected)
         CHECK_ERROR("a = 1\nfoo 1\n", "test.toml:2:5: expected '=' after key 'foo', found '1'");
-        CHECK_ERROR("[server]\n\"my key\".x\n", "test.toml:2:11: expected '=' after key '\"my key\".x', found end of line");
-        CHECK_ERROR("a = 1\nb = \"abc\nc = 2\n", "test.toml:2:5: unterminated string (missing closing '\"')");
-        CHECK_ERROR("s = '''\nabc\n", "test.toml:1:5: unterminated multi-line string (missing closing \"'''\")");
+        CHECK_ERROR("[server]\n\"my key\".x\n",
+                    "test.toml:2:11: expected '=' after key '\"my key\".x', found end of line");
+        CHECK_ERROR("a = 1\nb = \"abc\nc = 2\n",
+                    "test.toml:2:5: unterminated string (missing closing '\"')");
+        CHECK_ERROR("s = '''\nabc\n",
+                    "test.toml:1:5: unterminated multi-line string (missing closing \"'''\")");
         CHECK_ERROR("a.b = 1\n\na.b = 2\n", "test.toml:3:3: duplicate key 'a.b' (first defined at line 1)");
-        CHECK_ERROR("[srv]\nport = 1\nport = 2\n", "test.toml:3:1: duplicate key 'srv.port' (first defined at line 2)");
-        CHECK_ERROR("x = { y = 1, y = 2 }\n", "test.toml:1:14: duplicate key 'x.y' (first defined at line 1)");
-        CHECK_ERROR("[t]\nx = 1\n[t]\n", "test.toml:3:2: table 't' is already defined (first defined at line 1)");
-        CHECK_ERROR("[a.b]\n[a]\n[a.b]\n", "test.toml:3:4: table 'a.b' is already defined (first defined at line 1)");
-        CHECK_ERROR("a = {}\n[a.b]\n", "test.toml:2:2: cannot extend inline table 'a' (first defined at line 1)");
+        CHECK_ERROR("[srv]\nport = 1\nport = 2\n",
+                    "test.toml:3:1: duplicate key 'srv.port' (first defined at line 2)");
+        CHECK_ERROR("x = { y = 1, y = 2 }\n",
+                    "test.toml:1:14: duplicate key 'x.y' (first defined at line 1)");
+        CHECK_ERROR("[t]\nx = 1\n[t]\n",
+                    "test.toml:3:2: table 't' is already defined (first defined at line 1)");
+        CHECK_ERROR("[a.b]\n[a]\n[a.b]\n",
+                    "test.toml:3:4: table 'a.b' is already defined (first defined at line 1)");
+        CHECK_ERROR("a = {}\n[a.b]\n",
+                    "test.toml:2:2: cannot extend inline table 'a' (first defined at line 1)");
         /* Each way a header or dotted key walk refuses an existing key, with its own message. */
         CHECK_ERROR("a = 1\n[a.b]\n", "test.toml:2:2: key 'a' is not a table (first defined at line 1)");
         CHECK_ERROR("a = [1]\n[a.b]\n",
                     "test.toml:2:2: cannot extend array 'a' with a table header (first defined at line 1)");
-        CHECK_ERROR("[[a]]\n[[a]]\n[a.b]\n[a.b]\n", "test.toml:4:4: table 'a.b' is already defined (first defined at line 3)");
-        CHECK_ERROR("a = 1\n[a]\n",
-                    "test.toml:2:2: cannot define table 'a': the key already holds a value (first defined at line 1)");
-        CHECK_ERROR("[[a]]\n[a]\n",
-                    "test.toml:2:2: cannot define table 'a': the key already holds an array (first defined at line 1)");
-        CHECK_ERROR("[a.b]\n\n[a]\n[a]\n", "test.toml:4:2: table 'a' is already defined (first defined at line 3)");
-        CHECK_ERROR("a.b = 1\n[a]\n", "test.toml:2:2: table 'a' is already defined (first defined at line 1)");
-        CHECK_ERROR("[a.b.c]\n[a]\nb.d = 1\n[a.b]\n", "test.toml:4:4: table 'a.b' is already defined (first defined at line 1)");
-        CHECK_ERROR("a = 1\n[[a]]\n",
-                    "test.toml:2:3: cannot define array of tables 'a': the key is already defined (first defined at line 1)");
-        CHECK_ERROR("[a]\n[[a]]\n",
-                    "test.toml:2:3: cannot define array of tables 'a': the key is already defined (first defined at line 1)");
+        CHECK_ERROR("[[a]]\n[[a]]\n[a.b]\n[a.b]\n",
+                    "test.toml:4:4: table 'a.b' is already defined (first defined at line 3)");
+        CHECK_ERROR("a = 1\n[a]\n", "test.toml:2:2: cannot define table 'a': the key already holds a value "
+                                    "(first defined at line 1)");
+        CHECK_ERROR("[[a]]\n[a]\n", "test.toml:2:2: cannot define table 'a': the key already holds an array "
+                                    "(first defined at line 1)");
+        CHECK_ERROR("[a.b]\n\n[a]\n[a]\n",
+                    "test.toml:4:2: table 'a' is already defined (first defined at line 3)");
+        CHECK_ERROR("a.b = 1\n[a]\n",
+                    "test.toml:2:2: table 'a' is already defined (first defined at line 1)");
+        CHECK_ERROR("[a.b.c]\n[a]\nb.d = 1\n[a.b]\n",
+                    "test.toml:4:4: table 'a.b' is already defined (first defined at line 1)");
+        CHECK_ERROR("a = 1\n[[a]]\n", "test.toml:2:3: cannot define array of tables 'a': the key is already "
+                                      "defined (first defined at line 1)");
+        CHECK_ERROR("[a]\n[[a]]\n", "test.toml:2:3: cannot define array of tables 'a': the key is already "
+                                    "defined (first defined at line 1)");
         CHECK_ERROR("a = 1\na.b = 2\n", "test.toml:2:1: key 'a' is not a table (first defined at line 1)");
-        CHECK_ERROR("a = [1]\na.b = 2\n",
-                    "test.toml:2:1: cannot add keys to array 'a' with dotted keys (first defined at line 1)");
-        CHECK_ERROR("a = {}\na.b = 1\n", "test.toml:2:1: cannot extend inline table 'a' (first defined at line 1)");
-        CHECK_ERROR("[x.a]\n[x]\na.b = 1\n",
-                    "test.toml:3:1: cannot add keys to table 'x.a' with dotted keys: it is defined by a table header (line 1)");
+        CHECK_ERROR(
+                "a = [1]\na.b = 2\n",
+                "test.toml:2:1: cannot add keys to array 'a' with dotted keys (first defined at line 1)");
+        CHECK_ERROR("a = {}\na.b = 1\n",
+                    "test.toml:2:1: cannot extend inline table 'a' (first defined at line 1)");
+        CHECK_ERROR("[x.a]\n[x]\na.b = 1\n", "test.toml:3:1: cannot add keys to table 'x.a' with dotted "
+                                             "keys: it is defined by a table header (line 1)");
         CHECK_ERROR("a = \"x\\qy\"\n", "test.toml:1:7: invalid escape sequence '\\q'");
-        CHECK_ERROR("a = \"\\uD800\"\n", "test.toml:1:6: escape sequence '\\uD800' is not a Unicode scalar value");
+        CHECK_ERROR("a = \"\\uD800\"\n",
+                    "test.toml:1:6: escape sequence '\\uD800' is not a Unicode scalar value");
         CHECK_ERROR("# h\xc3\xa9\n# \xc3\xa9\xff\n", "test.toml:2:4: invalid UTF-8 (byte 0xFF)");
-        CHECK_ERROR("a = \"\xc3\x28\"\n", "test.toml:1:6: invalid UTF-8 (byte 0xC3 starts a broken sequence)");
-        CHECK_ERROR("a = \"\xed\xa0\x80\"\n", "test.toml:1:6: invalid UTF-8 (byte 0xED starts a broken sequence)");
+        CHECK_ERROR("a = \"\xc3\x28\"\n",
+                    "test.toml:1:6: invalid UTF-8 (byte 0xC3 starts a broken sequence)");
+        CHECK_ERROR("a = \"\xed\xa0\x80\"\n",
+                    "test.toml:1:6: invalid UTF-8 (byte 0xED starts a broken sequence)");
         CHECK_ERROR("a = 1\rb = 2\n", "test.toml:1:6: carriage return not followed by a line feed");
         CHECK_ERROR("a = \"\x01\"\n", "test.toml:1:6: control character U+0001 is not allowed here");
-        CHECK_ERROR("n = 9223372036854775808\n", "test.toml:1:5: integer '9223372036854775808' does not fit in 64 bits");
-        CHECK_ERROR("n = -9223372036854775809\n", "test.toml:1:5: integer '-9223372036854775809' does not fit in 64 bits");
-        CHECK_ERROR("n = 0x8000000000000000\n", "test.toml:1:5: integer '0x8000000000000000' does not fit in 64 bits");
+        CHECK_ERROR("n = 9223372036854775808\n",
+                    "test.toml:1:5: integer '9223372036854775808' does not fit in 64 bits");
+        CHECK_ERROR("n = -9223372036854775809\n",
+                    "test.toml:1:5: integer '-9223372036854775809' does not fit in 64 bits");
+        CHECK_ERROR("n = 0x8000000000000000\n",
+                    "test.toml:1:5: integer '0x8000000000000000' does not fit in 64 bits");
         CHECK_ERROR("n = 012\n", "test.toml:1:5: invalid number '012': leading zeros are not allowed");
-        CHECK_ERROR("n = 1__2\n", "test.toml:1:5: invalid number '1__2': expected digits, with '_' only between two digits");
-        CHECK_ERROR("n = +0x10\n", "test.toml:1:5: invalid number '+0x10': a sign is not allowed on hexadecimal, octal or binary integers");
+        CHECK_ERROR(
+                "n = 1__2\n",
+                "test.toml:1:5: invalid number '1__2': expected digits, with '_' only between two digits");
+        CHECK_ERROR("n = +0x10\n", "test.toml:1:5: invalid number '+0x10': a sign is not allowed on "
+                                   "hexadecimal, octal or binary integers");
         CHECK_ERROR("d = 1900-02-29\n", "test.toml:1:5: invalid date: day 29 is not in 01-28 for 1900-02");
         CHECK_ERROR("t = 24:00:00\n", "test.toml:1:5: invalid time: 24:00:00 is out of range");
         CHECK_ERROR("a = [1, 2\n", "test.toml:1:5: unterminated array (missing ']')");
@@ -93,7 +116,8 @@ static void test_errors(lua_State *L) {
         CHECK_ERROR("a = \n", "test.toml:1:5: expected a value, found end of line");
         CHECK_ERROR("[a\n", "test.toml:1:3: expected ']' after table name 'a', found end of line");
         /* Columns count characters, not bytes. */
-        CHECK_ERROR("s = \"\xc3\xa9\xc3\xa9\" x\n", "test.toml:1:10: expected end of line after value, found 'x'");
+        CHECK_ERROR("s = \"\xc3\xa9\xc3\xa9\" x\n",
+                    "test.toml:1:10: expected end of line after value, found 'x'");
 #undef CHECK_ERROR
 }
 
@@ -140,7 +164,8 @@ static void test_size_cap(lua_State *L) {
 
         r = toml_parse(L, big, TOML_MAX_SIZE + 1, "big.toml", &error);
         TAP_CHECK(r == -EFBIG && lua_gettop(L) == top, "a larger document is refused with -EFBIG");
-        TAP_STREQ(error, "big.toml: document too large (1048577 bytes, the maximum is 1048576)", "-EFBIG message");
+        TAP_STREQ(error, "big.toml: document too large (1048577 bytes, the maximum is 1048576)",
+                  "-EFBIG message");
 }
 
 /* Pushes root[key]; root at idx. */
@@ -235,7 +260,8 @@ static void test_values(lua_State *L) {
         TAP_CHECK(toml_is_array(L, -1) && lua_rawlen(L, -1) == 2,
                   "array of tables is an array");
         lua_rawgeti(L, -1, 1);
-        TAP_CHECK(lua_type(L, -1) == LUA_TTABLE && !lua_getmetatable(L, -1), "its elements are plain tables");
+        TAP_CHECK(lua_type(L, -1) == LUA_TTABLE && !lua_getmetatable(L, -1),
+                  "its elements are plain tables");
         lua_settop(L, root);
 
         check_datetime(L, root, "odt", "datetime", "1979-05-27T07:32:00Z");

@@ -57,8 +57,8 @@ static void test_lexically_clean(void) {
                 { "/..", false },
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
-                TAP_CHECK(path_is_lexically_clean(cases[i].in) == cases[i].clean, "'%s' is %slexically clean",
-                          cases[i].in, cases[i].clean ? "" : "not ");
+                TAP_CHECK(path_is_lexically_clean(cases[i].in) == cases[i].clean,
+                          "'%s' is %slexically clean", cases[i].in, cases[i].clean ? "" : "not ");
 }
 
 /* read_regular_file(): regular files only, up to the limit, whatever fstat() says of their size. */
@@ -90,7 +90,8 @@ static void test_read_regular_file(void) {
                 _cleanup_free_ char *p = path_join(dir, cases[i].name), *data = NULL;
                 size_t size = 0;
                 int r = read_regular_file(p, cases[i].max, &data, &size);
-                TAP_CHECK(r == cases[i].r && (r < 0 ? !data : data && size == cases[i].size && data[size] == 0),
+                TAP_CHECK(r == cases[i].r &&
+                                  (r < 0 ? !data : data && size == cases[i].size && data[size] == 0),
                           "read_regular_file(%s, %zu): %d, %zu bytes", cases[i].name, cases[i].max, r, size);
         }
         _cleanup_free_ char *data = NULL;
@@ -103,7 +104,8 @@ static void test_read_regular_file(void) {
         _cleanup_free_ char *proc = NULL;
         size = 0;
         TAP_CHECK(read_regular_file("/proc/self/status", 1 << 20, &proc, &size) == 0 && size > 0 &&
-                  strlen(proc) == size && strstr(proc, "Name:"), "a /proc file announced empty: %zu bytes", size);
+                          strlen(proc) == size && strstr(proc, "Name:"),
+                  "a /proc file announced empty: %zu bytes", size);
         _cleanup_free_ char *proc_small = NULL;
         TAP_CHECK(read_regular_file("/proc/self/status", 16, &proc_small, &size) == -EFBIG && !proc_small,
                   "and over the limit, -EFBIG");
@@ -120,7 +122,8 @@ static void test_stat_no_symlinks(void) {
         TAP_CHECK(mkdtemp(dir) != NULL, "temp dir");
         _cleanup_free_ char *sub = path_join(dir, "sub"), *file = path_join(dir, "sub/file"),
                             *link = path_join(dir, "link"), *via = path_join(dir, "link/file"),
-                            *missing = path_join(dir, "sub/missing"), *unclean = path_join(dir, "sub/../sub");
+                            *missing = path_join(dir, "sub/missing"),
+                            *unclean = path_join(dir, "sub/../sub");
         struct stat st, ref;
         (void) mkdir(sub, 0700);
         FILE *f = fopen(file, "we");
@@ -128,7 +131,8 @@ static void test_stat_no_symlinks(void) {
         TAP_CHECK(symlink(sub, link) == 0, "a symlink to the directory");
         TAP_CHECK(stat(file, &ref) == 0, "the file");
 
-        TAP_CHECK(path_stat_no_symlinks(file, &st) == 1 && st.st_ino == ref.st_ino && st.st_dev == ref.st_dev,
+        TAP_CHECK(path_stat_no_symlinks(file, &st) == 1 && st.st_ino == ref.st_ino &&
+                          st.st_dev == ref.st_dev,
                   "a file reached without symlinks: its identity");
         TAP_CHECK(path_stat_no_symlinks(missing, &st) == 0, "missing: 0");
         TAP_CHECK(path_stat_no_symlinks(link, &st) == -ELOOP, "a trailing symlink: -ELOOP");
@@ -145,7 +149,8 @@ static void test_stat_no_symlinks(void) {
 static void test_find_executable(void) {
         char dir[] = "/tmp/scudo-test-XXXXXX";
         TAP_CHECK(mkdtemp(dir) != NULL, "temp dir");
-        _cleanup_free_ char *a = path_join(dir, "a"), *b = path_join(dir, "b"), *tool_a = NULL, *tool_b = NULL;
+        _cleanup_free_ char *a = path_join(dir, "a"), *b = path_join(dir, "b"), *tool_a = NULL,
+                            *tool_b = NULL;
         (void) mkdir(a, 0755);
         (void) mkdir(b, 0755);
         tool_a = path_join(a, "tool");
@@ -167,7 +172,8 @@ static void test_find_executable(void) {
         struct stat st;
         stat(tool_a, &st);
         found = NULL;
-        TAP_CHECK(path_find_executable("tool", search, st.st_dev, st.st_ino, &found) == 0, "found past self");
+        TAP_CHECK(path_find_executable("tool", search, st.st_dev, st.st_ino, &found) == 0,
+                  "found past self");
         TAP_STREQ(found, tool_b, "the entry that is scudo itself is skipped");
         free(found);
 
@@ -197,57 +203,69 @@ static void test_env(void) {
         TAP_CHECK(!env_assignment_is_valid("NOEQUALS"), "no '=' refused");
 
         /* env_find/env_get: the name whole, never a prefix of another; the first of two. */
-        char *block[] = { (char *) "PATHX=no", (char *) "PATH=/bin", (char *) "EMPTY=", (char *) "PATH=/second",
-                          (char *) "NOEQ", NULL };
+        char *block[] = { (char *) "PATHX=no",     (char *) "PATH=/bin", (char *) "EMPTY=",
+                          (char *) "PATH=/second", (char *) "NOEQ",      NULL };
         static const struct { const char *name; const char *value; } cases[] = {
                 { "PATH", "/bin" }, { "PATHX", "no" }, { "PAT", NULL }, { "EMPTY", "" }, { "NOEQ", NULL },
                 { "MISSING", NULL }, { "", NULL },
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 const char *v = env_get(block, cases[i].name);
-                TAP_CHECK(cases[i].value ? v && streq(v, cases[i].value) : !v, "env_get(%s): %s", cases[i].name,
-                          v ?: "(none)");
+                TAP_CHECK(cases[i].value ? v && streq(v, cases[i].value) : !v, "env_get(%s): %s",
+                          cases[i].name, v ?: "(none)");
         }
-        TAP_CHECK(env_find(block, "PATH=/bin", 4) == &block[1], "env_find takes the first len bytes as the name");
+        TAP_CHECK(env_find(block, "PATH=/bin", 4) == &block[1],
+                  "env_find takes the first len bytes as the name");
         TAP_CHECK(!env_get(NULL, "PATH"), "env_get of no block");
 }
 
 static void test_strv(void) {
         _cleanup_strv_free_ char **l = NULL;
         TAP_CHECK(strv_extend(&l, "a") == 0 && strv_extend(&l, "b") == 0, "extend");
-        TAP_CHECK(strv_length(l) == 2 && strv_contains(l, "b") && !strv_contains(l, "c"), "length, contains");
+        TAP_CHECK(strv_length(l) == 2 && strv_contains(l, "b") && !strv_contains(l, "c"),
+                  "length, contains");
         _cleanup_strv_free_ char **c = strv_copy(l);
         TAP_CHECK(c && strv_length(c) == 2 && c[0] != l[0], "copy is deep");
 }
 
 /* Whether a process runs in a sandbox is read off its cgroup listing, never the environment. */
 static void test_sandbox_unit(void) {
-        static const struct { const char *listing; uid_t uid; const char *unit; } cases[] = {
+        static const struct { const char *listing; uid_t uid; const char *unit;
+        } cases[] = {
                 /* unified, in app.slice and in a run's own slice */
-                { "0::/user.slice/user-1001.slice/user@1001.service/app.slice/scudo-0123456789abcdef.service\n",
+                { "0::/user.slice/user-1001.slice/user@1001.service/app.slice/"
+                  "scudo-0123456789abcdef.service\n",
                   1001, "scudo-0123456789abcdef.service" },
                 { "0::/user.slice/user-1001.slice/user@1001.service/app-scudo_0123456789abcdef.slice/"
-                  "scudo-0123456789abcdef.service\n", 1001, "scudo-0123456789abcdef.service" },
+                  "scudo-0123456789abcdef.service\n",
+                  1001, "scudo-0123456789abcdef.service" },
                 /* hybrid: systemd's own v1 hierarchy and the unified one, each enough */
                 { "12:pids:/\n1:name=systemd:/user.slice/user-7.slice/user@7.service/app.slice/"
-                  "scudo-ffffffffffffffff.service\n0::/\n", 7, "scudo-ffffffffffffffff.service" },
+                  "scudo-ffffffffffffffff.service\n0::/\n",
+                  7, "scudo-ffffffffffffffff.service" },
                 /* no newline at the end, a ':' in the path */
                 { "0::/a:b/user@5.service/app.slice/scudo-00000000000000aa.service", 5,
                   "scudo-00000000000000aa.service" },
                 /* outside: a terminal, a login session, another manager's unit, the bus proxy,
                  * a name that only looks like one, a v1 controller that is not systemd's */
-                { "0::/user.slice/user-1001.slice/user@1001.service/app.slice/app-term.scope\n", 1001, NULL },
+                { "0::/user.slice/user-1001.slice/user@1001.service/app.slice/app-term.scope\n", 1001,
+                  NULL },
                 { "0::/user.slice/user-1001.slice/session-3.scope\n", 1001, NULL },
-                { "0::/user.slice/user-1002.slice/user@1002.service/app.slice/scudo-0123456789abcdef.service\n",
+                { "0::/user.slice/user-1002.slice/user@1002.service/app.slice/"
+                  "scudo-0123456789abcdef.service\n",
                   1001, NULL },
-                { "0::/user.slice/user-1001.slice/user@1001.service/app.slice/scudo-0123456789abcdef-bus.service\n",
+                { "0::/user.slice/user-1001.slice/user@1001.service/app.slice/"
+                  "scudo-0123456789abcdef-bus.service\n",
                   1001, NULL },
-                { "0::/user.slice/user-1001.slice/user@1001.service/app.slice/scudo-0123456789ABCDEF.service\n",
+                { "0::/user.slice/user-1001.slice/user@1001.service/app.slice/"
+                  "scudo-0123456789ABCDEF.service\n",
                   1001, NULL },
-                { "0::/user.slice/user-1001.slice/user@1001.service/app.slice/scudo-0123.service\n", 1001, NULL },
+                { "0::/user.slice/user-1001.slice/user@1001.service/app.slice/scudo-0123.service\n", 1001,
+                  NULL },
                 { "0::/system.slice/scudo-0123456789abcdef.service\n", 1001, NULL },
                 { "0::/scudo-0123456789abcdef.service/user@1001.service\n", 1001, NULL },
-                { "4:memory:/user.slice/user-1001.slice/user@1001.service/app.slice/scudo-0123456789abcdef.service\n",
+                { "4:memory:/user.slice/user-1001.slice/user@1001.service/app.slice/"
+                  "scudo-0123456789abcdef.service\n",
                   1001, NULL },
                 { "0::/..\n", 1001, NULL },
                 { "", 1001, NULL },
@@ -255,7 +273,8 @@ static void test_sandbox_unit(void) {
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 char unit[SCUDO_UNIT_NAME_MAX] = "";
-                int r = sandbox_unit_from_cgroup(cases[i].listing, strlen(cases[i].listing), cases[i].uid, unit);
+                int r = sandbox_unit_from_cgroup(cases[i].listing, strlen(cases[i].listing), cases[i].uid,
+                                                 unit);
                 if (cases[i].unit)
                         TAP_CHECK(r == 1 && streq(unit, cases[i].unit), "cgroup listing %zu: inside %s", i,
                                   cases[i].unit);
@@ -267,7 +286,8 @@ static void test_sandbox_unit(void) {
         unsetenv("SCUDO_SANDBOX");
         int before = sandbox_unit_of(0, unit);
         setenv("SCUDO_SANDBOX", "scudo-0123456789abcdef.service", 1);
-        TAP_CHECK(before >= 0 && sandbox_unit_of(0, unit) == before, "SCUDO_SANDBOX does not make a process nested");
+        TAP_CHECK(before >= 0 && sandbox_unit_of(0, unit) == before,
+                  "SCUDO_SANDBOX does not make a process nested");
         unsetenv("SCUDO_SANDBOX");
         TAP_CHECK(sandbox_unit_of(-1, unit) < 0, "an unreadable listing is an error, not an answer");
 }
