@@ -593,9 +593,19 @@ static void test_tool_config_copies(void) {
                               "t/proj/.git/HEAD",
                               "t/proj/.git/modules/",
                               "t/proj/.git/modules/lib/",
-                              "t/proj/.git/modules/lib/HEAD"};
+                              "t/proj/.git/modules/lib/HEAD",
+                              "t/home/.sbt/",
+                              "t/home/.sbt/1.0/",
+                              "t/home/.sbt/1.0/plugins/"};
         for (size_t i = 0; i < ELEMENTSOF(tree); i++)
                 make(tree[i]);
+        write_file("t/home/.sbt/1.0/global.sbt", "credentials += Credentials(\"Nexus\", \"nexus.example\", "
+                   "\"dev\", \"sbtPw2024x\")\n");
+        write_file("t/home/.sbt/1.0/plugins/credentials.sbt",
+                   "credentials += Credentials(\n  \"Nexus\",\n  \"nexus.example\",\n"
+                   "  \"dev\",\n  \"sbtPw\")\n");
+        write_file("t/home/.sbt/1.0/plugins/plugins.sbt",
+                   "addSbtPlugin(\"com.example\" % \"x\" % \"1.0\")\n");
         write_file("t/home/.cabal/config",
                    "repository hackage.haskell.org\n  username: dev\n  password: hunter2pw\n");
         write_file("t/home/.cargo/config.toml", "[build]\njobs = 4\n");
@@ -611,7 +621,7 @@ static void test_tool_config_copies(void) {
                         abort();
                 p->delegable = delegable;
                 const char *entries[] = {"t/home/.cabal/config", "t/home/.cargo/config.toml",
-                                         "t/home/.config/go", "t/proj"};
+                                         "t/home/.config/go", "t/proj", "t/home/.sbt/1.0"};
                 for (size_t i = 0; i < ELEMENTSOF(entries); i++) {
                         _cleanup_free_ char *path = in_root(entries[i]);
                         if (plan_add_path(p, PATH_ACCESS_READ, path, "test") < 0)
@@ -630,6 +640,15 @@ static void test_tool_config_copies(void) {
                                     : !e,
                           "go's env file in a directory of $XDG_CONFIG_HOME: %s",
                           delegable ? "a copy" : "as it is");
+                e = entry_at(p, "t/home/.sbt/1.0/global.sbt");
+                TAP_CHECK(delegable ? e && e->source == PATH_SOURCE_CONFIG_COPY : !e,
+                          "sbt's global.sbt with Credentials(...) in a directory shown: %s",
+                          delegable ? "a copy" : "as it is");
+                e = entry_at(p, "t/home/.sbt/1.0/plugins/credentials.sbt");
+                TAP_CHECK(delegable ? e && e->source == PATH_SOURCE_CONFIG_COPY : !e,
+                          "... and plugins/credentials.sbt, one level down: %s",
+                          delegable ? "a copy" : "as it is");
+                TAP_CHECK(!entry_at(p, "t/home/.sbt/1.0/plugins/plugins.sbt"), "... plugins.sbt: as it is");
                 e = entry_at(p, "t/home/.cargo/config.toml");
                 TAP_CHECK(e && e->source == PATH_SOURCE_SELF,
                           "a configuration without credentials: as it is");
