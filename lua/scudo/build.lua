@@ -372,7 +372,15 @@ function Builder:environment()
     -- The caller's names in order (policy.c sorts them).
     local caller, names = req.env, req.env_names or util.sorted_keys(req.env)
     local withheld = self:withheld_names(names)
-    local secret = text.secret_values(names, caller)
+    -- Only the values of the names that pass are judged: one withheld by its name is gone
+    -- whatever its value (under an allow-list, most of them).
+    local judged = {}
+    for i = 1, #names do
+        if not withheld[names[i]] then
+            judged[#judged + 1] = names[i]
+        end
+    end
+    local secret = text.secret_values(judged, caller)
     local set = v["env.set"]
     -- Without env values to add, the values are the caller's, and the list is made as the names
     -- go, already in order.

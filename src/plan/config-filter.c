@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +76,81 @@ static bool yaml_secret_parent(const char *s, size_t n) {
         return secret_field_name(s + b, e - b);
 }
 
+static bool ident_char(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The parentheses the n bytes at s open and leave open (closed ones count off; none inside a
+ * double-quoted string). */
+static int open_parens(const char *s, size_t n) {
+        int depth = 0;
+        bool quoted = false;
+        for (size_t i = 0; i < n; i++) {
+                if (s[i] == '\\' && quoted)
+                        i++;
+                else if (s[i] == '"')
+                        quoted = !quoted;
+                else if (!quoted && s[i] == '(')
+                        depth++;
+                else if (!quoted && s[i] == ')')
+                        depth--;
+        }
+        return depth;
+}
+
+/* A call named as a secret on the line at s: sbt's `credentials += Credentials("realm",
+ * "host", "user", "password")`, whose password is an argument by its place. Returns the
+ * parentheses it leaves open for the lines after (at least 0), or -1 when there is none. */
+static int secret_call(const char *s, size_t n) {
+        for (size_t k = 1; k < n; k++) {
+                if (s[k] != '(')
+                        continue;
+                size_t b = k;
+                while (b > 0 && ident_char(s[b - 1]))
+                        b--;
+                if (b < k && secret_field_name(s + b, k - b))
+                        return MAX(open_parens(s + k, n - k), 0);
+        }
+        return -1;
+}
+
+/* An XML element named as a secret opened on the line at s and not closed on it
+ * (<packageSourceCredentials>, NuGet's): its name, for the line that closes it, in name. */
+static bool secret_element(const char *s, size_t n, char *name, size_t size) {
+        while (n > 0 && blank(s[n - 1]))
+                n--;
+        if (n < 3 || s[0] != '<' || s[1] == '/' || s[n - 1] != '>' || s[n - 2] == '/')
+                return false;
+        size_t l = 1;
+        while (l < n && (ident_char(s[l]) || s[l] == '-' || s[l] == '.' || s[l] == ':'))
+                l++;
+        if (l == 1 || l - 1 >= size || !secret_field_name(s + 1, l - 1) || memmem(s, n, "</", 2))
+                return false;
+        memcpy(name, s + 1, l - 1);
+        name[l - 1] = 0;
+        return true;
+}
+
+/* A line that says which field its value is by an attribute (NuGet's <add key="Password"
+ * value="..."/>), or by its first word and a blank (a netrc entry over several lines:
+ * `  password x`), naming a secret. */
+static bool secret_by_key(const char *s, size_t n) {
+        for (const char *k = s; (k = memmem(k, n - (size_t) (k - s), "key=\"", 5)); k += 5) {
+                const char *v = k + 5, *q = memchr(v, '"', n - (size_t) (v - s));
+                if (q && secret_field_name(v, (size_t) (q - v)))
+                        return true;
+        }
+        size_t w = 0;
+        while (w < n && ident_char(s[w]))
+                w++;
+        if (w == 0 || w == n || !blank(s[w]) || !secret_field_name(s, w))
+                return false;
+        size_t v = w;
+        while (v < n && blank(s[v]))
+                v++;
+        return v < n && s[v] != '=' && s[v] != ':' && s[v] != '(' && s[v] != '+';
+}
+
 static int filter_lines(const char *text, size_t n, ConfigFiltered *ret) {
         char *out = malloc(n + 1);
         if (!out)
@@ -83,6 +159,8 @@ static int filter_lines(const char *text, size_t n, ConfigFiltered *ret) {
         unsigned removed = 0;
         bool in_secret_section = false;
         size_t secret_indent = SIZE_MAX;        /* under a YAML secret parent: deeper lines */
+        int call_depth = 0;                     /* in a secret call's arguments: lines until it closes */
+        char element[128] = "";                 /* in a secret XML element: lines until it closes */
 
         for (size_t i = 0; i < n;) {
                 const char *nl = memchr(text + i, '\n', n - i);
@@ -97,7 +175,26 @@ static int filter_lines(const char *text, size_t n, ConfigFiltered *ret) {
                 if (header)
                         in_secret_section = secret;
                 bool drop = !empty && !header && (in_secret_section || secret_indent != SIZE_MAX);
-                drop = drop || (header && secret) || secret_value_kind(line, len);
+                drop = drop || (header && secret);
+                if (call_depth > 0) {
+                        drop = true;
+                        call_depth = MAX(call_depth + open_parens(line, len), 0);
+                } else if (element[0]) {
+                        char close[sizeof(element) + 2];
+                        int l = snprintf(close, sizeof(close), "</%s", element);
+                        drop = true;
+                        if (l > 0 && memmem(line, len, close, (size_t) l))
+                                element[0] = 0;
+                } else if (!empty) {
+                        int d = secret_call(line, len);
+                        if (d >= 0) {
+                                drop = true;
+                                call_depth = d;
+                        }
+                        drop = drop || secret_element(line + ind, len - ind, element, sizeof(element)) ||
+                                secret_by_key(line + ind, len - ind);
+                }
+                drop = drop || secret_value_kind(line, len);
                 if (!drop && !empty && yaml_secret_parent(line + ind, len - ind))
                         secret_indent = ind;
                 if (drop)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* The hardening step's section on git's configuration (plan-harden.h, 2b): the one walk of the
- * files git reads as its configuration, from the home's and from each .git at the top of a
- * directory the sandbox shows. Every file they include is kept read-only where the command
- * could write it; every file shown read-only that holds credentials is shown as a copy less
- * them (PATH_SOURCE_GIT_CONFIG_COPY), which the runner makes when the run starts
+ * files git reads as its configuration, from the home's, from every repository below the
+ * project at any depth (git-dir-find.h: vendored, bare, a checkout's .git file) and from each
+ * .git at the top of another directory the sandbox shows. Every file they include is kept
+ * read-only where the command could write it; every file shown that holds credentials, where
+ * the profiles do not make it writable themselves, is shown as a copy less them
+ * (PATH_SOURCE_GIT_CONFIG_COPY), which the runner makes when the run starts
  * (git/git-config-copies.h). */
 #include <dirent.h>
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "plan/git-config-walk.h"
+#include "plan/git-dir-find.h"
 #include "plan/harden-internal.h"
 #include "util/file-util.h"
 #include "util/macro.h"
@@ -48,12 +51,21 @@ static int add_pair(char **start, size_t *n, char *a, char *b) {
         return 0;
 }
 
-/* Whether the sandbox shows `path` (canonical) and the command cannot write it: read-only by
- * its entry or the closest one above, or by none (ProtectSystem=strict, ProtectHome=). A .git's
- * config at the top of a writable directory has its own read-only entry (harden-git.c). */
-static bool shown_read_only(const Plan *p, const char *path) {
+/* Whether `path` (canonical), holding credentials, is shown as a copy: where the command sees
+ * it read-only (by its entry or the closest one above, or by none: ProtectSystem=strict), and
+ * where it could write it only because a directory further up is writable (a repository
+ * vendored deep in a project, whose .git no other entry keeps read-only): writing would not
+ * take the credentials out, reading would show them. A file the profiles make writable
+ * themselves, or whose directory they do (a .git the plan grants, a home written), is theirs
+ * to decide: as it is. A hidden one stays hidden. */
+static bool to_copy(const Plan *p, const char *path) {
         const PlanPath *g = harden_governing_entry(p, path);
-        return !g || g->access == PATH_ACCESS_READ;
+        if (!g || g->access == PATH_ACCESS_READ)
+                return true;
+        if (g->access != PATH_ACCESS_WRITE)
+                return false;
+        const char *rest = path_startswith(path, g->path);
+        return rest && *rest && strchr(rest, '/');
 }
 
 /* `path` shown as a copy less its credentials: scudo's own read-only entry for it says so, a
@@ -78,8 +90,8 @@ static int show_as_copy(Plan *p, const char *path) {
 
 static int visit_config(const char *canonical, const GitConfigFiltered *f, void *userdata) {
         Plan *p = userdata;
-        if (f->removed == 0 || !shown_read_only(p, canonical))
-                return 0;       /* nothing to take out, or the command may write it anyway */
+        if (f->removed == 0 || !to_copy(p, canonical))
+                return 0;
         return show_as_copy(p, canonical);
 }
 
@@ -189,6 +201,48 @@ static int add_git_file_configs(char ***list, const char *dir, const char *git) 
         return r;
 }
 
+/* A git directory found below the project (git-dir-find.h): the files git reads as its
+ * configuration there, and in its submodules and linked worktrees. */
+static int add_found(const char *dir, GitDirKind kind, void *userdata) {
+        char ***list = userdata;
+        _cleanup_free_ char *git = kind == GIT_DIR_BARE ? strdup(dir) : path_join(dir, ".git");
+        if (!git)
+                return -ENOMEM;
+        if (kind == GIT_DIR_GIT_FILE)
+                return add_git_file_configs(list, dir, git);
+        char *files[] = { path_join(git, "config"), path_join(git, "config.worktree") };
+        int r = 0;
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                if (r >= 0 && files[i])
+                        r = strv_push(list, files[i]);
+                else
+                        r = -ENOMEM;
+                if (r < 0)
+                        free(files[i]);
+        }
+        return r < 0 ? r : add_git_dir_nested(list, git);
+}
+
+/* The project: the topmost directory the sandbox shows (read-only or writable) that holds the
+ * directory the command starts in, below the home directory; NULL when there is none. Every
+ * repository below it is one git's discovery finds from a directory of the project. */
+static const char *project_root(const Plan *p, const char *home) {
+        const char *top = NULL;
+        if (!p->working_directory)
+                return NULL;
+        for (size_t i = 0; i < p->n_paths; i++) {
+                const PlanPath *e = &p->paths[i];
+                if (e->access != PATH_ACCESS_WRITE && e->access != PATH_ACCESS_READ)
+                        continue;
+                if (streq(e->path, "/") || !path_startswith(p->working_directory, e->path) ||
+                    (home && path_startswith(home, e->path)))
+                        continue;
+                if (!top || strlen(e->path) < strlen(top))
+                        top = e->path;
+        }
+        return top;
+}
+
 int harden_git_config(Plan *p, const HardenContext *ctx) {
         const char *home = ctx->home && path_is_absolute(ctx->home) ? ctx->home : NULL;
         size_t n = 0;
@@ -207,10 +261,22 @@ int harden_git_config(Plan *p, const HardenContext *ctx) {
                 if (r < 0)
                         return r;
         }
+        /* Every repository below the project, at any depth (a copy of the path: the entries
+         * move as the walk's files are added). A project too large to walk is refused (-E2BIG):
+         * a configuration left unread could be shown with its credentials. */
+        _cleanup_free_ char *project = project_root(p, home) ? strdup(project_root(p, home)) : NULL;
+        if (project) {
+                r = git_dirs_find(project, add_found, &nested, NULL);
+                if (r < 0)
+                        return r;
+        }
+        /* And at the top of each other directory shown. */
         for (size_t i = 0; i < p->n_paths; i++) {
                 const PlanPath *e = &p->paths[i];
                 struct stat st;
                 if (e->access != PATH_ACCESS_WRITE && e->access != PATH_ACCESS_READ)
+                        continue;
+                if (project && path_startswith(e->path, project))
                         continue;
                 /* a .git directory, or a .git file that leads to one (a linked worktree) */
                 _cleanup_free_ char *git = path_join(e->path, ".git");

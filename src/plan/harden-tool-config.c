@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* The hardening step's section on tools' configuration (plan-harden.h, 2c): in a delegable
  * plan, every file a profile shows read-only in the home directory, and every file at the top
- * of a directory it shows there under $XDG_CONFIG_HOME, that holds credentials
- * (plan/config-filter.h: ~/.cabal/config's hackage password, composer's github-oauth, a
- * registry token in ~/.cargo/config.toml, a /t/<token>/ channel in ~/.condarc, GOPROXY with a
- * password in go's env file) is shown as a copy less them (PATH_SOURCE_CONFIG_COPY), which
+ * of a directory it shows there or one level down (~/.config/go/env, ~/.sbt/1.0/global.sbt,
+ * ~/.sbt/1.0/plugins/credentials.sbt), that holds credentials (plan/config-filter.h:
+ * ~/.cabal/config's hackage password, composer's github-oauth, a registry token in
+ * ~/.cargo/config.toml, a /t/<token>/ channel in ~/.condarc, GOPROXY with a password in go's
+ * env file, sbt's Credentials(...)) is shown as a copy less them (PATH_SOURCE_CONFIG_COPY), which
  * the runner makes when the run starts (unit/git-config-copies.h). The files are judged by
  * what they hold, not by their names. A profile that exists to use a credential (npm-publish)
  * is not delegable, and sees the file as it is. */
@@ -25,8 +26,10 @@
 #define WHY_CREDENTIALS "a tool's configuration that holds credentials, in a sandbox that can be " \
         "delegated: the command sees a copy without them, made when the run starts"
 
-/* Files looked at in one directory, at most: a configuration directory holds a few. */
+/* Files looked at in one directory, at most: a configuration directory holds a few. And the
+ * size of the largest file taken for a configuration in a directory shown. */
 #define MAX_FILES_PER_DIR 32
+#define MAX_CONFIG_FILE_SIZE (64 << 10)
 
 /* `path` (canonical, a regular file) as a copy less its credentials when it holds some and the
  * command sees it read-only. */
@@ -57,9 +60,12 @@ static int judge_file(Plan *p, const char *path) {
         return harden_force_entry(p, PATH_ACCESS_READ, path, WHY_CREDENTIALS, PATH_SOURCE_CONFIG_COPY);
 }
 
-/* The regular files at the top of directory `dir`. */
-static int judge_dir(Plan *p, const char *dir) {
-        _cleanup_strv_free_ char **files = NULL;
+/* The regular files at the top of directory `dir`, and, `depth` > 1, in its subdirectories
+ * (sbt's ~/.sbt/1.0/global.sbt and plugins/credentials.sbt, ~/.sbt/1.0/.credentials). A
+ * program (an executable file) and a file larger than a configuration are not read: what
+ * reading them costs every run buys nothing. */
+static int judge_dir(Plan *p, const char *dir, unsigned depth) {
+        _cleanup_strv_free_ char **files = NULL, **subdirs = NULL;
         DIR *d = opendir(dir);
         if (!d)
                 return 0;
@@ -69,10 +75,11 @@ static int judge_dir(Plan *p, const char *dir) {
         while (r >= 0 && n < MAX_FILES_PER_DIR && (de = readdir(d))) {
                 if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
                         continue;
-                if (de->d_type != DT_REG && de->d_type != DT_UNKNOWN)
+                bool sub = de->d_type == DT_DIR && depth > 1 && !streq(de->d_name, ".git");
+                if (!sub && de->d_type != DT_REG && de->d_type != DT_UNKNOWN)
                         continue;
                 char *f = path_join(dir, de->d_name);
-                r = f ? strv_push(&files, f) : -ENOMEM;
+                r = f ? strv_push(sub ? &subdirs : &files, f) : -ENOMEM;
                 if (r < 0)
                         free(f);
                 n++;
@@ -80,19 +87,18 @@ static int judge_dir(Plan *p, const char *dir) {
         closedir(d);
         for (char **f = files; r >= 0 && f && *f; f++) {
                 struct stat st;
-                if (path_stat_no_symlinks(*f, &st) > 0 && S_ISREG(st.st_mode))
+                if (path_stat_no_symlinks(*f, &st) > 0 && S_ISREG(st.st_mode) && !(st.st_mode & 0111) &&
+                    st.st_size <= MAX_CONFIG_FILE_SIZE)
                         r = judge_file(p, *f);
         }
+        for (char **s = subdirs; r >= 0 && s && *s; s++)
+                r = judge_dir(p, *s, depth - 1);
         return r;
 }
 
 int harden_tool_config(Plan *p, const HardenContext *ctx) {
         if (!p->delegable || !ctx->home || !path_is_absolute(ctx->home))
                 return 0;
-        _cleanup_free_ char *config_home = ctx->config_home && path_is_absolute(ctx->config_home) ?
-                strdup(ctx->config_home) : path_join(ctx->home, ".config");
-        if (!config_home)
-                return -ENOMEM;
 
         /* The profiles' entries, by path: judging adds entries, and so moves the list. */
         _cleanup_strv_free_ char **files = NULL, **dirs = NULL;
@@ -107,7 +113,7 @@ int harden_tool_config(Plan *p, const HardenContext *ctx) {
                 int r = 0;
                 if (S_ISREG(st.st_mode))
                         r = strv_extend(&files, e->path);
-                else if (S_ISDIR(st.st_mode) && path_startswith(e->path, config_home))
+                else if (S_ISDIR(st.st_mode))
                         r = strv_extend(&dirs, e->path);
                 if (r < 0)
                         return r;
@@ -116,6 +122,6 @@ int harden_tool_config(Plan *p, const HardenContext *ctx) {
         for (char **f = files; r >= 0 && f && *f; f++)
                 r = judge_file(p, *f);
         for (char **d = dirs; r >= 0 && d && *d; d++)
-                r = judge_dir(p, *d);
+                r = judge_dir(p, *d, 2);
         return r == -ENOMEM ? r : 0;
 }

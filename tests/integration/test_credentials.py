@@ -28,6 +28,8 @@ TOOL = """#!/bin/sh
 case "$1" in
 env) env ;;
 config) cat ~/.cred-tool/config; echo "--"; cat ~/.config/cred-tool/settings.json ;;
+cat) shift; cat "$@" ;;
+git) shift; git "$@" ;;
 esac
 """
 
@@ -142,6 +144,28 @@ def test_delegated_tool_sees_its_configuration_less_credentials(tb, cred):
     # the files on the host are unchanged, and no copy is left behind
     assert tb.root("cat /home/dev/.cred-tool/config").out == CONFIG
     assert tb.root("cat /home/dev/.config/cred-tool/settings.json").out == SETTINGS
+    assert tb.root("ls /run/user/%s/scudo 2>/dev/null | grep git-config- || true" % tb.uid).out.strip() == ""
+
+
+VENDORED_TOKEN = "ghp_" + "V3nd0r3d7k" * 4
+
+
+def test_vendored_repository_configuration_is_shown_less_its_token(tb, cred):
+    # a repository vendored five levels down the (writable) project, with a token in a remote
+    lib = "third_party/a/b/c/lib"
+    url = "https://user:%s@github.com/x/lib.git" % VENDORED_TOKEN
+    r = tb.dev("cd %s && git init -q %s && git -C %s remote add origin %s && cat %s/.git/config"
+               % (cred, lib, lib, url, lib))
+    assert r.rc == 0 and VENDORED_TOKEN in r.out, r
+    before = r.out
+    r = tb.dev("cd %s && %s cred-tool.sh cat %s/.git/config; echo rc=$?; %s cred-tool.sh git -C %s "
+               "config --get-regexp '^remote'; echo rc=$?" % (cred, Q, lib, Q, lib))
+    assert r.out.count("rc=0") == 2, r
+    assert VENDORED_TOKEN not in r.out and VENDORED_TOKEN not in r.err, r
+    # the rest of it is there, and git inside still reads it
+    assert "repositoryformatversion = 0" in r.out and "remote.origin.fetch" in r.out, r
+    # the host file is unchanged, and no copy is left behind
+    assert tb.root("cat %s/%s/.git/config" % (cred, lib)).out == before
     assert tb.root("ls /run/user/%s/scudo 2>/dev/null | grep git-config- || true" % tb.uid).out.strip() == ""
 
 

@@ -526,6 +526,57 @@ static void test_git_config_copies(void) {
                   "... no copy of what the command cannot see");
 }
 
+/* Repositories vendored in a project, at any depth, bare or not, and a checkout whose .git is a
+ * file: each configuration that holds credentials is a copy, read-only, though the project is
+ * writable; one without is left as it is, and so is a repository outside the project. */
+static void test_vendored_git_config_copies(void) {
+        const char *tree[] = {
+                "v/", "v/home/", "v/proj/", "v/proj/src/", "v/proj/third_party/", "v/proj/third_party/a/",
+                "v/proj/third_party/a/b/", "v/proj/third_party/a/b/c/", "v/proj/third_party/a/b/c/d/",
+                "v/proj/third_party/a/b/c/d/lib/", "v/proj/third_party/a/b/c/d/lib/.git/",
+                "v/proj/third_party/a/b/c/d/lib/.git/HEAD", "v/proj/vendor/", "v/proj/vendor/x.git/",
+                "v/proj/vendor/x.git/HEAD", "v/proj/vendor/x.git/objects/", "v/proj/vendor/x.git/refs/",
+                "v/proj/vendor/plain/", "v/proj/vendor/plain/.git/", "v/proj/vendor/co/", "v/gitdirs/",
+                "v/gitdirs/co/", "v/other/", "v/other/deep/", "v/other/deep/.git/",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(tree); i++)
+                make(tree[i]);
+        const char *token = "[remote \"o\"]\n\turl = "
+                            "https://u:ghp_0123456789abcdef0123456789abcdef0123@github.com/x\n";
+        write_file("v/proj/third_party/a/b/c/d/lib/.git/config", token);
+        write_file("v/proj/vendor/x.git/config", token);
+        write_file("v/proj/vendor/plain/.git/config", "[core]\n\tbare = false\n");
+        write_file("v/gitdirs/co/config", token);
+        write_file("v/other/deep/.git/config", token);
+        _cleanup_free_ char *gitdir = in_root("v/gitdirs/co"), *gitfile = NULL;
+        if (asprintf(&gitfile, "gitdir: %s\n", gitdir) < 0)
+                abort();
+        write_file("v/proj/vendor/co/.git", gitfile);
+
+        _cleanup_free_ char *home = in_root("v/home");
+        _cleanup_(plan_freep) Plan *p = plan_new();
+        _cleanup_free_ char *proj = in_root("v/proj"), *other = in_root("v/other");
+        if (!p || plan_add_path(p, PATH_ACCESS_WRITE, proj, "test") < 0 ||
+            plan_add_path(p, PATH_ACCESS_READ, other, "test") < 0)
+                abort();
+        p->working_directory = in_root("v/proj/src");
+        TAP_CHECK(plan_harden(p, &(HardenContext) { .home = home }) == 0, "vendored git config: hardened");
+        const PlanPath *e = entry_at(p, "v/proj/third_party/a/b/c/d/lib/.git/config");
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && e->source == PATH_SOURCE_GIT_CONFIG_COPY,
+                  "a repository vendored five levels deep in a writable project: its config a copy");
+        e = entry_at(p, "v/proj/vendor/x.git/config");
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && e->source == PATH_SOURCE_GIT_CONFIG_COPY,
+                  "a bare repository in the project: its config a copy");
+        e = entry_at(p, "v/gitdirs/co/config");
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && e->source == PATH_SOURCE_GIT_CONFIG_COPY,
+                  "a checkout in the project whose .git file leads elsewhere: that config a copy");
+        e = entry_at(p, "v/proj/vendor/plain/.git/config");
+        TAP_CHECK(!e || e->source != PATH_SOURCE_GIT_CONFIG_COPY,
+                  "a vendored config without credentials: as it is");
+        e = entry_at(p, "v/other/deep/.git/config");
+        TAP_CHECK(!e, "a repository below a directory that is not the project: not looked for");
+}
+
 /* A tool's configuration in a delegable plan: a file a profile shows read-only in the home
  * directory, or at the top of a directory it shows under $XDG_CONFIG_HOME, that holds
  * credentials is shown as a copy less them (PATH_SOURCE_CONFIG_COPY); one without, and any in a
@@ -542,9 +593,19 @@ static void test_tool_config_copies(void) {
                               "t/proj/.git/HEAD",
                               "t/proj/.git/modules/",
                               "t/proj/.git/modules/lib/",
-                              "t/proj/.git/modules/lib/HEAD"};
+                              "t/proj/.git/modules/lib/HEAD",
+                              "t/home/.sbt/",
+                              "t/home/.sbt/1.0/",
+                              "t/home/.sbt/1.0/plugins/"};
         for (size_t i = 0; i < ELEMENTSOF(tree); i++)
                 make(tree[i]);
+        write_file("t/home/.sbt/1.0/global.sbt", "credentials += Credentials(\"Nexus\", \"nexus.example\", "
+                   "\"dev\", \"sbtPw2024x\")\n");
+        write_file("t/home/.sbt/1.0/plugins/credentials.sbt",
+                   "credentials += Credentials(\n  \"Nexus\",\n  \"nexus.example\",\n"
+                   "  \"dev\",\n  \"sbtPw\")\n");
+        write_file("t/home/.sbt/1.0/plugins/plugins.sbt",
+                   "addSbtPlugin(\"com.example\" % \"x\" % \"1.0\")\n");
         write_file("t/home/.cabal/config",
                    "repository hackage.haskell.org\n  username: dev\n  password: hunter2pw\n");
         write_file("t/home/.cargo/config.toml", "[build]\njobs = 4\n");
@@ -560,7 +621,7 @@ static void test_tool_config_copies(void) {
                         abort();
                 p->delegable = delegable;
                 const char *entries[] = {"t/home/.cabal/config", "t/home/.cargo/config.toml",
-                                         "t/home/.config/go", "t/proj"};
+                                         "t/home/.config/go", "t/proj", "t/home/.sbt/1.0"};
                 for (size_t i = 0; i < ELEMENTSOF(entries); i++) {
                         _cleanup_free_ char *path = in_root(entries[i]);
                         if (plan_add_path(p, PATH_ACCESS_READ, path, "test") < 0)
@@ -579,6 +640,15 @@ static void test_tool_config_copies(void) {
                                     : !e,
                           "go's env file in a directory of $XDG_CONFIG_HOME: %s",
                           delegable ? "a copy" : "as it is");
+                e = entry_at(p, "t/home/.sbt/1.0/global.sbt");
+                TAP_CHECK(delegable ? e && e->source == PATH_SOURCE_CONFIG_COPY : !e,
+                          "sbt's global.sbt with Credentials(...) in a directory shown: %s",
+                          delegable ? "a copy" : "as it is");
+                e = entry_at(p, "t/home/.sbt/1.0/plugins/credentials.sbt");
+                TAP_CHECK(delegable ? e && e->source == PATH_SOURCE_CONFIG_COPY : !e,
+                          "... and plugins/credentials.sbt, one level down: %s",
+                          delegable ? "a copy" : "as it is");
+                TAP_CHECK(!entry_at(p, "t/home/.sbt/1.0/plugins/plugins.sbt"), "... plugins.sbt: as it is");
                 e = entry_at(p, "t/home/.cargo/config.toml");
                 TAP_CHECK(e && e->source == PATH_SOURCE_SELF,
                           "a configuration without credentials: as it is");
@@ -803,6 +873,7 @@ int main(void) {
         test_system_bus();
         test_derived_never_overrides_deny();
         test_git_config_copies();
+        test_vendored_git_config_copies();
         test_tool_config_copies();
         test_brokers();
         test_user_config_pointers();

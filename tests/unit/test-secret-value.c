@@ -10,6 +10,7 @@
  * mixed-case values that reach the other conditions (CamelCase identifiers, build ids) have at
  * most 0.83. Its cost, listed under "false positives" at the end: a random-looking value that
  * is no secret (a session cookie-less upload id, a base64 checksum of mixed case) is withheld. */
+#include <stdio.h>
 #include <string.h>
 
 #include "tap.h"
@@ -281,6 +282,27 @@ int main(void) {
         for (size_t i = 0; i < sizeof(false_positives) / sizeof(false_positives[0]); i++)
                 TAP_CHECK(kind(false_positives[i]) != NULL, "'%.40s' is withheld (a known false positive)",
                           false_positives[i]);
+
+        /* Every field name, however it is spelt (secret_field_name's quick test of the last
+         * letter and the length must let each through), and names that are none. */
+        static const char *const fields[] = {
+                "password", "passwd", "pwd", "passphrase", "secret", "token", "apikey", "accountkey",
+                "accesskey", "privatekey", "secretkey", "sharedaccesskey", "sig", "signature", "auth",
+                "credential", "credentials", "clientsecret", "sessionkey", "masterkey",
+        };
+        for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+                char upper[64], dotted[80];
+                size_t l = strlen(fields[i]);
+                for (size_t j = 0; j <= l; j++)
+                        upper[j] = (char) (fields[i][j] >= 'a' ? fields[i][j] - 32 : fields[i][j]);
+                snprintf(dotted, sizeof(dotted), "x.My-%s_", fields[i]);
+                TAP_CHECK(secret_field_name(fields[i], l) && secret_field_name(upper, l) &&
+                          secret_field_name(dotted, strlen(dotted)), "'%s' names a secret field", fields[i]);
+        }
+        TAP_CHECK(!secret_field_name("di", 2) && !secret_field_name("*.tar", 5) &&
+                  !secret_field_name("", 0) && !secret_field_name("tokenizer", 9) &&
+                  !secret_field_name("pw", 2),
+                  "LS_COLORS' names, and others, are none");
 
         /* A value is bounded by its length, not by a NUL. */
         TAP_CHECK(secret_value_kind("ghp_0123456789abcdefghijABCDEFGHIJ012345", 10) == NULL,
