@@ -156,7 +156,8 @@ static int git_query(const Request *req, const char *dir, const char *const *arg
                 if (null < 0 || dup2(null, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(null, 2) < 0)
                         _exit(127);
                 close_range(3, ~0U, 0);
-                execve(req->exec_path, (char **) argv, req->environ);
+                char *no_env[] = { NULL };
+                execve(req->exec_path, (char **) argv, req->environ ?: no_env);
                 _exit(127);
         }
         close(fds[1]);
@@ -325,6 +326,9 @@ int plan_git_remote(Plan *p, const Request *req, char **ret_error) {
 
         if (!p->git_remote)
                 return 0;
+        if (!req->exec_path)
+                return error_message(ret_error, -EPERM, "network.git_remote: '%s' is not found, and it is "
+                                     "what tells the remote: not run", req->argv[0]);
         int r = parse_command(req, &c, ret_error);
         if (r < 0)
                 return r;
