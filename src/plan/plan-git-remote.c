@@ -310,6 +310,11 @@ static int check_repository(const Request *req, const GitCommand *c, char *out, 
                 if (!path)
                         return -ENOMEM;
                 _cleanup_free_ char *real = realpath(path, NULL);
+                if (!real && delegation_caller_can_write(req->delegation, path))
+                        return error_message(ret_error, -EPERM, "git %s: %s is missing, and %s could make "
+                                             "it, where git would take code from: not run for a delegated "
+                                             "request (make it outside: mkdir %s)", c->verb, path,
+                                             req->delegation->caller_unit, path);
                 if (delegation_caller_can_write(req->delegation, real ?: path) ||
                     (real && !streq(real, path)))
                         return error_message(ret_error, -EPERM, "git %s: %s is one that %s can write, and "

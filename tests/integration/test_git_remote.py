@@ -182,3 +182,16 @@ def test_fetch_by_name_with_options_before_the_verb(remote, project):
     assert "rc=0" in r.out, r
     fetched = tb.dev("git --git-dir ~/gr-srv/r.git rev-parse refs/heads/fetched").out.strip()
     assert fetched and fetched in tb.dev("cat %s/.git/FETCH_HEAD" % project).out, r
+
+
+def test_agent_push_refused_where_the_agent_could_plant_hooks(remote, project):
+    tb = remote
+    before = remote_main(tb)
+    # a .git without hooks/: the agent, which writes .git, could make it and its pre-push hook
+    r = tb.dev("rm -rf %s/.git/hooks" % project)
+    assert r.rc == 0, r
+    r = dev(tb, "cd %s && %s gr-agent.sh sh -c %s </dev/null" % (project, Q, shlex.quote(
+        "git push -q origin HEAD:main; echo push-rc=$?")), timeout=120)
+    assert "push-rc=125" in r.out, r
+    assert "%s/.git/hooks is missing, and scudo-" % project in r.err and "mkdir" in r.err, r
+    assert remote_main(tb) == before and tb.dev("test -e %s/.git/hooks" % project).rc != 0, r
