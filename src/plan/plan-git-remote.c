@@ -212,28 +212,33 @@ static int default_remote(const Request *req, const GitCommand *c, char **ret) {
         int r = git_query(req, c->dir, head, out, GIT_OUTPUT_MAX);
         if (r == 0)
                 snprintf(branch, sizeof branch, "%.*s", (int) strcspn(out, "\n"), out);
-        const char *keys[3] = {};
-        char k1[300], k2[300];
-        size_t nk = 0;
-        snprintf(k1, sizeof k1, "branch.%s.pushremote", branch);
-        snprintf(k2, sizeof k2, "branch.%s.remote", branch);
-        if (streq(c->verb, "push")) {
-                if (branch[0])
-                        keys[nk++] = k1;
-                keys[nk++] = "remote.pushdefault";
+        /* The three keys at once, "KEY VALUE" a line (a branch name holds no space). */
+        static const char *const keys[] = {
+                "config", "--get-regexp", "^(branch\\..*\\.(pushremote|remote)|remote\\.pushdefault)$", NULL,
+        };
+        r = git_query(req, c->dir, keys, out, GIT_OUTPUT_MAX);
+        if (r < 0)
+                return r;
+        char k[3][300];
+        snprintf(k[0], sizeof k[0], "branch.%s.pushremote", branch);
+        snprintf(k[1], sizeof k[1], "remote.pushdefault");
+        snprintf(k[2], sizeof k[2], "branch.%s.remote", branch);
+        const char *found[3] = {};                      /* the last value of each, as git takes */
+        for (char *line = r == 0 ? out : NULL, *next; line && *line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = 0;
+                char *v = strchr(line, ' ');
+                if (!v || !*++v || streq(v, "."))
+                        continue;
+                v[-1] = 0;
+                for (size_t i = 0; i < 3; i++)
+                        if (streq(line, k[i]) && (branch[0] || i == 1))
+                                found[i] = v;
         }
-        if (branch[0])
-                keys[nk++] = k2;
-        for (size_t i = 0; i < nk; i++) {
-                r = git_query(req, c->dir, (const char *const[]) { "config", "--get", keys[i], NULL }, out,
-                              GIT_OUTPUT_MAX);
-                if (r < 0)
-                        return r;
-                out[strcspn(out, "\n")] = 0;
-                if (r == 0 && out[0] && !streq(out, "."))
-                        return (*ret = strdup(out)) ? 0 : -ENOMEM;
-        }
-        return (*ret = strdup("origin")) ? 0 : -ENOMEM;
+        bool push = streq(c->verb, "push");
+        const char *name = (push ? (found[0] ?: found[1]) : NULL) ?: found[2] ?: "origin";
+        return (*ret = strdup(name)) ? 0 : -ENOMEM;
 }
 
 static int add_rule(Plan *p, const char *rule, const char *origin) {
