@@ -517,6 +517,7 @@ function Builder:plan(applied, view)
         paths = paths,
         properties = props,
         network_filtered = self.network or false,
+        git_remote = v["network.git_remote"] and v["network.git_remote"].value or false,
         net_allow = allow,
         net_deny = strings(self.net_deny),
         net_allow_origin = allow_origin,

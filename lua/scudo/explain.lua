@@ -126,7 +126,8 @@ local function data(request, ex, validation_error, hardening)
         user_config = array(),
         overridden = array(),
         unit = array(),
-        network = { filtered = plan.network_filtered, allow = array(), deny = array(), dns = plan.dns },
+        network = { filtered = plan.network_filtered, allow = array(), deny = array(), dns = plan.dns,
+            git_remote = plan.git_remote or nil },
         dbus = { session = plan.dbus, talk = array(plan.dbus_talk), own = array(plan.dbus_own),
             see = array(plan.dbus_see), system = plan.dbus_system, system_talk = array(plan.dbus_system_talk) },
         environment = { removed = array(ex.env_removed), why = array(ex.env_why), kept = array(ex.env_kept),
@@ -357,6 +358,10 @@ local function text(d)
             d.network.no_network and " (--no-network: nothing is allowed)" or "")
         for _, r in ipairs(d.network.allow) do
             add("  allow %s   <- %s", r.rule, r.origin)
+        end
+        if d.network.git_remote then
+            add("  allow the host and port of the git remote the command uses, worked out when it runs"
+                .. " (--dry-run shows them)   <- network.git_remote")
         end
         for _, r in ipairs(d.network.deny) do
             add("  deny  %s   <- %s", r.rule, r.origin)

@@ -39,6 +39,7 @@ local KEY_LIST = {
     { "network.allow", kind = "list", check = "netrule" },
     { "network.deny", kind = "list", check = "netrule" },
     { "network.dns", kind = "scalar", check = { "filtered", "open" } },
+    { "network.git_remote", kind = "scalar", check = "boolean" },
     { "network.filter", kind = "scalar", check = "boolean", implied = true },
     { "dbus.session", kind = "scalar", check = { "none", "filtered", "allow" } },
     { "dbus.talk", kind = "list", check = "busname" },

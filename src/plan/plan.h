@@ -155,6 +155,9 @@ typedef struct Plan {
         char **net_allow_origin;
         char **net_deny_origin;
         DnsMode dns;
+        /* network.git_remote: the host of the git remote the command uses is allowed too
+         * (plan-git-remote.h, which adds its rules) */
+        bool git_remote;
 
         /* Session bus. */
         DbusMode dbus;

@@ -572,12 +572,29 @@ static bool is_space(char c) {
         return c == ' ' || (c >= '\t' && c <= '\r');   /* Lua's %s in the "C" locale */
 }
 
+/* A word "[-X]" of a command-line pattern: an option that takes the next argument as its value. */
+static bool is_valued_option(const char *w, size_t wl) {
+        return wl >= 4 && w[0] == '[' && w[1] == '-' && w[wl - 1] == ']';
+}
+
+/* Whether the pattern names the argument a (al bytes) as "[a]". */
+static bool pattern_has_valued_option(const char *pattern, size_t pl, const char *a, size_t al) {
+        for (size_t i = 0; i + al + 2 <= pl; i++)
+                if (pattern[i] == '[' && (i == 0 || is_space(pattern[i - 1])) &&
+                    memcmp(pattern + i + 1, a, al) == 0 && pattern[i + al + 1] == ']' &&
+                    (i + al + 2 == pl || is_space(pattern[i + al + 2])))
+                        return true;
+        return false;
+}
+
 /* text.command_matches(pattern, name, argv) -> boolean, kind | nil, "regex", message
  * match.lua's test of one match pattern against the command (see there): kind "regex"
  * ("re:REGEX", POSIX ERE on name, whole; nil and why when the regex is over its budgets for
  * this name), "line" (a pattern holding a space: its first word is name, then each further
  * word in order among argv[2..], arguments starting with "-" allowed in between, "-" and "--"
- * not) or "name" (the pattern is name). */
+ * not; a word "[-X]" is no word to find but an option whose value is the next argument, so
+ * that "git [-C] push" matches `git -C dir push` and not `git -C push`) or "name" (the pattern
+ * is name). */
 static int l_text_command_matches(lua_State *L) {
         size_t pl, nl;
         const char *pattern = luaL_checklstring(L, 1, &pl);
@@ -606,7 +623,7 @@ static int l_text_command_matches(lua_State *L) {
         /* The words of the pattern one after the other: [w, w + wl). */
         const char *w = pattern, *end = pattern + pl;
         size_t wl = 0;
-#define NEXT_WORD()                                                             \
+#define NEXT_ANY_WORD()                                                         \
         do {                                                                    \
                 w += wl;                                                        \
                 while (w < end && is_space(*w))                                 \
@@ -614,6 +631,12 @@ static int l_text_command_matches(lua_State *L) {
                 wl = 0;                                                         \
                 while (w + wl < end && !is_space(w[wl]))                        \
                         wl++;                                                   \
+        } while (0)
+#define NEXT_WORD()                                                             \
+        do {                                                                    \
+                NEXT_ANY_WORD();                                                \
+                while (wl > 0 && is_valued_option(w, wl))                       \
+                        NEXT_ANY_WORD();                                        \
         } while (0)
         NEXT_WORD();
         bool m = wl > 0 && wl == nl && memcmp(w, name, nl) == 0;
@@ -627,8 +650,11 @@ static int l_text_command_matches(lua_State *L) {
                         const char *a = lua_tolstring(L, -1, &al);
                         bool word = al == wl && memcmp(a, w, wl) == 0;
                         bool skip = al >= 2 && a[0] == '-' && !(al == 2 && a[1] == '-');
+                        bool valued = skip && pattern_has_valued_option(pattern, pl, a, al);
                         lua_pop(L, 1);                                          /* stack: p n argv */
-                        if (word)
+                        if (valued)
+                                j++;                                            /* and its value */
+                        else if (word)
                                 NEXT_WORD();
                         else if (!skip) {
                                 m = false;
@@ -638,6 +664,7 @@ static int l_text_command_matches(lua_State *L) {
                 m = m && wl == 0;
         }
 #undef NEXT_WORD
+#undef NEXT_ANY_WORD
         lua_pushboolean(L, m);
         lua_pushliteral(L, "line");
         return 2;

@@ -159,6 +159,7 @@ static int read_plan(lua_State *L) {
 
         if (r >= 0) {
                 p->network_filtered = get_bool(L, "network_filtered");
+                p->git_remote = get_bool(L, "git_remote");
                 p->dns = dns_mode_from_string(get_string(L, "dns", "filtered"));
                 p->dbus = dbus_mode_from_string(get_string(L, "dbus", "none"));
                 p->dbus_system = dbus_mode_from_string(get_string(L, "dbus_system", "none"));

@@ -13,6 +13,7 @@
 #include "plan/plan-create.h"
 #include "plan/plan-harden.h"
 #include "plan/plan-delegate.h"
+#include "plan/plan-git-remote.h"
 #include "plan/plan-validate.h"
 #include "policy/lua-engine.h"
 #include "policy/policy-internal.h"
@@ -167,6 +168,9 @@ static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char *
                         return 0;
                 }
         }
+        r = plan_git_remote(p, req, ret_error);
+        if (r < 0)
+                return r;
         r = harden(p, req);
         if (r < 0)
                 return r;
@@ -212,7 +216,8 @@ int policy_explain(const Request *req, bool json, char **ret_text, char **ret_er
         bool hardened = false;
         if (r >= 0)
                 r = plan_create_check(p, req->home, req->runtime_dir, &invalid);
-        if (r >= 0 && plan_normalize(p, &invalid) >= 0 && plan_check(p, &invalid) >= 0) {
+        if (r >= 0 && plan_normalize(p, &invalid) >= 0 && plan_check(p, &invalid) >= 0 &&
+            plan_git_remote(p, req, &invalid) >= 0) {
                 r = harden(p, req);
                 hardened = r >= 0;
         }

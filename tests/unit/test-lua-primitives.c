@@ -162,6 +162,13 @@ static const Case cases[] = {
         { "command_matches: '--' ends the options",
           "return show(text.command_matches(X .. ' ' .. Y, X, { X, '--', Y }))", "false|line" },
         { "command_matches: a name", "return show(text.command_matches(X, X, { X }))", "true|name" },
+        { "command_matches: an option whose value comes next",
+          "local p = 'git [-C] [-c] push' return show(text.command_matches(p, 'git', "
+          "{ 'git', '-C', 'dir', '-c', 'a=b', 'push' }), "
+          "text.command_matches(p, 'git', { 'git', '-C', 'push' }), "
+          "text.command_matches(p, 'git', { 'git', '-C', 'push', 'push' }), "
+          "text.command_matches('git push', 'git', { 'git', '-C', 'dir', 'push' }))",
+          "true|false|true|false|line" },
 
         /* tables */
         { "tables.merge: lists append, maps set, scalars replace",
