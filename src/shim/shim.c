@@ -152,16 +152,35 @@ static bool in_list(const ShimList *l, const char *name) {
  * shim (a shell that put it first from its rc file: /proc shows the PATH it started with) gets
  * every name listed: confined rather than accurate; the run says "command not found" (127)
  * where nothing is behind a name. */
-static bool resolves_for(Shim *s, pid_t pid, const char *name) {
-        _cleanup_free_ char *path = NULL, *search = NULL, *found = NULL;
+typedef struct CallerSearch {
+        int state;      /* 1: search below, 0: every name resolves, < 0: none does */
+        char *search;   /* the caller's PATH after the shim */
+} CallerSearch;
+
+/* Read once per request: a listing asks for every name, and /proc/PID/environ is not free. */
+static CallerSearch caller_search(Shim *s, pid_t pid) {
+        _cleanup_free_ char *path = NULL;
+        CallerSearch c = {};
         if (shim_caller_path(pid, &path) < 0)
                 path = NULL;
-        int r = shim_search_path(path, s->mount, &search);
-        if (r <= 0)
-                return r == 0;
-        if (!*search)
-                return false;
-        return path_find_executable(name, search, s->scudo_dev, s->scudo_ino, &found) >= 0;
+        c.state = shim_search_path(path, s->mount, &c.search);
+        if (c.state > 0 && !*c.search)
+                c.state = -ENOENT;
+        return c;
+}
+
+static bool resolves_in(Shim *s, const CallerSearch *c, const char *name) {
+        _cleanup_free_ char *found = NULL;
+        if (c->state <= 0)
+                return c->state == 0;
+        return path_find_executable(name, c->search, s->scudo_dev, s->scudo_ino, &found) >= 0;
+}
+
+static bool resolves_for(Shim *s, pid_t pid, const char *name) {
+        CallerSearch c = caller_search(s, pid);
+        bool r = resolves_in(s, &c, name);
+        free(c.search);
+        return r;
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
@@ -246,15 +265,17 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
                 ShimList *list = NULL, *global = NULL;
                 caller_lists(s, ctx->pid, &list, &global);
                 size_t max = strv_length(list ? list->names : NULL);
+                CallerSearch c = caller_search(s, ctx->pid);
                 l->inos = calloc(max + 1, sizeof(fuse_ino_t));
                 STRV_FOREACH(n, l->inos ? list->names : NULL) {
-                        if (!resolves_for(s, ctx->pid, *n))
+                        if (!resolves_in(s, &c, *n))
                                 continue;
                         fuse_ino_t i = intern(s, *n);
                         if (i == 0 || strv_extend(&l->names, *n) < 0)
                                 break;
                         l->inos[l->n++] = i;
                 }
+                free(c.search);
                 shim_list_unref(list);
                 shim_list_unref(global);
         }
