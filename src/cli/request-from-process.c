@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,41 @@ int request_from_process(Request *req) {
         return 0;
 }
 
+/* Opens the file found, the one the run is to execute, and checks it: a regular file, not scudo
+ * itself. Through a link or the shim, where the user did not name the file, also that only
+ * root or the user can change what it holds: a file or an interpreter line another user may
+ * rewrite is not one whose check means anything. The sandbox's starter executes this file and
+ * no other (unit-build.c: --exec-identity; docs/shim.md, "What runs"). */
+static int open_checked_executable(Request *req, const struct stat *self) {
+        struct stat st;
+        int fd = open(req->exec_path, O_PATH | O_CLOEXEC);
+        if (fd < 0)
+                return log_error_errno(negative_errno(), "%s: cannot open it: %m", req->exec_path);
+        req->exec_fd = fd;
+        req->exec_fd_open = true;
+        if (fstat(fd, &st) < 0)
+                return log_error_errno(negative_errno(), "%s: cannot look at it: %m", req->exec_path);
+        if (!S_ISREG(st.st_mode))
+                return log_error_errno(SYNTHETIC_ERRNO(EACCES), "%s: cannot be executed (not a regular "
+                                       "file)", req->exec_path);
+        if (st.st_dev == self->st_dev && st.st_ino == self->st_ino)
+                return log_error_errno(SYNTHETIC_ERRNO(ELOOP), "%s is scudo itself%s%s%s; it was not run",
+                                       req->exec_path, req->nested ? " in this sandbox (" : "",
+                                       req->nested ? req->enclosing_unit : "",
+                                       req->nested ? "), in place of a delegated command" : "");
+        bool others_write = (st.st_mode & S_IWOTH) ||
+                ((st.st_mode & S_IWGRP) && st.st_gid != 0 && st.st_gid != getgid());
+        if (req->via_link && ((st.st_uid != 0 && st.st_uid != req->uid) || others_write))
+                return log_error_errno(SYNTHETIC_ERRNO(EPERM), "%s: refused: %s (uid %u, mode %04o), so "
+                                       "what scudo checks is not what would run; run it by its full "
+                                       "path with scudo if it is meant to be", req->exec_path,
+                                       others_write ? "others may write it" : "another user owns it",
+                                       (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
+        req->exec_dev = st.st_dev;
+        req->exec_ino = st.st_ino;
+        return 0;
+}
+
 int request_resolve_command(Request *req) {
         struct stat self;
         int r;
@@ -119,6 +155,9 @@ int request_resolve_command(Request *req) {
                 free(req->exec_path);
                 req->exec_path = TAKE_PTR(n);
         }
+        r = open_checked_executable(req, &self);
+        if (r < 0)
+                return r;
 
         /* D-Bus carries only UTF-8: say which argument cannot be passed instead of failing
          * somewhere in the message builder. */

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* One run, start to end: request → policy (plan) → unit → wait. */
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "broker/client.h"
@@ -107,6 +109,26 @@ static int routed_name(Request *req, const char *bin, bool *ret_routed) {
         return set_command_name(req, rest);
 }
 
+/* Executes the file request_resolve_command() checked, as scudo-confine does in a unit: a
+ * binary through the descriptor held since, a script ("#!": its interpreter needs a name) by its
+ * name once it is found to be still that file. Returns a negative errno, reported. */
+static int exec_checked_in_place(const Request *req) {
+        char fdpath[32], head[2];
+        struct stat st;
+
+        (void) snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", req->exec_fd);
+        _cleanup_close_ int rd = open(fdpath, O_RDONLY | O_CLOEXEC);
+        if (rd >= 0 && pread(rd, head, 2, 0) == 2 && head[0] == '#' && head[1] == '!') {
+                if (stat(req->exec_path, &st) < 0 || st.st_dev != req->exec_dev ||
+                    st.st_ino != req->exec_ino)
+                        return log_error_errno(SYNTHETIC_ERRNO(ESTALE), "%s was replaced since it was "
+                                               "checked; it was not run", req->exec_path);
+                execv(req->exec_path, req->argv);
+        } else
+                (void) syscall(SYS_execveat, req->exec_fd, "", req->argv, environ, AT_EMPTY_PATH);
+        return log_error_errno(negative_errno(), "Cannot execute '%s': %m", req->exec_path);
+}
+
 /* Inside a sandbox there is no service manager to ask (its bus is hidden), and the command
  * is confined already. In a sandbox that delegates, its broker decides where the command runs
  * (broker/client.h); otherwise, and when the broker says so, it runs in place, with the
@@ -158,18 +180,10 @@ static int run_nested(RunCommandLine *args) {
                        args->request.exec_path);
                 return 0;
         }
-        /* A path that is scudo here (an executable it takes the place of, bound over it) would
-         * start this again, and again. */
-        struct stat self, st;
-        if (stat("/proc/self/exe", &self) >= 0 && stat(args->request.exec_path, &st) >= 0 &&
-            self.st_dev == st.st_dev && self.st_ino == st.st_ino)
-                return log_error_errno(SYNTHETIC_ERRNO(ELOOP), "%s is scudo itself in this sandbox (%s), "
-                                       "in place of a delegated command; it was not run",
-                                       args->request.exec_path, args->request.enclosing_unit),
-                       EXIT_SCUDO_NOEXEC;
-        execv(args->request.exec_path, args->request.argv);
-        r = log_error_errno(negative_errno(), "Cannot execute '%s': %m", args->request.exec_path);
-        return r == -ENOENT ? EXIT_SCUDO_NOTFOUND : EXIT_SCUDO_NOEXEC;
+        /* (A path that is scudo here, an executable it takes the place of, bound over it, would
+         * start this again: request_resolve_command() refuses it.) */
+        r = exec_checked_in_place(&args->request);
+        return r == -ENOENT ? EXIT_SCUDO_NOTFOUND : r == -ESTALE ? EXIT_SCUDO_SETUP : EXIT_SCUDO_NOEXEC;
 }
 
 /* A one-run path that does not exist is skipped by systemd (a bind with nothing to bind, a

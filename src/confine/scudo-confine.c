@@ -2,7 +2,7 @@
 /* scudo-confine: the first program run inside every sandbox, before the command.
  *
  *   scudo-confine [--check=WHAT...] [--controlling-tty] [--private-ptys] [--private-pids]
- *                 [--notify-stop=PID] EXECUTABLE ARGV0 [ARG...]
+ *                 [--notify-stop=PID] [--exec-identity=DEV:INO] EXECUTABLE ARGV0 [ARG...]
  *
  * systemd has set up the namespaces, mounts and filters of the unit. First, each --check says
  * what one of those mounts must show (unit-build.c, add_check): systemd follows symlinks when
@@ -335,6 +335,56 @@ static const char *check_one(const char *spec, const char **ret_path) {
         }
 }
 
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
+
+/* Executes `path` if it is still the file scudo checked before it started the unit (device and
+ * inode, which scudo's open descriptor keeps from being given to another file): a file swapped
+ * in meanwhile (by anything that may write its directory) is refused, never run. A binary is
+ * executed through the descriptor this checked, so nothing can come between. A script ("#!")
+ * cannot be: its interpreter would get /dev/fd/N for its name and the descriptor closed; it is
+ * executed by its name, checked microseconds before (docs/shim.md, "What runs"). Returns only
+ * on failure: 125 for another file, 126/127 as a shell would. */
+static int cannot_exec(const char *path, int e) {
+        fprintf(stderr, "scudo: '%s' cannot be executed inside the sandbox: %s\n", path, strerror(e));
+        return e == ENOENT ? 127 : 126;
+}
+
+static int exec_checked(const char *path, char **argv, const char *identity) {
+        unsigned long long dev, ino;
+        struct stat st;
+        char head[2], id[48];
+        const char *s = id;
+
+        if (!identity) {
+                execv(path, argv);
+                return cannot_exec(path, errno);
+        }
+        /* "DEV:INO", as the checks' identities with their ':' */
+        int n = snprintf(id, sizeof(id), "%s:", identity);
+        if (n < 0 || (size_t) n >= sizeof(id) || !parse_identity(&s, &dev, &ino) || *s) {
+                fprintf(stderr, "scudo-confine: malformed --exec-identity\n");
+                return 125;
+        }
+        /* Readable for the "#!" (an executable it may not read is no script) */
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 && errno == EACCES)
+                fd = open(path, O_PATH | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return cannot_exec(path, errno);
+        if (!S_ISREG(st.st_mode) || st.st_dev != dev || st.st_ino != ino) {
+                fprintf(stderr, "scudo: %s is not the file scudo checked before starting the sandbox: "
+                        "it was replaced meanwhile; the command was not run\n", path);
+                return 125;
+        }
+        if (pread(fd, head, 2, 0) == 2 && head[0] == '#' && head[1] == '!')
+                execv(path, argv);
+        else
+                syscall(SYS_execveat, fd, "", argv, environ, AT_EMPTY_PATH);
+        return cannot_exec(path, errno);
+}
+
 int main(int argc, char **argv) {
         int i = 1;
         for (; i < argc && strncmp(argv[i], "--check=", 8) == 0; i++) {
@@ -353,8 +403,11 @@ int main(int argc, char **argv) {
         }
         bool ctty = false, ptys = false, pids = false;
         pid_t notify_stop = 0;
+        const char *identity = NULL;
         for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
-                if (strncmp(argv[i], "--notify-stop=", 14) == 0) {
+                if (strncmp(argv[i], "--exec-identity=", 16) == 0)
+                        identity = argv[i] + 16;
+                else if (strncmp(argv[i], "--notify-stop=", 14) == 0) {
                         char *end;
                         errno = 0;
                         long v = strtol(argv[i] + 14, &end, 10);
@@ -377,7 +430,8 @@ int main(int argc, char **argv) {
         if (argc < 3 || strncmp(argv[1], "--", 2) == 0) {
                 fprintf(stderr,
                         "usage: scudo-confine [--check=WHAT...] [--controlling-tty] [--private-ptys] "
-                        "[--private-pids] [--notify-stop=PID] EXECUTABLE ARGV0 [ARG...]\n");
+                        "[--private-pids] [--notify-stop=PID] [--exec-identity=DEV:INO] EXECUTABLE "
+                        "ARGV0 [ARG...]\n");
                 return 125;
         }
         /* Standard input is scudo's pty for the command: its controlling terminal, as
@@ -420,7 +474,5 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "scudo: cannot confine the command (seccomp: %s)\n", strerror(-r));
                 return 125;
         }
-        execv(argv[1], argv + 2);
-        fprintf(stderr, "scudo: '%s' cannot be executed inside the sandbox: %s\n", argv[1], strerror(errno));
-        return errno == ENOENT ? 127 : 126;
+        return exec_checked(argv[1], argv + 2, identity);
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "plan/git-config-walk.h"
@@ -24,6 +25,10 @@
 #include "util/file-util.h"
 #include "util/path-util.h"
 #include "util/strv.h"
+
+#ifndef FUSE_SUPER_MAGIC
+#define FUSE_SUPER_MAGIC 0x65735546
+#endif
 
 /* How far the walk of the home's dot-directories goes: directories read at most this many
  * levels below the home (~/.config/systemd/user/default.target.wants is 4, so its symlinks are
@@ -126,10 +131,8 @@ static int link_target(const char *link, char **ret) {
         return -ELOOP;
 }
 
-static int check_link(Plan *p, const char *home, const char *link) {
-        _cleanup_free_ char *target = NULL, *why = NULL;
-        if (link_target(link, &target) < 0)
-                return 0;       /* cannot be followed: nothing outside follows it either */
+static int check_target(Plan *p, const char *home, const char *link, const char *target) {
+        _cleanup_free_ char *why = NULL;
         /* A way to the whole file system or the home (wine's dosdevices/z: -> /) is no
          * configuration of its own: what lies below it that the user's programs read, they
          * reach by the other links. */
@@ -140,6 +143,40 @@ static int check_link(Plan *p, const char *home, const char *link) {
         if (asprintf(&why, WHY_LINK, link) < 0)
                 return -ENOMEM;
         return keep_read_only(p, target, why, true);
+}
+
+static int check_link(Plan *p, const char *home, const char *link) {
+        _cleanup_free_ char *target = NULL;
+        if (link_target(link, &target) < 0)
+                return 0;       /* cannot be followed: nothing outside follows it either */
+        return check_target(p, home, link, target);
+}
+
+/* Whether `dir` (canonical) is the mount of a FUSE shim (docs/shim.md): every entry there is a
+ * link to scudo, listed per caller, and reading them costs the shim a round trip each. */
+static bool is_shim_mount(const char *dir) {
+        struct statfs fs;
+        if (statfs(dir, &fs) < 0 || fs.f_type != FUSE_SUPER_MAGIC)
+                return false;
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return false;
+        char *line = NULL;
+        size_t n = 0, l = strlen(dir);
+        bool found = false;
+        while (!found && getline(&line, &n, f) > 0) {
+                /* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS... - FSTYPE SOURCE SUPER-OPTIONS */
+                char *mp = line;
+                for (int i = 0; i < 4 && mp; i++)
+                        if ((mp = strchr(mp, ' ')))
+                                mp++;
+                const char *sep = mp ? strstr(mp, " - ") : NULL;
+                found = sep && strncmp(mp, dir, l) == 0 && mp[l] == ' ' &&
+                        startswith(sep, " - fuse.scudo-shim ");
+        }
+        free(line);
+        fclose(f);
+        return found;
 }
 
 typedef struct Walk {
@@ -244,6 +281,18 @@ static int walk_user_links(Plan *p, const HardenContext *ctx, const char *home) 
                     strv_contains(seen, c) || writable(p, c))
                         continue;
                 r = strv_extend(&seen, c);
+                /* The shim's entries all lead to scudo: that one target is judged, and the
+                 * directory is not read (a listing of it is made for this caller, and every
+                 * entry looked up: milliseconds on every run through the shim). */
+                if (r >= 0 && is_shim_mount(c)) {
+                        char self[PATH_MAX];
+                        _cleanup_free_ char *entries = path_join(c, "*");
+                        if (!entries)
+                                r = -ENOMEM;
+                        else if (path_realpath_fast("/proc/self/exe", self))
+                                r = check_target(p, home, entries, self);
+                        continue;
+                }
                 if (r >= 0 && w.budget > 0) {
                         w.budget--;
                         w.below_home = path_startswith(c, home);

@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "net/net-rule.h"
 #include "util/macro.h"
@@ -126,6 +127,8 @@ DbusMode dbus_mode_from_string(const char *s);
 typedef struct Plan {
         /* What runs. */
         char *exec_path;        /* resolved executable */
+        dev_t exec_dev;         /* its identity when it was checked: what scudo-confine must */
+        ino_t exec_ino;         /*   find there before it executes it (0: not known) */
         char **argv;            /* argv[0] as the caller gave it */
         char *working_directory;
 

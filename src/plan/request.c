@@ -2,6 +2,7 @@
 /* A Request's own data: freeing it, and which of its options would widen a sandbox. Making
  * one from this process is the CLI's (cli/request-from-process.c); the broker makes one from a message. */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "request.h"
 #include "util/strv.h"
@@ -10,6 +11,8 @@ void request_done(Request *r) {
         strv_free(r->argv);
         free(r->command_name);
         free(r->exec_path);
+        if (r->exec_fd_open)
+                (void) close(r->exec_fd);
         free(r->start_dir);
         strv_free(r->environ);
         free(r->home);

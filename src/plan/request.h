@@ -18,6 +18,13 @@ typedef struct Request {
         char **argv;            /* COMMAND [ARG...], argv[0] as typed */
         char *command_name;     /* basename of argv[0]: what profiles match against */
         char *exec_path;        /* COMMAND resolved on PATH */
+        /* That file, opened when it was checked (O_PATH) and held for the run: what the sandbox
+         * executes must be this device and inode (docs/shim.md, "What runs"), and the open
+         * descriptor keeps the inode from being freed and its number given to another file. */
+        int exec_fd;
+        bool exec_fd_open;      /* exec_fd is set (a zeroed Request holds none) */
+        dev_t exec_dev;
+        ino_t exec_ino;
         char *start_dir;        /* the caller's working directory */
         char **environ;         /* the caller's environment, KEY=VALUE */
         char *home;             /* the caller's home directory */

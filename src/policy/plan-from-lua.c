@@ -233,6 +233,8 @@ int plan_from_lua(LuaEngine *e, const Request *req, Plan **ret, char ***ret_warn
         }
 
         p->exec_path = strdup(req->exec_path ?: "");
+        p->exec_dev = req->exec_dev;
+        p->exec_ino = req->exec_ino;
         p->argv = strv_copy(req->argv);
         p->working_directory = req->start_dir ? strdup(req->start_dir) : NULL;
         if (!p->exec_path || !p->argv || (req->start_dir && !p->working_directory))

@@ -63,16 +63,18 @@ static size_t name_hash(const char *name) {
         return h;
 }
 
-/* The inode of `name`, given one at first use. 0 when the table is full. */
-static fuse_ino_t intern(Shim *s, const char *name) {
+/* The inode of `name`, given one at first use when `add`. 0 when unknown, or the table is full.
+ * *ret_added says whether it was given now. */
+static fuse_ino_t find_inode(Shim *s, const char *name, bool add, bool *ret_added) {
         fuse_ino_t ino = 0;
         size_t slot = name_hash(name) & (HASH_SLOTS - 1);
 
+        *ret_added = false;
         pthread_mutex_lock(&s->lock);
         for (size_t probe = 0; probe < HASH_SLOTS; probe++, slot = (slot + 1) & (HASH_SLOTS - 1)) {
                 uint32_t i = s->hash[slot];
                 if (i == 0) {
-                        if (s->n_inames >= INODES_MAX)
+                        if (!add || s->n_inames >= INODES_MAX)
                                 break;
                         char *c = strdup(name);
                         if (!c)
@@ -80,6 +82,7 @@ static fuse_ino_t intern(Shim *s, const char *name) {
                         s->inames[s->n_inames++] = c;
                         s->hash[slot] = (uint32_t) s->n_inames;
                         ino = s->n_inames + 1;
+                        *ret_added = true;
                         break;
                 }
                 if (streq(s->inames[i - 1], name)) {
@@ -89,6 +92,22 @@ static fuse_ino_t intern(Shim *s, const char *name) {
         }
         pthread_mutex_unlock(&s->lock);
         return ino;
+}
+
+/* The inode of a name listed now. A name listed for the first time also gets its link to scudo
+ * in the mount point's own directory (sync_fallback()): a name only a project lists runs
+ * through scudo there too, should the shim die. */
+static fuse_ino_t intern(Shim *s, const char *name) {
+        bool added;
+        fuse_ino_t ino = find_inode(s, name, true, &added);
+        if (added && s->fallback_fd >= 0 && symlinkat(s->scudo, s->fallback_fd, name) < 0 && errno != EEXIST)
+                log_debug("shim: cannot make the fallback link '%s': %m", name);
+        return ino;
+}
+
+static bool interned(Shim *s, const char *name) {
+        bool added;
+        return find_inode(s, name, false, &added) != 0;
 }
 
 static bool inode_known(Shim *s, fuse_ino_t ino) {
@@ -133,16 +152,35 @@ static bool in_list(const ShimList *l, const char *name) {
  * shim (a shell that put it first from its rc file: /proc shows the PATH it started with) gets
  * every name listed: confined rather than accurate; the run says "command not found" (127)
  * where nothing is behind a name. */
-static bool resolves_for(Shim *s, pid_t pid, const char *name) {
-        _cleanup_free_ char *path = NULL, *search = NULL, *found = NULL;
+typedef struct CallerSearch {
+        int state;      /* 1: search below, 0: every name resolves, < 0: none does */
+        char *search;   /* the caller's PATH after the shim */
+} CallerSearch;
+
+/* Read once per request: a listing asks for every name, and /proc/PID/environ is not free. */
+static CallerSearch caller_search(Shim *s, pid_t pid) {
+        _cleanup_free_ char *path = NULL;
+        CallerSearch c = {};
         if (shim_caller_path(pid, &path) < 0)
                 path = NULL;
-        int r = shim_search_path(path, s->mount, &search);
-        if (r <= 0)
-                return r == 0;
-        if (!*search)
-                return false;
-        return path_find_executable(name, search, s->scudo_dev, s->scudo_ino, &found) >= 0;
+        c.state = shim_search_path(path, s->mount, &c.search);
+        if (c.state > 0 && !*c.search)
+                c.state = -ENOENT;
+        return c;
+}
+
+static bool resolves_in(Shim *s, const CallerSearch *c, const char *name) {
+        _cleanup_free_ char *found = NULL;
+        if (c->state <= 0)
+                return c->state == 0;
+        return path_find_executable(name, c->search, s->scudo_dev, s->scudo_ino, &found) >= 0;
+}
+
+static bool resolves_for(Shim *s, pid_t pid, const char *name) {
+        CallerSearch c = caller_search(s, pid);
+        bool r = resolves_in(s, &c, name);
+        free(c.search);
+        return r;
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
@@ -227,15 +265,17 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
                 ShimList *list = NULL, *global = NULL;
                 caller_lists(s, ctx->pid, &list, &global);
                 size_t max = strv_length(list ? list->names : NULL);
+                CallerSearch c = caller_search(s, ctx->pid);
                 l->inos = calloc(max + 1, sizeof(fuse_ino_t));
                 STRV_FOREACH(n, l->inos ? list->names : NULL) {
-                        if (!resolves_for(s, ctx->pid, *n))
+                        if (!resolves_in(s, &c, *n))
                                 continue;
                         fuse_ino_t i = intern(s, *n);
                         if (i == 0 || strv_extend(&l->names, *n) < 0)
                                 break;
                         l->inos[l->n++] = i;
                 }
+                free(c.search);
                 shim_list_unref(list);
                 shim_list_unref(global);
         }
@@ -310,22 +350,24 @@ int shim_mount_path(char **ret) {
 }
 
 /* The mount point's own directory holds a link to scudo for each name the global
- * configuration lists: should the shim die, the kernel (auto_unmount) uncovers them, and
- * a command looked up there still runs through scudo, confined, instead of falling through to
- * the next PATH directory. */
-static void sync_fallback(Shim *s, char * const *names) {
+ * configuration lists, and each name listed to anyone since the shim started (a project's:
+ * intern()): should the shim die, the kernel (auto_unmount) uncovers them, and a command looked
+ * up there still runs through scudo, confined, instead of falling through to the next PATH
+ * directory. With `prune`, the links of other names go; without (at start), the links a shim
+ * before this one made stay: a shell may have hashed those names in the shim's directory. */
+static void sync_fallback(Shim *s, char * const *names, bool prune) {
         if (s->fallback_fd < 0)
                 return;
-        int fd = openat(s->fallback_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int fd = prune ? openat(s->fallback_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -EBADF;
         DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-        if (!d) {
+        if (!d)
                 safe_close(fd);
-                return;
-        }
-        for (struct dirent *de; (de = readdir(d)); )
-                if (de->d_type == DT_LNK && !shim_names_contain(names, de->d_name))
+        for (struct dirent *de; d && (de = readdir(d)); )
+                if (de->d_type == DT_LNK && !shim_names_contain(names, de->d_name) &&
+                    !interned(s, de->d_name))
                         (void) unlinkat(s->fallback_fd, de->d_name, 0);
-        closedir(d);
+        if (d)
+                closedir(d);
         STRV_FOREACH(n, names)
                 if (symlinkat(s->scudo, s->fallback_fd, *n) < 0 && errno != EEXIST)
                         log_debug("shim: cannot make the fallback link '%s': %m", *n);
@@ -338,7 +380,7 @@ static void config_changed(void *userdata) {
         shim_names_changed(s->names);
         shim_names_get(s->names, NULL, &list, &global);
         if (global)
-                sync_fallback(s, global->names);
+                sync_fallback(s, global->names, true);
         shim_list_unref(list);
         shim_list_unref(global);
 
@@ -436,7 +478,7 @@ int shim_serve(const char *mount, const char *scudo_path) {
                 ShimList *list = NULL, *global = NULL;
                 shim_names_get(s->names, NULL, &list, &global);
                 if (global)
-                        sync_fallback(s, global->names);
+                        sync_fallback(s, global->names, false);
                 shim_list_unref(list);
                 shim_list_unref(global);
         }

@@ -31,14 +31,17 @@ static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *c
         size_t n = 0;
 
         /* scudo-confine [--check=WHAT...] [--controlling-tty] [--private-ptys] [--private-pids]
-         * EXECUTABLE ARGV...: it checks the mounts are what was checked here, adds what systemd
+         * --exec-identity=DEV:INO EXECUTABLE ARGV...: it checks the mounts are what was checked
+         * here, and EXECUTABLE the file checked here (which it then executes), adds what systemd
          * cannot, then execs. The pty given as standard input becomes the command's controlling
          * terminal (systemd would do it with StandardInput=tty, which it cannot mix with fds).
          * With PrivateDevices=, systemd still binds the session's /dev/pts, every terminal of
          * the user: scudo-confine puts a devpts of the command's own over it. Unless a profile
          * turns it off, the command gets a PID namespace and a /proc of its own, which systemd
          * 252 has no property for. */
-        argv = calloc(strv_length(checks) + strv_length(plan->argv) + 7, sizeof(char *));
+        if (plan->exec_ino == 0)
+                return -EINVAL;         /* every run's executable is checked: request_resolve_command() */
+        argv = calloc(strv_length(checks) + strv_length(plan->argv) + 8, sizeof(char *));
         if (!argv)
                 return -ENOMEM;
         argv[n++] = (char *) "scudo-confine";
@@ -56,6 +59,10 @@ static int append_exec(sd_bus_message *m, const Plan *plan, const UnitContext *c
                 (void) snprintf(notify, sizeof(notify), "--notify-stop=%ld", (long) getpid());
                 argv[n++] = notify;
         }
+        char identity[64];
+        (void) snprintf(identity, sizeof(identity), "--exec-identity=%llu:%llu",
+                        (unsigned long long) plan->exec_dev, (unsigned long long) plan->exec_ino);
+        argv[n++] = identity;
         argv[n++] = plan->exec_path;
         STRV_FOREACH(a, plan->argv)
                 argv[n++] = *a;

@@ -240,3 +240,96 @@ def test_hostile_project_file_blocks_no_one(tb, shim, tool, work):
     assert r.out.split() == ["%s/make" % shim, "%s/%s" % (shim, name)], r
     assert wait_for(lambda: tb.dev("cat %s/looped.out" % work).out.strip() == "%s/%s" % (shim, name),
                     timeout=30), tb.dev("cat %s/looped.out" % work)
+
+
+@pytest.mark.parametrize("kind", ["script", "binary"])
+def test_swapped_after_the_check_never_runs(tb, shim, tool, work, kind):
+    """scudo executes the file it checked (docs/shim.md, "What runs"): a file swapped in at the
+    real command's path after scudo found and checked it, while the sandbox starts, is refused,
+    never run. strace holds scudo for 3 s where the policy engine ends (timer_delete), after the
+    check and before the unit is built; the swap (a rename over the path, by whoever may write
+    its directory) happens then."""
+    name, bindir, i = tool
+    if tb.dev("command -v strace").rc != 0:
+        pytest.skip("strace is not installed in the testbed")
+    add_profile(tb, i, name)
+    if kind == "binary":
+        assert tb.root("cp /bin/echo %s/%s" % (bindir, name)).rc == 0
+    # dev may write the directory: it is who swaps
+    assert tb.root("chown dev %s" % bindir).rc == 0
+    path = "%s:%s:/usr/local/bin:/usr/bin:/bin" % (shim, bindir)
+    assert wait_for(lambda: listed(tb, shim, name, cwd=work, path=path) == "%s/%s" % (shim, name), timeout=2.0)
+    evil = "#!/bin/sh\necho SWAPPED-RAN\ntouch %s/swapped-ran\n" % work
+    assert tb.dev("cat > %s/evil && chmod 755 %s/evil" % (work, work), input=evil.encode()).rc == 0
+
+    def held(swap):
+        tb.dev("rm -f %s/trace %s/rc" % (work, work))
+        then = ("mv %s/evil-copy %s/%s" % (work, bindir, name)) if swap else "true"
+        tb.dev("cp %s/evil %s/evil-copy" % (work, work))
+        tb.dev("cd %(w)s && (PATH=%(p)s strace -qq -f -o trace -e trace=timer_delete "
+               "-e inject=timer_delete:delay_exit=3000000 env PATH=%(p)s %(n)s held-run > out 2> err; "
+               "echo $? > rc) </dev/null >/dev/null 2>&1 & "
+               "(for k in $(seq 400); do grep -q timer_delete %(w)s/trace 2>/dev/null && break; sleep 0.05; "
+               "done; %(then)s) </dev/null >/dev/null 2>&1 &"
+               % {"w": work, "p": shlex.quote(path), "n": name, "then": then})
+        assert wait_for(lambda: tb.dev("test -s %s/rc" % work).rc == 0, timeout=60)
+        return (tb.dev("cat %s/rc" % work).out.strip(), tb.dev("cat %s/out" % work).out,
+                tb.dev("cat %s/err" % work).out)
+
+    # held, not swapped: it runs (the hold alone changes nothing)
+    rc, out, err = held(False)
+    assert rc == "0" and ("tool-ran held-run" if kind == "script" else "held-run") in out, (rc, out, err)
+    # swapped while held: refused, and neither file runs
+    rc, out, err = held(True)
+    assert tb.dev("grep -q SWAPPED-RAN %s/%s" % (bindir, name)).rc == 0, "the swap did not happen"
+    assert rc == "125" and "not the file scudo checked" in err, (rc, out, err)
+    assert "SWAPPED-RAN" not in out and "held-run" not in out, (rc, out, err)
+    assert tb.dev("test -e %s/swapped-ran" % work).rc != 0
+
+
+def test_npm_install_through_shim(tb, shim, tool, work):
+    """A real `npm install` through the shim, of a package from a local tarball (no registry):
+    installed, and its install script confined (it cannot read dev's secret)."""
+    _, _, i = tool
+    if tb.dev("command -v npm && command -v node").rc != 0:
+        pytest.skip("npm or node is not installed in the testbed")
+    start_bpfd(tb, "-v --exit-idle-time=2")  # npm's built-in profile has network rules
+    pkg = json.dumps({"name": "shimdep", "version": "1.0.0", "main": "index.js", "scripts": {
+        "postinstall": "cat $HOME/shim-secret-%s || echo no-secret-in-postinstall" % i}})
+    r = tb.dev("mkdir -p %(w)s/dep %(w)s/app && cd %(w)s/dep && cat > package.json && "
+               "echo 'module.exports = 42' > index.js && npm pack --silent >/dev/null && "
+               "mv shimdep-1.0.0.tgz ../app/ && cd ../app && npm init -y >/dev/null" % {"w": work},
+               input=pkg.encode())
+    assert r.rc == 0, r
+    path = "%s:/usr/local/bin:/usr/bin:/bin" % shim
+    assert listed(tb, shim, "npm", cwd=work + "/app", path=path) == "%s/npm" % shim
+    r = tb.dev("cd %s/app && PATH=%s npm install --offline --no-audit --no-fund --foreground-scripts "
+               "./shimdep-1.0.0.tgz" % (work, shlex.quote(path)), timeout=180)
+    assert r.rc == 0, r
+    lines = (r.out + r.err).splitlines()
+    assert "no-secret-in-postinstall" in lines and "secret-%s" % i not in lines, r
+    assert secret_intact(tb, i)
+    r = tb.dev("cd %s/app && node -e 'console.log(require(\"shimdep\"))' && grep -c shimdep package.json"
+               % work)
+    assert r.out.split() == ["42", "1"], r
+
+
+def test_project_name_still_confined_while_the_shim_restarts(tb, shim, tool, work):
+    """A name only a trusted project file lists, looked up once: killed, the shim's mount goes
+    and uncovers a link to scudo for it too; the command runs through scudo, confined, until
+    the unit has restarted the shim."""
+    name, bindir, i = tool
+    r = tb.dev("cd %s && printf '[%s]\\nmatch = [\"%s\"]\\n' > .scudo.toml && %s trust --yes %s/.scudo.toml"
+               % (work, name, name, Q, work))
+    assert r.rc == 0, r
+    path = "%s:%s:/usr/local/bin:/usr/bin:/bin" % (shim, bindir)
+    assert wait_for(lambda: listed(tb, shim, name, cwd=work, path=path) == "%s/%s" % (shim, name), timeout=4.0)
+    r = tb.dev("kill -KILL $(systemctl --user show -p MainPID --value scudo-shim); "
+               "for w in $(seq 100); do stat %s >/dev/null 2>&1 && break; sleep 0.01; done; cd %s; "
+               "for k in 1 2 3 4 5 6; do PATH=%s %s k$k; sleep 0.3; done; true"
+               % (shim, work, shlex.quote(path), name), timeout=300)
+    assert "TOOL-READ-SECRET" not in r.out and secret_intact(tb, i), r
+    assert r.out.count("tool-ran k") >= 1, r
+    assert wait_for(lambda: tb.dev("grep -q ' %s fuse' /proc/mounts && test -e %s/make"
+                                   % (shim, shim)).rc == 0, timeout=15)
+    tb.dev("%s untrust %s/.scudo.toml" % (Q, work))
