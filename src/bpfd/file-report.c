@@ -33,11 +33,23 @@ uint64_t file_prefix_hash(const char *path) {
 
 #include "scudo-files.skel.h"
 
+/* The kernel's "not supported" (ENOTSUPP), which is no errno of user space. */
+#define ENOTSUPP_KERNEL 524
+
+/* The prefix keys one watch stored, so that they go without a walk over the whole map. */
+typedef struct FileWatch {
+        struct FileWatch *next;
+        uint64_t sid;
+        uint32_t n_keys;
+        struct file_prefix_key keys[];
+} FileWatch;
+
 struct FileReporter {
         struct scudo_files *skel;
         struct ring_buffer *rb;
         struct bpf_link *link;          /* while n_watched > 0 */
         unsigned n_watched;
+        FileWatch *watches;             /* those with prefixes */
         FileEventCallback cb;
         void *userdata;
 };
@@ -89,6 +101,12 @@ int file_reporter_new(FileEventCallback cb, void *userdata, FileReporter **ret) 
 FileReporter *file_reporter_free(FileReporter *f) {
         if (!f)
                 return NULL;
+        while (f->watches) {
+                FileWatch *w = f->watches;
+
+                f->watches = w->next;
+                free(w);
+        }
         bpf_link__destroy(f->link);
         ring_buffer__free(f->rb);
         scudo_files__destroy(f->skel);
@@ -96,69 +114,135 @@ FileReporter *file_reporter_free(FileReporter *f) {
         return NULL;
 }
 
-typedef struct PrefixAdd {
-        int fd;
+/* One watch's prefixes as the map takes them: the keys each once, in one batch. */
+typedef struct PrefixBatch {
         uint64_t sid;
-} PrefixAdd;
+        uint32_t n;
+        struct file_prefix_key keys[BPFD_FILE_PREFIXES_MAX];
+        struct file_prefix values[BPFD_FILE_PREFIXES_MAX];
+} PrefixBatch;
 
 /* Two prefixes of one hash (the same path twice, or a collision) can both be candidates. */
-static int add_prefix(const BpfdFilePrefix *p, void *userdata) {
-        PrefixAdd *a = userdata;
-        struct file_prefix_key k = { .sid = a->sid };
-        struct file_prefix v = { .self = p->self, .below = p->below, .flags = p->flags }, old;
+static int collect_prefix(const BpfdFilePrefix *p, void *userdata) {
+        PrefixBatch *b = userdata;
+        struct file_prefix v = { .self = p->self, .below = p->below, .flags = p->flags };
         char path[sizeof(p->path) + 1];
+        uint64_t hash;
 
         memcpy(path, p->path, sizeof(p->path));
         path[sizeof(p->path)] = 0;
-        k.hash = file_prefix_hash(path);
-        if (bpf_map_lookup_elem(a->fd, &k, &old) >= 0) {
-                v.self |= old.self;
-                v.below |= old.below;
-                v.flags |= old.flags;
+        hash = file_prefix_hash(path);
+        for (uint32_t i = 0; i < b->n; i++)
+                if (b->keys[i].hash == hash) {
+                        b->values[i].self |= v.self;
+                        b->values[i].below |= v.below;
+                        b->values[i].flags |= v.flags;
+                        return 0;
+                }
+        if (b->n >= ELEMENTSOF(b->keys))
+                return -E2BIG;  /* bpfd_parse_file_prefixes() allows no more */
+        b->keys[b->n] = (struct file_prefix_key) { .sid = b->sid, .hash = hash };
+        b->values[b->n] = v;
+        b->n++;
+        return 0;
+}
+
+static void delete_keys(int fd, const struct file_prefix_key *keys, uint32_t n) {
+        LIBBPF_OPTS(bpf_map_batch_opts, opts);
+        uint32_t done = n;
+
+        if (n == 0)
+                return;
+        /* the batch stops at a key that is not there; the rest then go one by one */
+        if (bpf_map_delete_batch(fd, keys, &done, &opts) >= 0)
+                return;
+        for (uint32_t i = done < n ? done : 0; i < n; i++)
+                (void) bpf_map_delete_elem(fd, &keys[i]);
+}
+
+/* One system call for all of them: the watch is set up while scudo waits. */
+static int store_keys(int fd, const PrefixBatch *b) {
+        LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_ANY);
+        uint32_t done = b->n;
+        int k;
+
+        k = bpf_map_update_batch(fd, b->keys, b->values, &done, &opts);
+        if (k >= 0)
+                return 0;
+        if (k != -EINVAL && k != -EOPNOTSUPP && k != -ENOTSUPP_KERNEL) {
+                delete_keys(fd, b->keys, b->n);
+                return k;
         }
-        if (bpf_map_update_elem(a->fd, &k, &v, BPF_ANY) < 0)
-                return negative_errno();
+        /* a kernel without batches (before 5.6) */
+        for (uint32_t i = 0; i < b->n; i++)
+                if (bpf_map_update_elem(fd, &b->keys[i], &b->values[i], BPF_ANY) < 0) {
+                        k = negative_errno();
+                        delete_keys(fd, b->keys, i);
+                        return k;
+                }
+        return 0;
+}
+
+static int add_prefixes(FileReporter *f, uint64_t sid, const void *prefixes, size_t size,
+                        uint32_t *ret_cwd_mask) {
+        _cleanup_free_ PrefixBatch *b = NULL;
+        FileWatch *w;
+        int k;
+
+        b = calloc(1, sizeof(PrefixBatch));
+        if (!b)
+                return -ENOMEM;
+        b->sid = sid;
+        k = bpfd_parse_file_prefixes(prefixes, size, collect_prefix, b, ret_cwd_mask, NULL);
+        if (k < 0)
+                return k;
+        w = malloc(sizeof(FileWatch) + b->n * sizeof(struct file_prefix_key));
+        if (!w)
+                return -ENOMEM;
+        w->sid = sid;
+        w->n_keys = b->n;
+        memcpy(w->keys, b->keys, b->n * sizeof(struct file_prefix_key));
+        k = store_keys(bpf_map__fd(f->skel->maps.prefixes), b);
+        if (k < 0) {
+                free(w);
+                return k;
+        }
+        w->next = f->watches;
+        f->watches = w;
         return 0;
 }
 
 static void forget_prefixes(FileReporter *f, uint64_t sid) {
-        int fd = bpf_map__fd(f->skel->maps.prefixes);
-        struct file_prefix_key k, next;
-        bool first = true;
+        for (FileWatch **p = &f->watches; *p; p = &(*p)->next)
+                if ((*p)->sid == sid) {
+                        FileWatch *w = *p;
 
-        /* deleting the key the walk stands on restarts it; so delete behind it */
-        for (;;) {
-                if (bpf_map_get_next_key(fd, first ? NULL : &k, &next) < 0)
-                        break;
-                if (!first && k.sid == sid)
-                        (void) bpf_map_delete_elem(fd, &k);
-                k = next;
-                first = false;
-        }
-        if (!first && k.sid == sid)
-                (void) bpf_map_delete_elem(fd, &k);
+                        *p = w->next;
+                        delete_keys(bpf_map__fd(f->skel->maps.prefixes), w->keys, w->n_keys);
+                        free(w);
+                        return;
+                }
 }
 
 int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, size_t prefixes_size) {
-        struct file_watch w = {};
+        struct file_watch w = {}, old;
         uint32_t cwd_mask = FILE_ALL_ERRORS;
         int k;
 
+        /* before the prefixes: those of the watch there already must stay as they are */
+        if (bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.watched), &sid, &old) >= 0)
+                return -EEXIST;
         if (prefixes) {
-                PrefixAdd a = { .fd = bpf_map__fd(f->skel->maps.prefixes), .sid = sid };
-
-                k = bpfd_parse_file_prefixes(prefixes, prefixes_size, add_prefix, &a, &cwd_mask, NULL);
-                if (k < 0) {
-                        forget_prefixes(f, sid);
+                k = add_prefixes(f, sid, prefixes, prefixes_size, &cwd_mask);
+                if (k < 0)
                         return k;
-                }
                 w.filter = 1;
                 w.cwd_mask = (uint8_t) cwd_mask;
         }
+        /* after its prefixes: the program never sees the watch without them */
         if (bpf_map_update_elem(bpf_map__fd(f->skel->maps.watched), &sid, &w, BPF_NOEXIST) < 0) {
                 k = negative_errno();
-                if (prefixes)
-                        forget_prefixes(f, sid);
+                forget_prefixes(f, sid);
                 return k;
         }
         if (!f->link) {
@@ -189,6 +273,10 @@ int file_reporter_fd(FileReporter *f) {
         return ring_buffer__epoll_fd(f->rb);
 }
 
+int file_reporter_prefixes_fd(FileReporter *f) {
+        return bpf_map__fd(f->skel->maps.prefixes);
+}
+
 int file_reporter_consume(FileReporter *f) {
         int k = ring_buffer__consume(f->rb);
 
@@ -213,6 +301,10 @@ void file_reporter_unwatch(FileReporter *f, uint64_t sid) {
 }
 
 int file_reporter_fd(FileReporter *f) {
+        return -EBADF;
+}
+
+int file_reporter_prefixes_fd(FileReporter *f) {
         return -EBADF;
 }
 

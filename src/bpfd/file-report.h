@@ -31,4 +31,6 @@ int file_reporter_fd(FileReporter *f);
 
 /* The hash the program computes of a path (scudo-files.h); exposed for tests. */
 uint64_t file_prefix_hash(const char *path);
+/* The prefixes map (struct file_prefix_key → struct file_prefix); exposed for tests. */
+int file_reporter_prefixes_fd(FileReporter *f);
 int file_reporter_consume(FileReporter *f);

@@ -23,6 +23,8 @@ struct NetSession {
         uint32_t proxy4;
         bool gone;
         bool usage_asked;
+        bool ready;                     /* the helper's acknowledgement was read */
+        int send_error;                 /* of the messages that opened it, told after the reply */
         uint32_t n_rules, n_deny;       /* as sent: the deny rules first */
         char notice[BPFD_REASON_MAX];
 };
@@ -234,7 +236,8 @@ static int wait_reply(int fd, BpfdReply *ret) {
         return 0;
 }
 
-int net_session_open(const char *cgroup_path, const NetSessionRules *net, unsigned flags, NetSession **ret) {
+int net_session_start(const char *cgroup_path, const NetSessionRules *net, unsigned flags,
+                      NetSession **ret) {
         _cleanup_(net_session_freep) NetSession *s = NULL;
         _cleanup_free_ BpfdRule *rules = NULL;
         _cleanup_free_ char *names = NULL;
@@ -243,7 +246,6 @@ int net_session_open(const char *cgroup_path, const NetSessionRules *net, unsign
         size_t n_rules = 0, names_size = 0;
         BpfdOpen open_msg;
         BpfdHeader commit;
-        BpfdReply reply;
         int k;
 
         session_error[0] = 0;
@@ -296,26 +298,51 @@ int net_session_open(const char *cgroup_path, const NetSessionRules *net, unsign
                 k = send_message(s->fd, &commit, sizeof(commit));
         }
         /* A send can fail because the helper has already refused and closed; its reply
-         * (still queued) says why, so read it before reporting the send error. */
+         * (still queued) says why, so it is told by net_session_wait(). */
+        s->send_error = k;
+        s->n_rules = (uint32_t) n_rules;
+        s->n_deny = net->filtered ? (uint32_t) strv_length(net->deny) : 0;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int net_session_wait(NetSession *s) {
+        BpfdReply reply;
+        int k;
+
+        session_error[0] = 0;
+        if (s->ready)
+                return 0;
         if (wait_reply(s->fd, &reply) >= 0) {
                 if (reply.error < 0)
                         return fail(reply.error, "scudo-bpfd refused: %s",
                                     reply.reason[0] ? reply.reason : "no reason given");
-                if (k < 0)
-                        return fail(k, "lost the connection to scudo-bpfd");
-        } else if (k < 0)
-                return fail(k, "lost the connection to scudo-bpfd");
+                if (s->send_error < 0)
+                        return fail(s->send_error, "lost the connection to scudo-bpfd");
+        } else if (s->send_error < 0)
+                return fail(s->send_error, "lost the connection to scudo-bpfd");
         else
                 return -ECONNRESET;
 
         s->proxy4 = reply.proxy4;
-        s->n_rules = (uint32_t) n_rules;
-        s->n_deny = net->filtered ? (uint32_t) strv_length(net->deny) : 0;
         (void) snprintf(s->notice, sizeof(s->notice), "%s", reply.reason);
         k = fcntl(s->fd, F_GETFL);
         if (k < 0 || fcntl(s->fd, F_SETFL, k | O_NONBLOCK) < 0)
                 return fail(negative_errno(), "fcntl: %m");
+        s->ready = true;
+        return 0;
+}
 
+int net_session_open(const char *cgroup_path, const NetSessionRules *net, unsigned flags, NetSession **ret) {
+        _cleanup_(net_session_freep) NetSession *s = NULL;
+        int k;
+
+        k = net_session_start(cgroup_path, net, flags, &s);
+        if (k < 0)
+                return k;
+        k = net_session_wait(s);
+        if (k < 0)
+                return k;
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -388,6 +415,8 @@ int net_session_dispatch(NetSession *s, const NetSessionHandler *h) {
         Message m;
         int k;
 
+        if (!s->ready)
+                return 0;       /* the acknowledgement comes first, to net_session_wait() */
         k = dispatch(s, h, &m, NULL, NULL);
         return k < 0 ? k : 0;
 }
@@ -404,6 +433,8 @@ int net_session_usage(NetSession *s, const NetSessionHandler *h, unsigned timeou
         session_error[0] = 0;
         if (!m || !u)
                 return -ENOMEM;
+        if (!s->ready)
+                return fail(-EINVAL, "the session is not open yet");
         if (s->usage_asked)
                 return fail(-EALREADY, "usage was asked for already");
         if (s->gone)

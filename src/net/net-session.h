@@ -42,7 +42,17 @@ typedef struct NetSessionRules {
 int net_session_open(const char *cgroup_path, const NetSessionRules *rules, unsigned flags,
                      NetSession **ret);
 
-/* The reason for the last failure of net_session_open() in this thread, or "". */
+/* net_session_open() in two halves, so that the caller can do its own work while the helper
+ * does its: start connects and sends the request (failing only when the helper cannot be
+ * reached, or a rule does not parse), wait reads the acknowledgement and returns what
+ * net_session_open() would. Nothing is restricted before wait returns 0: with network rules
+ * the command must not start before it. */
+int net_session_start(const char *cgroup_path, const NetSessionRules *rules, unsigned flags,
+                      NetSession **ret);
+int net_session_wait(NetSession *s);
+
+/* The reason for the last failure of net_session_open(), _start() or _wait() in this thread, or
+ * "". */
 const char *net_session_error(void);
 
 /* What the helper could not give and is no restriction (file reports on another architecture,

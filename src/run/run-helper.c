@@ -20,12 +20,35 @@ static int run_on_net_event(sd_event_source *s, int fd, uint32_t revents, void *
         return 0;
 }
 
-/* The helper's session for the slice's cgroup. With network rules, any failure fails the run.
- * File reports alone are no confinement: without the helper the run goes on, and says so. */
-static int run_open_helper_session(RunContext *c, const Plan *plan, const char *cgroup) {
-        unsigned flags = refusals_want_files(c->refusals) ? NET_SESSION_FILES : 0;
-        ReportFeed *feed = refusals_feed(c->refusals);
+/* A session the helper could not give: with network rules the run fails (closed), logged;
+ * for file reports alone it goes on, and says why: file reports are no confinement. */
+static int run_helper_session_failed(RunContext *c, const Plan *plan, int r) {
+        const char *why = net_session_error();
         char line[512];
+
+        c->net = net_session_free(c->net);
+        if (!plan->network_filtered) {
+                (void) snprintf(line, sizeof(line), "file refusals are not reported: %s%s%s",
+                                r == -ECONNREFUSED || r == -ENOENT ? "scudo-bpfd is not reachable" :
+                                "scudo-bpfd refused", *why ? " (" : "", *why ? why : "");
+                if (*why)
+                        (void) strncat(line, ")", sizeof(line) - strlen(line) - 1);
+                report_feed_notice(refusals_feed(c->refusals), line);
+                return 0;
+        }
+        if (r == -ECONNREFUSED || r == -ENOENT)
+                return log_error_errno(r, "The profile has network rules, but scudo-bpfd is not "
+                                       "reachable (%s). Enable it with 'systemctl enable --now "
+                                       "scudo-bpfd.socket' (see docs/network.md); the command "
+                                       "was not run.", *why ? why : "no socket");
+        return log_error_errno(r, "scudo-bpfd could not restrict the network: %s%s%m",
+                               why, *why ? ": " : "");
+}
+
+/* The helper's session for the slice's cgroup, asked for: the helper sets it up while scudo
+ * gets the unit ready, and run_helper_session_ready() waits for it. */
+static int run_helper_session_begin(RunContext *c, const Plan *plan, const char *cgroup) {
+        unsigned flags = refusals_want_files(c->refusals) ? NET_SESSION_FILES : 0;
         int r;
 
         NetSessionRules rules = {
@@ -39,32 +62,25 @@ static int run_open_helper_session(RunContext *c, const Plan *plan, const char *
                 if (r < 0)
                         return log_oom();
         }
-        r = net_session_open(cgroup, &rules, flags, &c->net);
-        if (r < 0 && !plan->network_filtered) {
-                const char *why = net_session_error();
+        r = net_session_start(cgroup, &rules, flags, &c->net);
+        if (r < 0)
+                return run_helper_session_failed(c, plan, r);
+        return 0;
+}
 
-                (void) snprintf(line, sizeof(line), "file refusals are not reported: %s%s%s",
-                                r == -ECONNREFUSED || r == -ENOENT ? "scudo-bpfd is not reachable" :
-                                "scudo-bpfd refused", *why ? " (" : "", *why ? why : "");
-                if (*why)
-                        (void) strncat(line, ")", sizeof(line) - strlen(line) - 1);
-                report_feed_notice(feed, line);
+int run_helper_session_ready(RunContext *c, const Plan *plan) {
+        char line[512];
+        int r;
+
+        if (!c->net || c->net_source)
                 return 0;
-        }
-        if (r < 0) {
-                const char *why = net_session_error();
-                if (r == -ECONNREFUSED || r == -ENOENT)
-                        return log_error_errno(r, "The profile has network rules, but scudo-bpfd is not "
-                                               "reachable (%s). Enable it with 'systemctl enable --now "
-                                               "scudo-bpfd.socket' (see docs/network.md); the command "
-                                               "was not run.", *why ? why : "no socket");
-                return log_error_errno(r, "scudo-bpfd could not restrict the network: %s%s%m",
-                                       why, *why ? ": " : "");
-        }
-        if (flags && net_session_notice(c->net)) {
+        r = net_session_wait(c->net);
+        if (r < 0)
+                return run_helper_session_failed(c, plan, r);
+        if (refusals_want_files(c->refusals) && net_session_notice(c->net)) {
                 (void) snprintf(line, sizeof(line), "file refusals are not reported: %s",
                                 net_session_notice(c->net));
-                report_feed_notice(feed, line);
+                report_feed_notice(refusals_feed(c->refusals), line);
         }
         r = sd_event_add_io(c->event, &c->net_source, net_session_get_fd(c->net), EPOLLIN,
                             run_on_net_event, c);
@@ -79,13 +95,24 @@ static int append_slice_properties(sd_bus_message *m, void *userdata) {
                                      "CollectMode", "s", "inactive-or-failed");
 }
 
-/* Starts the run's slice and has scudo-bpfd restrict (or watch) its cgroup. The service is
- * started in it only after that, so the command's first instruction already runs under the
- * network rules and its first refusal is reported. */
-int run_start_restricted_slice(RunContext *c, const Plan *plan) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
-        _cleanup_free_ char *slice_path = NULL, *cgroup = NULL;
+static int on_slice_start_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        RunContext *c = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+        char *why;
+
+        if (!e)
+                return 0;       /* its job's end comes as JobRemoved */
+        why = strdup(e->message ?: e->name ?: "unknown error");
+        free(c->slice_start_error);
+        c->slice_start_error = why;
+        c->slice_job_done = true;
+        return 0;
+}
+
+/* Asks for the run's slice; run_start_restricted_slice() waits for it. Between the two, scudo
+ * does what needs no slice, while the service manager starts it. */
+int run_begin_slice(RunContext *c) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
         r = watcher_add_unit(c->watcher_fd, c->slice_name);
@@ -95,16 +122,30 @@ int run_start_restricted_slice(RunContext *c, const Plan *plan) {
         r = transient_unit_message(c->bus, c->slice_name, append_slice_properties, NULL, &m);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the slice: %m");
-        r = sd_bus_call(c->bus, m, 0, &e, &reply);
+        r = sd_bus_call_async(c->bus, NULL, m, on_slice_start_reply, c, 0);
         if (r < 0)
-                return log_error_errno(r, "systemd refused to start the run's slice: %s",
-                                       e.message ?: "unknown error");
+                return log_error_errno(r, "Failed to start the run's slice: %m");
+        c->slice_asked = true;
+        return 0;
+}
+
+/* Waits for the run's slice and asks scudo-bpfd to restrict (or watch) its cgroup. The service
+ * is started in it only once the helper has answered (run_helper_session_ready()), so the
+ * command's first instruction already runs under the network rules and its first refusal is
+ * reported. */
+int run_start_restricted_slice(RunContext *c, const Plan *plan) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *slice_path = NULL, *cgroup = NULL;
+        int r;
 
         while (!c->slice_job_done) {
                 r = sd_event_run(c->event, UINT64_MAX);
                 if (r < 0)
                         return log_error_errno(r, "Lost the connection to the service manager: %m");
         }
+        if (c->slice_start_error)
+                return log_error_errno(SYNTHETIC_ERRNO(EIO), "systemd refused to start the run's slice: %s",
+                                       c->slice_start_error);
         if (!streq_ptr(c->slice_job_result, "done"))
                 return log_error_errno(SYNTHETIC_ERRNO(EIO), "The run's slice did not start (%s)",
                                        strempty(c->slice_job_result));
@@ -118,13 +159,16 @@ int run_start_restricted_slice(RunContext *c, const Plan *plan) {
                                        "Cannot find the cgroup of the run's slice: %m");
 
         c->in_slice = true;
-        return run_open_helper_session(c, plan, cgroup);
+        return run_helper_session_begin(c, plan, cgroup);
 }
 
 void run_stop_slice(RunContext *c) {
-        if (!c->slice_job_done || !c->bus)
+        /* asked for and not refused: whether its job is done or not, stopping it ends both */
+        if (!c->slice_asked || c->slice_start_error || !c->bus)
                 return;
-        c->slice_job_done = false;
-        (void) sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", NULL, NULL,
-                                  "ss", c->slice_name, "replace");
+        c->slice_asked = false;
+        /* Sent, not waited for: the service manager stops it whether scudo is still there to
+         * read the answer or not, and the watcher goes only once it is written. */
+        run_call_async(c, "StopUnit", "ss", c->slice_name, "replace");
+        (void) sd_bus_flush(c->bus);
 }

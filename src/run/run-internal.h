@@ -55,7 +55,9 @@ typedef struct RunContext {
          * by scudo-bpfd before the service starts in it. A flat name, so that no parent slice
          * is left behind. */
         char slice_name[64];
+        bool slice_asked;       /* its start was sent: it is stopped at the end */
         bool slice_job_done;
+        char *slice_start_error;        /* the service manager refused it */
         bool in_slice;
         char *slice_job_result;
         NetSession *net;
@@ -112,7 +114,12 @@ void run_on_gitdir_refused(const char *path, bool removed, void *userdata);
 int run_on_caller(sd_event_source *s, int fd, uint32_t revents, void *userdata);
 int run_caller_before_start(RunContext *c);
 int run_dispatch_reports(RunContext *c);
+int run_begin_slice(RunContext *c);
 int run_start_restricted_slice(RunContext *c, const Plan *plan);
+/* Waits for scudo-bpfd's answer to the session run_start_restricted_slice() asked for: 0 when
+ * its restrictions hold, or when file reports alone could not be had (the run goes on and says
+ * so); <0, logged, when the network rules could not be applied: the command must not start. */
+int run_helper_session_ready(RunContext *c, const Plan *plan);
 void run_stop_slice(RunContext *c);
 int run_check_resource_controllers(RunContext *c, const Plan *plan);
 int run_collect_exit_status(RunContext *c, const Plan *plan, int *ret_status);

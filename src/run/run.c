@@ -29,6 +29,7 @@ static void run_context_done(RunContext *c) {
         net_session_free(c->net);
         refusals_free(c->refusals);
         free(c->slice_job_result);
+        free(c->slice_start_error);
         pty_relay_free(c->pty);
         tui_free(c->tui);
         free(c->unit_path);
@@ -171,14 +172,10 @@ static int append_service_properties(sd_bus_message *m, void *userdata) {
         return unit_append_properties(m, u->plan, u->uctx, u->stdio, u->error);
 }
 
-static int start_unit(RunContext *c, const Plan *plan, const UnitContext *uctx, const UnitStdio *stdio,
-                      char **ret_error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+static int build_unit(RunContext *c, const Plan *plan, const UnitContext *uctx, const UnitStdio *stdio,
+                      char **ret_error, sd_bus_message **ret) {
         const ServiceUnit u = { plan, uctx, stdio, ret_error };
-        int r = transient_unit_message(c->bus, c->unit_name, append_service_properties, (void *) &u, &m);
-        if (r < 0)
-                return r;
-        return sd_bus_call_async(c->bus, NULL, m, on_start_reply, c, 0);
+        return transient_unit_message(c->bus, c->unit_name, append_service_properties, (void *) &u, ret);
 }
 
 /* Whenever a standard stream is a terminal, the command gets a pty of its own in its place
@@ -456,8 +453,11 @@ static int run_start_helpers(RunContext *c, const Plan *plan, const RunOptions *
                 if (r < 0)
                         return log_error_errno(r, "Failed to watch the caller: %m");
         }
-        if (plan->network_filtered || refusals_want_files(c->refusals)) {
-                r = run_start_restricted_slice(c, plan);
+        /* The slice is asked for first: the service manager starts it while scudo reads its
+         * environment and starts the bus proxies. */
+        bool slice = plan->network_filtered || refusals_want_files(c->refusals);
+        if (slice) {
+                r = run_begin_slice(c);
                 if (r < 0)
                         return r;
         }
@@ -474,6 +474,14 @@ static int run_start_helpers(RunContext *c, const Plan *plan, const RunOptions *
         }
         if (plan->dbus_system == DBUS_FILTERED) {
                 r = start_bus_proxy(c, &c->system_bus_proxy, BUS_SYSTEM, plan, opts, *ret_manager_env);
+                if (r < 0)
+                        return r;
+        }
+
+        /* scudo-bpfd sets up the slice's session while scudo makes the paths, git's side and
+         * the unit; the unit is started once it has answered (run_start_unit()). */
+        if (slice) {
+                r = run_start_restricted_slice(c, plan);
                 if (r < 0)
                         return r;
         }
@@ -527,6 +535,18 @@ static int run_start_unit(RunContext *c, const Plan *plan, const RunOptions *opt
                 }
         }
 
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_free_ char *unit_error = NULL;
+        r = build_unit(c, plan, &uctx, stdio, &unit_error, &m);
+        if (r < 0 && unit_error)
+                return log_error_errno(r, "%s; not running the command", unit_error);
+        if (r < 0)
+                return log_error_errno(r, "Failed to build the unit for '%s': %m", plan->exec_path);
+        /* Not before scudo-bpfd's restrictions (and watch) are in place: fail closed. */
+        r = run_helper_session_ready(c, plan);
+        if (r < 0)
+                return r;
+
         /* file times are the coarse clock's, which may lag the fine one by a tick */
         (void) clock_gettime(CLOCK_REALTIME_COARSE, &c->unit_start);
         /* should scudo be killed from here on, the watcher makes the end-of-run check */
@@ -534,12 +554,9 @@ static int run_start_unit(RunContext *c, const Plan *plan, const RunOptions *opt
         if (r < 0)
                 return log_error_errno(r, "Failed to arm the unit watcher: %m");
         c->started = true;       /* from the call on, as far as scudo can tell */
-        _cleanup_free_ char *unit_error = NULL;
-        r = start_unit(c, plan, &uctx, stdio, &unit_error);
-        if (r < 0 && unit_error)
-                return log_error_errno(r, "%s; not running the command", unit_error);
+        r = sd_bus_call_async(c->bus, NULL, m, on_start_reply, c, 0);
         if (r < 0)
-                return log_error_errno(r, "Failed to build the unit for '%s': %m", plan->exec_path);
+                return log_error_errno(r, "Failed to start the unit for '%s': %m", plan->exec_path);
 
         if (c->pty) {
                 r = pty_relay_start(c->pty, c->event, run_suspend_key(c), c);
