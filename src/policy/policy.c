@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "plan/git-dir-find.h"
 #include "plan/plan-create.h"
 #include "plan/plan-harden.h"
 #include "plan/plan-delegate.h"
@@ -172,6 +173,14 @@ static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char *
         if (r < 0)
                 return r;
         r = harden(p, req);
+        if (r == -E2BIG && ret_error && !*ret_error) {
+                /* the one walk that stops so: the project's, for git's configuration */
+                char *why = NULL;
+                if (asprintf(&why, "more directories below the project than scudo looks through for git's "
+                             "configuration (%u, or %u deep): start the command in a smaller directory",
+                             GIT_DIR_FIND_MAX_DIRS, GIT_DIR_FIND_MAX_DEPTH) >= 0)
+                        *ret_error = why;
+        }
         if (r < 0)
                 return r;
         *ret_plan = TAKE_PTR(p);

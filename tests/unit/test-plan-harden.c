@@ -13,6 +13,7 @@
 
 #include "tap.h"
 #include "plan/broker-paths.h"
+#include "plan/git-dir-find.h"
 #include "plan/plan-harden.h"
 #include "plan/plan-validate.h"
 #include "plan/plan.h"
@@ -575,6 +576,23 @@ static void test_vendored_git_config_copies(void) {
                   "a vendored config without credentials: as it is");
         e = entry_at(p, "v/other/deep/.git/config");
         TAP_CHECK(!e, "a repository below a directory that is not the project: not looked for");
+
+        /* A project deeper than the walk goes: refused, not shown with a configuration unread. */
+        char deep[1100] = "v/deep";
+        make("v/deep/");
+        for (unsigned i = 0; i <= GIT_DIR_FIND_MAX_DEPTH + 1; i++) {
+                strcat(deep, "/d");
+                char dir[1104];
+                snprintf(dir, sizeof(dir), "%s/", deep);
+                make(dir);
+        }
+        _cleanup_(plan_freep) Plan *q = plan_new();
+        _cleanup_free_ char *top = in_root("v/deep");
+        if (!q || plan_add_path(q, PATH_ACCESS_WRITE, top, "test") < 0)
+                abort();
+        q->working_directory = strdup(top);
+        TAP_CHECK(plan_harden(q, &(HardenContext) { .home = home }) == -E2BIG,
+                  "a project deeper than %u directories: refused (-E2BIG)", GIT_DIR_FIND_MAX_DEPTH);
 }
 
 /* A tool's configuration in a delegable plan: a file a profile shows read-only in the home
