@@ -39,7 +39,7 @@ WAITING = {
     "src/git/git-guard.c": 2,
     "src/git/git-guard.h": 1,
     "src/git/gitdir-watch.c": 6,
-    "src/net/net-session.c": 3,
+    "src/net/net-session.c": 2,
     "src/net/net-session.h": 1,
     "src/net/usage.c": 1,
     "src/net/usage.h": 1,
