@@ -113,6 +113,9 @@ int run_on_caller(sd_event_source *s, int fd, uint32_t revents, void *userdata);
 int run_caller_before_start(RunContext *c);
 int run_dispatch_reports(RunContext *c);
 int run_start_restricted_slice(RunContext *c, const Plan *plan);
+/* What stays behind (git/persist-check.h): looked for where scudo-bpfd recorded the command's
+ * writes; without a complete record, everywhere it may write. Call it once the unit is gone. */
+int run_check_persistence(RunContext *c, const Plan *plan);
 void run_stop_slice(RunContext *c);
 int run_check_resource_controllers(RunContext *c, const Plan *plan);
 int run_collect_exit_status(RunContext *c, const Plan *plan, int *ret_status);
