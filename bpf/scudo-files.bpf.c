@@ -406,6 +406,7 @@ static __always_inline void track_cwd(struct pt_regs *regs, __u64 nr) {
 #define O_WRITES 01103          /* O_WRONLY | O_RDWR | O_CREAT | O_TRUNC */
 #define X32_SYSCALL_BIT 0x40000000
 #define AF_UNIX 1
+#define RENAME_EXCHANGE 2
 
 enum {
         CHANGE_RET_FD = 1,      /* the call's result is a file it opened */
@@ -628,6 +629,9 @@ static __always_inline void record_change(struct pt_regs *regs, __u64 nr, long r
                  (bpf_core_field_exists(t->thread_info.status) && (t->thread_info.status & TS_COMPAT));
         if (!compat && !describe_change(nr, &c))
                 return;
+        /* RENAME_EXCHANGE (renameat2's fifth argument): the old name's directory gets an entry too */
+        if (!compat && nr == 316 && (regs->r8 & RENAME_EXCHANGE))
+                c.how = CHANGE_UNKNOWN;
         if (!compat && c.how == CHANGE_RET_FD && c.flags >= 0) {
                 __u64 flags = arg(regs, c.flags);
 
