@@ -86,3 +86,19 @@ def test_without_the_helper_the_whole_walk_still_finds_a_planted_symlink(tb, wor
     n, narrowed = looked(r)
     assert not narrowed and n > 2 * DIRS, r
     assert not host_exists(tb, work + "/d7/e/evil"), r
+
+
+def test_a_symlink_swapped_into_an_unrecorded_directory_is_still_removed(tb, work, bpfd):
+    many_dirs(tb, work)
+    assert tb.dev("echo data > %s/d9/e/x" % work).rc == 0
+    # made in d7/e (recorded), then swapped with d9/e/x by renameat2(RENAME_EXCHANGE), whose
+    # new name is in d7/e: the symlink ends in d9/e, which nothing else wrote in
+    swap = ("import ctypes, os; l = ctypes.CDLL(None, use_errno=True); "
+            "a = os.open('d7/e', os.O_RDONLY); b = os.open('d9/e', os.O_RDONLY); "
+            "os.symlink('/home/dev/.bashrc', 'evil', dir_fd=a); "
+            "assert l.syscall(316, b, b'x', a, b'evil', 2) == 0, ctypes.get_errno()")
+    r = tb.scudo(["-v", "python3", "-c", swap], cwd=work)
+    assert r.rc == 0, r
+    assert tb.root("test -L %s/d9/e/x" % work).rc != 0, r
+    n, narrowed = looked(r)
+    assert not narrowed, r
