@@ -26,9 +26,10 @@
 #define FILE_EVENTS_PER_WINDOW 256U
 /* How far up from a process's own cgroup a watched one is looked for. */
 #define FILE_CGROUP_DEPTH 8
-/* The write record (file_watch.record): directories kept for all sandboxes, for one, and how
+/* The write record (file_watch.record): directories kept for all sandboxes (preallocated: about
+ * 1.5 MB; full, a record is incomplete and the check walks everything), for one, and how
  * far up from a directory its ancestors are followed. */
-#define FILE_DIRS_MAX 65536
+#define FILE_DIRS_MAX 16384
 #define FILE_DIRS_PER_SANDBOX 4000U
 #define FILE_DIR_DEPTH 64
 
