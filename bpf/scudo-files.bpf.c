@@ -74,6 +74,13 @@ struct {
         __type(value, __u8);
 } cwds SEC(".maps");
 
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, FILE_DIRS_MAX);
+        __type(key, struct file_dir_key);
+        __type(value, __u8);
+} file_dirs SEC(".maps");
+
 /* The path being judged: too large for the stack. */
 struct scratch {
         char path[FILE_PATH_MAX];
@@ -387,6 +394,297 @@ static __always_inline void track_cwd(struct pt_regs *regs, __u64 nr) {
         (void) bpf_map_update_elem(&cwds, &k, &m, BPF_ANY);
 }
 
+/* ---- The write record (file_watch.record) ----
+ *
+ * On the exit of a call that worked and can make, rename, link or change an entry, the
+ * directory that holds the entry goes into file_dirs with every directory above it, as the
+ * dentries say (no path text is trusted): a file opened for writing by the fd it got, an fd's
+ * file by that fd, a name without "/" by the directory fd or the working directory it is
+ * relative to. What cannot be placed so (a path with "/", a 32-bit call, io_uring, a socket
+ * bound to a name) counts in `unknown`, and the end-of-run check then walks everything. */
+
+#define O_WRITES 01103          /* O_WRONLY | O_RDWR | O_CREAT | O_TRUNC */
+#define X32_SYSCALL_BIT 0x40000000
+#define AF_UNIX 1
+#define RENAME_EXCHANGE 2
+
+enum {
+        CHANGE_RET_FD = 1,      /* the call's result is a file it opened */
+        CHANGE_FD,              /* argument `dirfd` is the file changed */
+        CHANGE_PATH,            /* argument `path`, relative to `dirfd` (-1: the working directory) */
+        CHANGE_UNKNOWN,
+        CHANGE_BIND,            /* a socket bound: a name on the file system when AF_UNIX */
+};
+
+struct change {
+        __u8 how;
+        __s8 dirfd, path, flags;
+};
+
+static __always_inline bool describe_change(__u64 nr, struct change *c) {
+        c->dirfd = -1;
+        c->path = -1;
+        c->flags = -1;
+        c->how = CHANGE_PATH;
+        switch (nr) {
+        case 2:         /* open */
+                c->how = CHANGE_RET_FD;
+                c->flags = 1;
+                return true;
+        case 85:        /* creat */
+                c->how = CHANGE_RET_FD;
+                return true;
+        case 257:       /* openat */
+        case 437:       /* openat2: flags in its struct open_how */
+        case 304:       /* open_by_handle_at */
+                c->how = CHANGE_RET_FD;
+                c->flags = 2;
+                return true;
+        case 91:        /* fchmod */
+        case 93:        /* fchown */
+        case 77:        /* ftruncate */
+        case 190:       /* fsetxattr */
+        case 199:       /* fremovexattr */
+                c->how = CHANGE_FD;
+                c->dirfd = 0;
+                return true;
+        case 83:        /* mkdir */
+        case 133:       /* mknod */
+        case 90:        /* chmod */
+        case 92:        /* chown */
+        case 94:        /* lchown */
+        case 76:        /* truncate */
+        case 132:       /* utime */
+        case 235:       /* utimes */
+        case 188:       /* setxattr */
+        case 189:       /* lsetxattr */
+        case 197:       /* removexattr */
+        case 198:       /* lremovexattr */
+                c->path = 0;
+                return true;
+        case 258:       /* mkdirat */
+        case 259:       /* mknodat */
+        case 268:       /* fchmodat */
+        case 452:       /* fchmodat2 */
+        case 260:       /* fchownat */
+        case 261:       /* futimesat */
+        case 280:       /* utimensat: no path is its dirfd */
+        case 463:       /* setxattrat */
+        case 466:       /* removexattrat */
+                c->dirfd = 0;
+                c->path = 1;
+                return true;
+        case 82:        /* rename: the new name */
+        case 86:        /* link */
+        case 88:        /* symlink */
+                c->path = 1;
+                return true;
+        case 264:       /* renameat */
+        case 316:       /* renameat2 */
+        case 265:       /* linkat */
+                c->dirfd = 2;
+                c->path = 3;
+                return true;
+        case 266:       /* symlinkat */
+                c->dirfd = 1;
+                c->path = 2;
+                return true;
+        case 49:        /* bind */
+                c->how = CHANGE_BIND;
+                return true;
+        case 425:       /* io_uring_setup: its operations are no system calls */
+                c->how = CHANGE_UNKNOWN;
+                return true;
+        default:
+                return false;
+        }
+}
+
+/* The dentry of the file open at `fd` in the current process, or NULL. */
+static __always_inline struct dentry *fd_dentry(struct task_struct *t, __u64 fd) {
+        struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+        struct file **fds, *f = NULL;
+
+        if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+                return NULL;
+        fds = BPF_CORE_READ(fdt, fd);
+        if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) < 0 || !f)
+                return NULL;
+        return BPF_CORE_READ(f, f_path.dentry);
+}
+
+struct dir_walk {
+        struct file_watch *w;
+        __u64 sid;
+        struct dentry *d;
+        int result;
+};
+
+static long record_step(__u32 i, void *ctx) {
+        struct dir_walk *dw = ctx;
+        struct file_dir_key k = { .sid = dw->sid };
+        struct dentry *d = dw->d, *p;
+        __u8 one = 1;
+
+        if (!d || !dw->w)
+                return 1;
+        k.dev = BPF_CORE_READ(d, d_sb, s_dev);
+        k.ino = BPF_CORE_READ(d, d_inode, i_ino);
+        if (bpf_map_lookup_elem(&file_dirs, &k)) {
+                dw->result = 0;
+                return 1;
+        }
+        if (dw->w->recorded >= FILE_DIRS_PER_SANDBOX ||
+            bpf_map_update_elem(&file_dirs, &k, &one, BPF_NOEXIST) < 0) {
+                dw->result = bpf_map_lookup_elem(&file_dirs, &k) ? 0 : -1;
+                return 1;
+        }
+        __sync_fetch_and_add(&dw->w->recorded, 1);
+        p = BPF_CORE_READ(d, d_parent);
+        if (p == d) {
+                dw->result = 0;         /* the file system's root */
+                return 1;
+        }
+        dw->d = p;
+        return 0;
+}
+
+/* Puts `d` and the directories above it in the record: 0, or -1 when it cannot. The walk up
+ * stops at the first one already there, whose own were put before it (or are being put by the
+ * call that put it, which ends before the run does). */
+static __always_inline int record_dir(struct file_watch *w, __u64 sid, struct dentry *d) {
+        struct dir_walk dw = { .w = w, .sid = sid, .d = d, .result = -1 };
+
+        bpf_loop(FILE_DIR_DEPTH, record_step, &dw, 0);
+        return dw.result;
+}
+
+struct name_scan {
+        struct scratch *s;
+        __u8 slash;
+        __u32 len;
+};
+
+static long scan_byte(__u32 i, void *ctx) {
+        struct name_scan *n = ctx;
+        char c;
+
+        if (!n->s || i >= FILE_PATH_MAX)
+                return 1;
+        c = n->s->path[i];
+        if (c == 0)
+                return 1;
+        n->len = i + 1;
+        if (c == '/') {
+                n->slash = 1;
+                return 1;
+        }
+        return 0;
+}
+
+/* The directory that holds the entry a path names, when the path is one name (no "/", not "."
+ * nor ".."): its dirfd's or the working directory; else NULL. */
+static __always_inline struct dentry *path_parent(struct task_struct *t, __u64 path, __s32 dirfd) {
+        struct name_scan n = {};
+        __u32 zero = 0;
+
+        n.s = bpf_map_lookup_elem(&scratch, &zero);
+        if (!n.s || bpf_probe_read_user_str(n.s->path, sizeof(n.s->path), (const void *) path) <= 1)
+                return NULL;
+        bpf_loop(FILE_PATH_MAX, scan_byte, &n, 0);
+        if (n.slash || n.len == 0 ||
+            (n.s->path[0] == '.' && (n.len == 1 || (n.len == 2 && n.s->path[1] == '.'))))
+                return NULL;
+        if (dirfd == AT_FDCWD)
+                return BPF_CORE_READ(t, fs, pwd.dentry);
+        return dirfd >= 0 ? fd_dentry(t, (__u64) dirfd) : NULL;
+}
+
+/* Whether t is the service manager's child setting up a unit of the run (its namespaces, the
+ * mount points of its view) or the first program it runs, which is scudo's own (scudo-confine,
+ * which sets up the rest and then runs the command; a bus proxy): forked by a process outside
+ * the cgroup, at most one program run since. The command is at least the second. A process of
+ * the command left to the manager (which reaps orphans) has no such parent: the exec count it
+ * got at fork is its own parent's, which ran programs after the manager forked it. The
+ * sandbox's processes cannot change cgroup (its cgroup tree is read-only to them): a parent in
+ * another cgroup is the manager. */
+static __always_inline bool unit_setup(struct task_struct *t) {
+        struct task_struct *p = t->real_parent;
+
+        return p && t->self_exec_id - t->parent_exec_id <= 1 && t->parent_exec_id == p->self_exec_id &&
+               p->cgroups->dfl_cgrp != t->cgroups->dfl_cgrp;
+}
+
+static __always_inline void record_change(struct pt_regs *regs, __u64 nr, long ret) {
+        struct task_struct *t = bpf_get_current_task_btf();
+        struct file_watch *w = NULL;
+        struct dentry *d = NULL;
+        struct change c;
+        bool compat;
+        __u64 sid;
+
+        if (nr == (__u64) -1)
+                return;         /* no call: a return from a signal handler */
+        compat = (nr & X32_SYSCALL_BIT) ||
+                 (bpf_core_field_exists(t->thread_info.status) && (t->thread_info.status & TS_COMPAT));
+        if (!compat && !describe_change(nr, &c))
+                return;
+        /* RENAME_EXCHANGE (renameat2's fifth argument): the old name's directory gets an entry too */
+        if (!compat && nr == 316 && (regs->r8 & RENAME_EXCHANGE))
+                c.how = CHANGE_UNKNOWN;
+        if (!compat && c.how == CHANGE_RET_FD && c.flags >= 0) {
+                __u64 flags = arg(regs, c.flags);
+
+                if (nr == 437)
+                        (void) bpf_probe_read_user(&flags, sizeof(flags), (const void *) flags);
+                if (!(flags & O_WRITES))
+                        return;         /* most opens: for reading */
+        }
+        if (!compat && c.how == CHANGE_BIND) {
+                __u16 family = 0;
+                char first = 0;
+                __u64 sa = arg(regs, 1);
+
+                if (bpf_probe_read_user(&family, sizeof(family), (const void *) sa) < 0 || family != AF_UNIX)
+                        return;
+                if (bpf_probe_read_user(&first, 1, (const void *) (sa + 2)) == 0 && first == 0)
+                        return;         /* an abstract name: nothing on the file system */
+        }
+        sid = watched_sid(t, &w);
+        if (!sid || !w || !w->record || unit_setup(t))
+                return;
+        if (compat)
+                goto unknown;
+        switch (c.how) {
+        case CHANGE_RET_FD:
+                d = fd_dentry(t, (__u64) ret);
+                d = d ? BPF_CORE_READ(d, d_parent) : NULL;
+                break;
+        case CHANGE_FD:
+                d = fd_dentry(t, arg(regs, c.dirfd));
+                d = d ? BPF_CORE_READ(d, d_parent) : NULL;
+                break;
+        case CHANGE_PATH: {
+                __s32 dirfd = c.dirfd >= 0 ? (__s32) arg(regs, c.dirfd) : AT_FDCWD;
+                __u64 path = arg(regs, c.path);
+
+                if (!path && dirfd >= 0) {
+                        /* utimensat(fd, NULL, ...): the fd's file */
+                        d = fd_dentry(t, (__u64) dirfd);
+                        d = d ? BPF_CORE_READ(d, d_parent) : NULL;
+                } else if (path)
+                        d = path_parent(t, path, dirfd);
+                break;
+        }
+        default:
+                break;
+        }
+        if (d && record_dir(w, sid, d) == 0)
+                return;
+unknown:
+        __sync_fetch_and_add(&w->unknown, 1);
+}
+
 /* Whether the failed call can be a refusal, as far as its path's text tells: 1, 0, or -1 to
  * pass it on without the scratch buffer's copy (it could not be read whole). */
 static __always_inline int candidate(struct file_watch *w, struct task_struct *t, struct scratch *s,
@@ -418,9 +716,11 @@ int BPF_PROG(scudo_file_exit, struct pt_regs *regs, long ret) {
         int k = -1;
 
         nr = regs->orig_ax;
-        if (ret == 0) {
-                if (nr == 80 || nr == 81)
+        if (ret >= 0) {
+                if (ret == 0 && (nr == 80 || nr == 81))
                         track_cwd(regs, nr);
+                else
+                        record_change(regs, nr, ret);
                 return 0;
         }
         /* What depends on the error and the call is worked out here, once: past this point the

@@ -26,6 +26,12 @@
 #define FILE_EVENTS_PER_WINDOW 256U
 /* How far up from a process's own cgroup a watched one is looked for. */
 #define FILE_CGROUP_DEPTH 8
+/* The write record (file_watch.record): directories kept for all sandboxes (preallocated: about
+ * 1.5 MB; full, a record is incomplete and the check walks everything), for one, and how
+ * far up from a directory its ancestors are followed. */
+#define FILE_DIRS_MAX 16384
+#define FILE_DIRS_PER_SANDBOX 4000U
+#define FILE_DIR_DEPTH 64
 
 /* Which errors make a candidate: the masks of net/protocol.h (BPFD_FILE_*). */
 #define FILE_ENOENT 1U
@@ -43,7 +49,19 @@ struct file_watch {
         __u32 ring_lost;        /* the same: the ring buffer was full */
         __u8 filter;            /* prefixes were given: send the candidates only */
         __u8 cwd_mask;          /* FILE_*: candidates of a relative path from the start directory */
-        __u8 pad[2];
+        __u8 record;            /* record where the sandbox writes (file_dir_key) */
+        __u8 pad;
+        __u32 recorded;         /* directories in the record */
+        __u32 unknown;          /* calls that changed something where the record cannot tell */
+};
+
+/* The write record: a directory in which a process of the watched cgroup `sid` made, renamed,
+ * linked or changed an entry, or opened a file for writing, and each directory above it.
+ * `dev` is the kernel's (major << 20 | minor). */
+struct file_dir_key {
+        __u64 sid;
+        __u64 dev;
+        __u64 ino;
 };
 
 /* The prefixes map: (watched cgroup, hash of a path) → what a call below it can be. */

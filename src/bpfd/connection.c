@@ -150,6 +150,34 @@ static int handle_usage(Client *c, const uint8_t *buf, size_t size) {
         return 0;
 }
 
+/* Where the sandbox wrote (BPFD_OPEN_RECORD): asked when the command is over, before the
+ * cgroup goes. An answer that cannot be sent is dropped: the client then looks everywhere. */
+static int handle_written(Client *c, const uint8_t *buf, size_t size) {
+        const char *reason = "malformed message";
+        _cleanup_free_ uint8_t *m = NULL;
+        BpfdWritten w = {};
+        int k;
+
+        k = bpfd_parse_written(buf, size, &reason);
+        if (k < 0)
+                return refuse(c, k, reason);
+        m = malloc(sizeof(w) + BPFD_WRITTEN_MAX * sizeof(BpfdDirId));
+        if (!m)
+                return refuse(c, -ENOMEM, "out of memory");
+        w.error = -ENODATA;
+        if (c->cgroup && c->cgroup->files && (c->open.flags & BPFD_OPEN_RECORD))
+                w.error = file_reporter_written(c->manager->files, c->cgroup->sid, &w,
+                                                (BpfdDirId *) (m + sizeof(w)));
+        if (w.error < 0)
+                w.n = w.flags = 0;
+        header_init(&w.header, BPFD_MSG_WRITTEN_REPLY, sizeof(w) + w.n * sizeof(BpfdDirId));
+        memcpy(m, &w, sizeof(w));
+        if (send(c->fd, m, w.header.size, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+                log_debug_errno(negative_errno(), "cannot send the write record to uid %u: %m",
+                                (unsigned) c->uid);
+        return 0;
+}
+
 static int handle_message(Client *c, const uint8_t *buf, size_t size) {
         const char *reason = "malformed message", *notice = NULL;
         FilteredCgroup *fc = NULL;
@@ -233,6 +261,8 @@ static int handle_message(Client *c, const uint8_t *buf, size_t size) {
                  * was used. */
                 if (type == BPFD_MSG_USAGE)
                         return handle_usage(c, buf, size);
+                if (type == BPFD_MSG_WRITTEN)
+                        return handle_written(c, buf, size);
                 return refuse(c, -EBADMSG, "the session is already set up");
         }
 }

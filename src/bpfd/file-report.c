@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "bpfd/file-report.h"
 #include "bpfd/protocol-parse.h"
@@ -224,8 +225,60 @@ static void forget_prefixes(FileReporter *f, uint64_t sid) {
                 }
 }
 
-int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, size_t prefixes_size) {
-        struct file_watch w = {}, old;
+static void forget_dirs(FileReporter *f, uint64_t sid) {
+        int fd = bpf_map__fd(f->skel->maps.file_dirs);
+        struct file_dir_key k, next;
+        bool first = true;
+
+        /* as forget_prefixes() */
+        for (;;) {
+                if (bpf_map_get_next_key(fd, first ? NULL : &k, &next) < 0)
+                        break;
+                if (!first && k.sid == sid)
+                        (void) bpf_map_delete_elem(fd, &k);
+                k = next;
+                first = false;
+        }
+        if (!first && k.sid == sid)
+                (void) bpf_map_delete_elem(fd, &k);
+}
+
+int file_reporter_written(FileReporter *f, uint64_t sid, BpfdWritten *ret,
+                          BpfdDirId dirs[static BPFD_WRITTEN_MAX]) {
+        int fd = bpf_map__fd(f->skel->maps.file_dirs);
+        struct file_dir_key k, next;
+        struct file_watch w;
+        bool first = true;
+
+        if (bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.watched), &sid, &w) < 0 || !w.record)
+                return -ENODATA;
+        ret->flags = w.unknown > 0 ? BPFD_WRITTEN_INCOMPLETE : 0;
+        ret->n = 0;
+        for (;;) {
+                if (bpf_map_get_next_key(fd, first ? NULL : &k, &next) < 0)
+                        break;
+                k = next;
+                first = false;
+                if (k.sid != sid)
+                        continue;
+                if (ret->n == BPFD_WRITTEN_MAX) {
+                        ret->flags |= BPFD_WRITTEN_INCOMPLETE;
+                        break;
+                }
+                /* the kernel's dev_t (major << 20 | minor) as stat() gives it */
+                dirs[ret->n++] = (BpfdDirId) {
+                        .dev = makedev((unsigned) (k.dev >> 20), (unsigned) (k.dev & 0xfffff)),
+                        .ino = k.ino,
+                };
+        }
+        if (ret->flags & BPFD_WRITTEN_INCOMPLETE)
+                ret->n = 0;
+        return 0;
+}
+
+int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, size_t prefixes_size,
+                        bool record) {
+        struct file_watch w = { .record = record }, old;
         uint32_t cwd_mask = FILE_ALL_ERRORS;
         int k;
 
@@ -262,6 +315,7 @@ void file_reporter_unwatch(FileReporter *f, uint64_t sid) {
         if (!f || bpf_map_delete_elem(bpf_map__fd(f->skel->maps.watched), &sid) < 0)
                 return;
         forget_prefixes(f, sid);
+        forget_dirs(f, sid);
         if (f->n_watched > 0 && --f->n_watched == 0) {
                 /* what is still in the ring buffer is of cgroups that are gone */
                 (void) ring_buffer__consume(f->rb);
@@ -293,8 +347,14 @@ FileReporter *file_reporter_free(FileReporter *f) {
         return NULL;
 }
 
-int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, size_t prefixes_size) {
+int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, size_t prefixes_size,
+                        bool record) {
         return -EOPNOTSUPP;
+}
+
+int file_reporter_written(FileReporter *f, uint64_t sid, BpfdWritten *ret,
+                          BpfdDirId dirs[static BPFD_WRITTEN_MAX]) {
+        return -ENODATA;
 }
 
 void file_reporter_unwatch(FileReporter *f, uint64_t sid) {

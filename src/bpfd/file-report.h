@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "net/protocol.h"
 #include "scudo-files.h"
 
 typedef struct FileReporter FileReporter;
@@ -23,7 +24,13 @@ FileReporter *file_reporter_free(FileReporter *f);
 /* Reports the refusals of processes in the cgroup `sid` and below it; the first watch
  * attaches the program. `prefixes` (a FILE_PREFIXES message of `prefixes_size` bytes, or
  * NULL: every failed call is sent) says where the sandbox changes the view. */
-int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, size_t prefixes_size);
+int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, size_t prefixes_size,
+                        bool record);
+/* With `record`, where the cgroup writes is recorded (scudo-files.h): this fills in the answer
+ * to WRITTEN, flags and count (its header and error are the caller's), and `dirs`. -ENODATA
+ * when no record is kept for `sid`. */
+int file_reporter_written(FileReporter *f, uint64_t sid, BpfdWritten *ret,
+                          BpfdDirId dirs[static BPFD_WRITTEN_MAX]);
 /* Forgets `sid`; the last one detaches the program. */
 void file_reporter_unwatch(FileReporter *f, uint64_t sid);
 

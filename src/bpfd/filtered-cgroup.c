@@ -551,7 +551,8 @@ static const char *setup_files(Manager *m, Client *c, FilteredCgroup *fc) {
 
         if (!m->files)
                 return m->files_why;
-        k = file_reporter_watch(m->files, fc->sid, c->file_prefixes, c->file_prefixes_size);
+        k = file_reporter_watch(m->files, fc->sid, c->file_prefixes, c->file_prefixes_size,
+                                c->open.flags & BPFD_OPEN_RECORD);
         if (k < 0) {
                 log_warning_errno(k, "cannot watch the file refusals of %s: %m", fc->path);
                 return "the helper cannot watch this sandbox's file accesses (see its journal)";

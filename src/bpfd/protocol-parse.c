@@ -32,6 +32,7 @@ int bpfd_message_type(const void *buf, size_t size, const char **ret_reason) {
         case BPFD_MSG_RULES:
         case BPFD_MSG_COMMIT:
         case BPFD_MSG_USAGE:
+        case BPFD_MSG_WRITTEN:
         case BPFD_MSG_FILE_PREFIXES:
                 return h.type;
         default:
@@ -52,6 +53,8 @@ int bpfd_parse_open(const void *buf, size_t size, BpfdOpenRequest *ret, const ch
 
         if (m.flags & ~BPFD_OPEN_FLAGS_ALL)
                 return bad(ret_reason, "unknown flags");
+        if ((m.flags & BPFD_OPEN_RECORD) && !(m.flags & BPFD_OPEN_FILES))
+                return bad(ret_reason, "a write record without file reports");
         if (m.flags & BPFD_OPEN_NO_NETWORK) {
                 if (m.dns != 0 || m.n_rules != 0)
                         return bad(ret_reason, "network settings in a session without network rules");
@@ -210,6 +213,17 @@ int bpfd_parse_usage(const void *buf, size_t size, const char **ret_reason) {
                 return k;
         if (k != BPFD_MSG_USAGE || size != sizeof(BpfdHeader))
                 return bad(ret_reason, "malformed USAGE");
+        return 0;
+}
+
+int bpfd_parse_written(const void *buf, size_t size, const char **ret_reason) {
+        int k;
+
+        k = bpfd_message_type(buf, size, ret_reason);
+        if (k < 0)
+                return k;
+        if (k != BPFD_MSG_WRITTEN || size != sizeof(BpfdHeader))
+                return bad(ret_reason, "malformed WRITTEN");
         return 0;
 }
 

@@ -48,6 +48,9 @@ int bpfd_parse_commit(const void *buf, size_t size, const char **ret_reason);
 /* So is USAGE. */
 int bpfd_parse_usage(const void *buf, size_t size, const char **ret_reason);
 
+/* And WRITTEN. */
+int bpfd_parse_written(const void *buf, size_t size, const char **ret_reason);
+
 typedef int (*BpfdFilePrefixCallback)(const BpfdFilePrefix *prefix, void *userdata);
 
 /* Checks a FILE_PREFIXES message whole (every prefix absolute, canonical, NUL-padded, its

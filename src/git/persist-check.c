@@ -30,7 +30,22 @@ typedef struct Check {
         char **dirs;            /* the walk's directories still to look at: a stack */
         size_t n_dirs, n_alloc;
         unsigned count;
+        const ino_t *written;   /* sorted; NULL: every directory is looked at */
+        size_t n_written;
+        unsigned visited;
 } Check;
+
+static int cmp_ino(const void *a, const void *b) {
+        ino_t x = *(const ino_t *) a, y = *(const ino_t *) b;
+        return x < y ? -1 : x > y;
+}
+
+/* Whether the directory with inode `ino` is to be looked at: always, without a record; with one,
+ * when the command wrote in it or below it. Inode numbers alone (not the device) make a set
+ * larger than the record, never smaller. */
+static bool wanted(const Check *c, ino_t ino) {
+        return !c->written || bsearch(&ino, c->written, c->n_written, sizeof(ino_t), cmp_ino);
+}
 
 static int push_dir(Check *c, char *path) {
         if (c->n_dirs == c->n_alloc) {
@@ -378,6 +393,7 @@ static int open_unreadable(const char *path) {
 static int look_at_entry(Check *c, int fd, const char *path, const char *n, unsigned char type,
                          char ***links) {
         struct stat st;
+        ino_t ino = 0;
         if (streq(n, ".") || streq(n, ".."))
                 return 0;
         if (type == DT_UNKNOWN) {
@@ -385,8 +401,15 @@ static int look_at_entry(Check *c, int fd, const char *path, const char *n, unsi
                         return 0;
                 type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK :
                        S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+                ino = st.st_ino;
         }
         if (type == DT_DIR) {
+                /* the entry's d_ino is no inode number on overlayfs: what stat() says is (and is
+                 * what the kernel's dentry has) */
+                if (c->written && ino == 0 && fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) >= 0)
+                        ino = st.st_ino;
+                if (!wanted(c, ino))
+                        return 0;       /* nothing written in it or below it */
                 char *sub = path_join(path, n);
                 if (!sub)
                         return -ENOMEM;
@@ -413,6 +436,7 @@ static int visit(Check *c, const char *path) {
                 fd = open_unreadable(path);
         if (fd < 0)
                 return fd == -ENOMEM ? fd : 0;  /* gone, or not a directory (a file entry) */
+        c->visited++;
         _cleanup_strv_free_ char **links = NULL;
         bool head = false, objects = false, refs = false, commondir = false, gitfile = false;
         /* getdents64() itself: two system calls for most directories, where readdir() on a
@@ -454,27 +478,47 @@ static int visit(Check *c, const char *path) {
         return 0;
 }
 
-int persist_check(const Plan *plan, const struct timespec *since) {
-        Check c = { .plan = plan, .since = *since };
+static int check(Check *c) {
         int r = 0;
 
-        for (size_t i = 0; i < plan->n_paths && r >= 0; i++)
-                if (is_writable_place(&plan->paths[i])) {
-                        char *p = strdup(plan->paths[i].path);
-                        r = p ? push_dir(&c, p) : -ENOMEM;
+        for (size_t i = 0; i < c->plan->n_paths && r >= 0; i++)
+                if (is_writable_place(&c->plan->paths[i])) {
+                        struct stat st;
+                        if (c->written && (stat(c->plan->paths[i].path, &st) < 0 || !wanted(c, st.st_ino)))
+                                continue;       /* gone, or nothing written in or below it */
+                        char *p = strdup(c->plan->paths[i].path);
+                        r = p ? push_dir(c, p) : -ENOMEM;
                         if (r < 0)
                                 free(p);
                 }
         /* depth first, without recursion: no depth is too deep to look at */
-        while (r >= 0 && c.n_dirs > 0) {
-                _cleanup_free_ char *dir = c.dirs[--c.n_dirs];
-                r = visit(&c, dir);
+        while (r >= 0 && c->n_dirs > 0) {
+                _cleanup_free_ char *dir = c->dirs[--c->n_dirs];
+                r = visit(c, dir);
         }
-        while (c.n_dirs > 0)
-                free(c.dirs[--c.n_dirs]);
-        free(c.dirs);
+        while (c->n_dirs > 0)
+                free(c->dirs[--c->n_dirs]);
+        free(c->dirs);
+        log_debug("What stays behind: looked at %u directories, %s", c->visited,
+                  c->written ? "where scudo-bpfd recorded a write" : "every one of the writable places");
         if (r < 0)
                 return log_error_errno(r, "Cannot look at what the command left in the places it may "
                                        "write: %m");
-        return (int) c.count;
+        return (int) c->count;
+}
+
+int persist_check(const Plan *plan, const struct timespec *since) {
+        Check c = { .plan = plan, .since = *since };
+        return check(&c);
+}
+
+int persist_check_written(const Plan *plan, const struct timespec *since, const ino_t *written, size_t n) {
+        _cleanup_free_ ino_t *sorted = malloc(MAX(n, (size_t) 1) * sizeof(ino_t));
+        if (!sorted)
+                return persist_check(plan, since);
+        if (n > 0)
+                memcpy(sorted, written, n * sizeof(ino_t));
+        qsort(sorted, n, sizeof(ino_t), cmp_ino);
+        Check c = { .plan = plan, .since = *since, .written = sorted, .n_written = n };
+        return check(&c);
 }

@@ -24,8 +24,15 @@
  *
  * Returns how many entries it removed or made inert. */
 
+#include <sys/types.h>
 #include <time.h>
 
 #include "plan/plan.h"
 
 int persist_check(const Plan *plan, const struct timespec *since);
+
+/* The same, looking only in the directories whose inode numbers are in `written`: where
+ * scudo-bpfd's write record says the command made, renamed, linked or changed an entry or
+ * opened a file for writing, with every directory above each (net/protocol.h, BpfdWritten).
+ * Only for a record that is complete: an incomplete one, or none, calls for persist_check(). */
+int persist_check_written(const Plan *plan, const struct timespec *since, const ino_t *written, size_t n);

@@ -281,6 +281,8 @@ int net_session_start(const char *cgroup_path, const NetSessionRules *net, unsig
         open_msg = (BpfdOpen) {
                 .dns = !net->filtered ? 0 : net->dns == DNS_OPEN ? BPFD_DNS_OPEN : BPFD_DNS_FILTERED,
                 .flags = (flags & NET_SESSION_FILES ? BPFD_OPEN_FILES : 0) |
+                         ((flags & (NET_SESSION_FILES | NET_SESSION_RECORD)) ==
+                          (NET_SESSION_FILES | NET_SESSION_RECORD) ? BPFD_OPEN_RECORD : 0) |
                          (net->filtered ? 0 : BPFD_OPEN_NO_NETWORK),
                 .n_rules = (uint32_t) n_rules,
                 .path_len = (uint32_t) strlen(cgroup_path),
@@ -354,11 +356,14 @@ typedef union Message {
         BpfdFileEvent file;
         BpfdFileLost file_lost;
         BpfdUsage usage;
+        uint8_t written[sizeof(BpfdWritten) + BPFD_WRITTEN_MAX * sizeof(BpfdDirId)];
 } Message;
 
 /* Hands the pending events to `h`. With `usage` (a session that asked), a USAGE_REPLY is
- * copied there, checked, and ends the reading: 1. */
+ * copied there, checked, and ends the reading: 1. With `written`, a WRITTEN_REPLY is left in
+ * `m`, checked: *written its count, and 1. */
 static int dispatch(NetSession *s, const NetSessionHandler *h, Message *m, BpfdUsage *usage,
+                    int *written,
                     int *ret_error) {
         if (s->gone)
                 return -ECONNRESET;
@@ -391,7 +396,14 @@ static int dispatch(NetSession *s, const NetSessionHandler *h, Message *m, BpfdU
                 } else if (m->header.type == BPFD_MSG_FILE_LOST && n == sizeof(m->file_lost)) {
                         if (h && h->file_lost)
                                 h->file_lost(&m->file_lost, h->userdata);
-                } else if (m->header.type == BPFD_MSG_REPLY && n == sizeof(m->reply) && usage) {
+                } else if (m->header.type == BPFD_MSG_WRITTEN_REPLY && written) {
+                        const char *reason = NULL;
+
+                        *written = bpfd_written_check(m, (size_t) n, &reason);
+                        if (*written == -EBADMSG)
+                                (void) fail(-EBADMSG, "scudo-bpfd: %s", reason);
+                        return 1;
+                } else if (m->header.type == BPFD_MSG_REPLY && n == sizeof(m->reply) && (usage || written)) {
                         /* a helper that does not know USAGE refuses it, and closes */
                         m->reply.reason[sizeof(m->reply.reason) - 1] = 0;
                         *ret_error = fail(m->reply.error < 0 ? m->reply.error : -EBADMSG,
@@ -417,7 +429,7 @@ int net_session_dispatch(NetSession *s, const NetSessionHandler *h) {
 
         if (!s->ready)
                 return 0;       /* the acknowledgement comes first, to net_session_wait() */
-        k = dispatch(s, h, &m, NULL, NULL);
+        k = dispatch(s, h, &m, NULL, NULL, NULL);
         return k < 0 ? k : 0;
 }
 
@@ -447,7 +459,7 @@ int net_session_usage(NetSession *s, const NetSessionHandler *h, unsigned timeou
 
         /* Events sent before the answer are still for `h`. */
         for (;;) {
-                k = dispatch(s, h, m, u, &error);
+                k = dispatch(s, h, m, u, NULL, &error);
                 if (k < 0)
                         return fail(k, "scudo-bpfd went away");
                 if (k > 0)
@@ -470,5 +482,52 @@ int net_session_usage(NetSession *s, const NetSessionHandler *h, unsigned timeou
                 reached[i - s->n_deny] = bpfd_usage_bit(u, i);
         *ret_reached = TAKE_PTR(reached);
         *ret_n = s->n_rules - s->n_deny;
+        return 0;
+}
+
+int net_session_written(NetSession *s, const NetSessionHandler *h, unsigned timeout_ms, BpfdDirId **ret_dirs,
+                        size_t *ret_n) {
+        _cleanup_free_ Message *m = malloc(sizeof(Message));
+        struct pollfd p = { .fd = s->fd, .events = POLLIN };
+        BpfdHeader q;
+        BpfdWritten w;
+        int k, error = 0, n = -EBADMSG;
+
+        session_error[0] = 0;
+        if (!m)
+                return -ENOMEM;
+        if (s->gone)
+                return fail(-ECONNRESET, "scudo-bpfd went away");
+        header_init(&q, BPFD_MSG_WRITTEN, sizeof(q));
+        k = send_message(s->fd, &q, sizeof(q));
+        if (k < 0)
+                return fail(k, "cannot ask scudo-bpfd");
+        for (;;) {
+                k = dispatch(s, h, m, NULL, &n, &error);
+                if (k < 0)
+                        return fail(k, "scudo-bpfd went away");
+                if (k > 0)
+                        break;
+                k = poll(&p, 1, (int) timeout_ms);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return fail(negative_errno(), "poll: %m");
+                if (k == 0)
+                        return fail(-ETIMEDOUT, "scudo-bpfd did not answer in time");
+        }
+        if (error < 0)
+                return error;
+        if (n < 0)
+                return n;
+        memcpy(&w, m->written, sizeof(w));
+        if (w.flags & BPFD_WRITTEN_INCOMPLETE)
+                return fail(-E2BIG, "the record of where the command wrote is incomplete");
+        BpfdDirId *dirs = calloc(MAX(n, 1), sizeof(BpfdDirId));
+        if (!dirs)
+                return -ENOMEM;
+        memcpy(dirs, m->written + sizeof(w), (size_t) n * sizeof(BpfdDirId));
+        *ret_dirs = dirs;
+        *ret_n = (size_t) n;
         return 0;
 }

@@ -26,6 +26,7 @@ typedef struct NetSession NetSession;
  * helper is not reachable; -EINVAL for a rule that does not parse; -ETIMEDOUT; or the
  * helper's refusal (for example -EPERM, -EBUSY). net_session_error() then has a reason. */
 #define NET_SESSION_FILES (1U << 0)       /* report refused file accesses too */
+#define NET_SESSION_RECORD (1U << 1)      /* with FILES: record where the sandbox writes */
 typedef struct NetSessionRules {
         /* Without network rules (the plan's network_filtered false) the session is for file
          * reports alone: nothing about the network changes, and the rest is not looked at. */
@@ -81,6 +82,14 @@ int net_session_dispatch(NetSession *s, const NetSessionHandler *h);
  * otherwise, with net_session_error(). */
 int net_session_usage(NetSession *s, const NetSessionHandler *h, unsigned timeout_ms, bool **ret_reached,
                       size_t *ret_n);
+
+/* Asks the helper where the sandbox wrote (a session with NET_SESSION_RECORD; protocol.h,
+ * BpfdWritten), handing the events that come first to `h`. Call it when the command is over
+ * and before the cgroup goes. On success *ret_dirs holds *ret_n directories (with every one
+ * above each). -E2BIG when the record is incomplete; -ENODATA when the helper keeps none;
+ * -ETIMEDOUT, -ECONNRESET or -EBADMSG otherwise, with net_session_error(). */
+int net_session_written(NetSession *s, const NetSessionHandler *h, unsigned timeout_ms, BpfdDirId **ret_dirs,
+                        size_t *ret_n);
 
 NetSession *net_session_free(NetSession *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(NetSession *, net_session_free);

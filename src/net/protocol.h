@@ -24,6 +24,9 @@
  *   client → USAGE     once, when the run is over and before its cgroup goes: which allow
  *                      rules were reached
  *   helper → USAGE_REPLY  the answer (events sent before it come before it)
+ *   client → WRITTEN   in a session with BPFD_OPEN_RECORD, when the command is over and before
+ *                      its cgroup goes: where the sandbox wrote (any number of times)
+ *   helper → WRITTEN_REPLY  the answer
  *
  * Any other order, a second OPEN or a second USAGE ends the connection with an error REPLY. */
 
@@ -45,10 +48,12 @@ typedef enum BpfdMessageType {
         BPFD_MSG_RULES = 2,
         BPFD_MSG_COMMIT = 3,
         BPFD_MSG_USAGE = 4,
+        BPFD_MSG_WRITTEN = 5,
         BPFD_MSG_REPLY = 16,
         BPFD_MSG_EVENT = 17,
         BPFD_MSG_FILE_EVENT = 18,
         BPFD_MSG_USAGE_REPLY = 19,
+        BPFD_MSG_WRITTEN_REPLY = 20,
         BPFD_MSG_FILE_PREFIXES = 32,
         BPFD_MSG_FILE_LOST = 33,
 } BpfdMessageType;
@@ -72,7 +77,8 @@ typedef enum BpfdDns {
  * network program is attached: the session is only for what the other flags ask. */
 #define BPFD_OPEN_FILES         (1U << 0)       /* report refused file accesses in the cgroup */
 #define BPFD_OPEN_NO_NETWORK    (1U << 1)
-#define BPFD_OPEN_FLAGS_ALL     (BPFD_OPEN_FILES | BPFD_OPEN_NO_NETWORK)
+#define BPFD_OPEN_RECORD        (1U << 2)       /* with FILES: record where the cgroup writes */
+#define BPFD_OPEN_FLAGS_ALL     (BPFD_OPEN_FILES | BPFD_OPEN_NO_NETWORK | BPFD_OPEN_RECORD)
 
 typedef struct BpfdOpen {
         BpfdHeader header;
@@ -235,3 +241,29 @@ typedef struct BpfdFileLost {
         uint32_t reserved;
 } BpfdFileLost;
 static_assert(sizeof(BpfdFileLost) == 32, "BpfdFileLost layout");
+
+/* The answer to WRITTEN: the directories in which something in the sandbox made, renamed,
+ * linked or changed an entry or opened a file for writing, each with every directory above
+ * it (bpf/scudo-files.h, the write record). Incomplete (BPFD_WRITTEN_INCOMPLETE) when a call
+ * changed something the record cannot place, or the record was full: then it says nothing,
+ * and the check must look everywhere. With an error (no record kept for this sandbox: a
+ * helper without it, or the cgroup gone) `n` is 0. Followed by n BpfdDirId. */
+#define BPFD_WRITTEN_MAX 4000U
+#define BPFD_WRITTEN_INCOMPLETE (1U << 0)
+
+typedef struct BpfdDirId {
+        uint64_t dev;                   /* st_dev, as stat() gives it */
+        uint64_t ino;
+} BpfdDirId;
+static_assert(sizeof(BpfdDirId) == 16, "BpfdDirId layout");
+
+typedef struct BpfdWritten {
+        BpfdHeader header;
+        int32_t error;                  /* 0 or a negative errno */
+        uint32_t flags;                 /* BPFD_WRITTEN_* */
+        uint32_t n;                     /* 0 .. BPFD_WRITTEN_MAX */
+        uint32_t reserved;              /* 0 */
+} BpfdWritten;
+static_assert(sizeof(BpfdWritten) == 32, "BpfdWritten layout");
+static_assert(sizeof(BpfdWritten) + BPFD_WRITTEN_MAX * sizeof(BpfdDirId) <= BPFD_MESSAGE_MAX,
+              "BpfdWritten in one message");

@@ -30,3 +30,21 @@ int bpfd_usage_check(const void *buf, size_t size, uint32_t n_rules, uint32_t n_
                         return bad(ret_reason, "USAGE_REPLY marks a rule that cannot have been reached");
         return u->error;
 }
+
+int bpfd_written_check(const void *buf, size_t size, const char **ret_reason) {
+        BpfdWritten w;
+
+        if (size < sizeof(w))
+                return bad(ret_reason, "WRITTEN_REPLY too short");
+        memcpy(&w, buf, sizeof(w));
+        if (w.header.magic != BPFD_MAGIC || w.header.version != BPFD_VERSION ||
+            w.header.type != BPFD_MSG_WRITTEN_REPLY || w.header.size != size || w.header.reserved != 0)
+                return bad(ret_reason, "malformed WRITTEN_REPLY header");
+        if (w.n > BPFD_WRITTEN_MAX || size - sizeof(w) != (size_t) w.n * sizeof(BpfdDirId))
+                return bad(ret_reason, "WRITTEN_REPLY count does not match its size");
+        if ((w.flags & ~BPFD_WRITTEN_INCOMPLETE) || w.reserved != 0)
+                return bad(ret_reason, "WRITTEN_REPLY with unknown flags");
+        if (w.error > 0 || w.error < -4095 || (w.error < 0 && w.n != 0))
+                return bad(ret_reason, "WRITTEN_REPLY with an error not an errno, or with directories");
+        return w.error < 0 ? w.error : (int) w.n;
+}

@@ -20,3 +20,8 @@ int bpfd_usage_check(const void *buf, size_t size, uint32_t n_rules, uint32_t n_
 static inline bool bpfd_usage_bit(const BpfdUsage *u, uint32_t i) {
         return i < BPFD_RULES_MAX && (u->reached[i / 8] & (1U << (i % 8)));
 }
+
+/* Checks `size` bytes as the answer to WRITTEN (net/protocol.h): the header, a count that
+ * matches the size, no unknown flag, and with an error no directory. Returns the number of
+ * directories that follow, the helper's negative error, or -EBADMSG with a reason. */
+int bpfd_written_check(const void *buf, size_t size, const char **ret_reason);

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* A run's slice and scudo-bpfd's session for it (run-internal.h). */
 
+#include "git/persist-check.h"
 #include "run/run-internal.h"
+
+/* How long the helper may take to say where the command wrote: past it, the walk of
+ * everything is no slower than waiting. */
+#define WRITTEN_TIMEOUT_MS 2000U
 
 int run_dispatch_reports(RunContext *c) {
         const NetSessionHandler h = {
@@ -48,7 +53,8 @@ static int run_helper_session_failed(RunContext *c, const Plan *plan, int r) {
 /* The helper's session for the slice's cgroup, asked for: the helper sets it up while scudo
  * gets the unit ready, and run_helper_session_ready() waits for it. */
 static int run_helper_session_begin(RunContext *c, const Plan *plan, const char *cgroup) {
-        unsigned flags = refusals_want_files(c->refusals) ? NET_SESSION_FILES : 0;
+        /* with file reports, the helper records where the command writes (persist-check.h) */
+        unsigned flags = refusals_want_files(c->refusals) ? NET_SESSION_FILES | NET_SESSION_RECORD : 0;
         int r;
 
         NetSessionRules rules = {
@@ -57,7 +63,7 @@ static int run_helper_session_begin(RunContext *c, const Plan *plan, const char 
                 .deny = plan->net_deny,
                 .dns = plan->dns,
         };
-        if (flags) {
+        if (flags & NET_SESSION_FILES) {
                 r = refusals_file_prefixes(c->refusals, &rules.file_prefixes, &rules.file_prefixes_size);
                 if (r < 0)
                         return log_oom();
@@ -171,4 +177,25 @@ void run_stop_slice(RunContext *c) {
          * read the answer or not, and the watcher goes only once it is written. */
         run_call_async(c, "StopUnit", "ss", c->slice_name, "replace");
         (void) sd_bus_flush(c->bus);
+}
+
+int run_check_persistence(RunContext *c, const Plan *plan) {
+        _cleanup_free_ BpfdDirId *dirs = NULL;
+        _cleanup_free_ ino_t *inos = NULL;
+        size_t n = 0;
+        int r;
+
+        if (!c->net)
+                return persist_check(plan, &c->unit_start);
+        r = net_session_written(c->net, NULL, WRITTEN_TIMEOUT_MS, &dirs, &n);
+        if (r >= 0)
+                inos = calloc(MAX(n, (size_t) 1), sizeof(ino_t));
+        if (!inos) {
+                log_debug("No record of where the command wrote (%s): looking everywhere it may write",
+                          r < 0 ? net_session_error() : "out of memory");
+                return persist_check(plan, &c->unit_start);
+        }
+        for (size_t i = 0; i < n; i++)
+                inos[i] = (ino_t) dirs[i].ino;
+        return persist_check_written(plan, &c->unit_start, inos, n);
 }

@@ -120,6 +120,9 @@ int run_start_restricted_slice(RunContext *c, const Plan *plan);
  * its restrictions hold, or when file reports alone could not be had (the run goes on and says
  * so); <0, logged, when the network rules could not be applied: the command must not start. */
 int run_helper_session_ready(RunContext *c, const Plan *plan);
+/* What stays behind (git/persist-check.h): looked for where scudo-bpfd recorded the command's
+ * writes; without a complete record, everywhere it may write. Call it once the unit is gone. */
+int run_check_persistence(RunContext *c, const Plan *plan);
 void run_stop_slice(RunContext *c);
 int run_check_resource_controllers(RunContext *c, const Plan *plan);
 int run_collect_exit_status(RunContext *c, const Plan *plan, int *ret_status);

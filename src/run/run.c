@@ -604,7 +604,7 @@ static int run_finish(RunContext *c, const Plan *plan, int *ret_status) {
         /* What a full inotify queue may have hidden, and what came after the kill. */
         if (gitdir_watch_sweep(c->gitdir_watch) > 0)
                 c->gitdir_refused = true;
-        (void) persist_check(plan, &c->unit_start);   /* what stays behind: persist-check.h */
+        (void) run_check_persistence(c, plan);        /* what stays behind: persist-check.h */
 
         if (c->gitdir_refused)
                 r = log_error_errno(SYNTHETIC_ERRNO(EPERM),

@@ -80,6 +80,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 (void) bpfd_parse_commit(copy, size, &reason);
         if (k == BPFD_MSG_USAGE)
                 (void) bpfd_parse_usage(copy, size, &reason);
+        if (k == BPFD_MSG_WRITTEN)
+                assert(bpfd_parse_written(copy, size, &reason) < 0 || size == sizeof(BpfdHeader));
+
+        /* And scudo's check of the helper's answer to WRITTEN: a count it accepts is what the
+         * message holds. */
+        k = bpfd_written_check(copy, size, &reason);
+        assert(k < 0 || ((unsigned) k <= BPFD_WRITTEN_MAX &&
+                         size == sizeof(BpfdWritten) + (size_t) k * sizeof(BpfdDirId)));
 
         /* And scudo's check of the helper's answer to USAGE: what it accepts marks allow
          * rules only. */

@@ -306,6 +306,48 @@ static void test_usage(void) {
         free(u);
 }
 
+/* WRITTEN is a bare header; its answer is checked before a directory of it is used. */
+static void test_written(void) {
+        struct {
+                BpfdWritten w;
+                BpfdDirId d[2];
+        } a = {};
+        const char *reason = NULL;
+        uint8_t b[sizeof(BpfdHeader) + 1] = {};
+        BpfdHeader h;
+        BpfdOpen o = good_open();
+
+        header(&h, BPFD_MSG_WRITTEN, sizeof(h));
+        TAP_CHECK(bpfd_parse_written(&h, sizeof(h), &reason) == 0, "WRITTEN accepted");
+        header((BpfdHeader *) b, BPFD_MSG_WRITTEN, sizeof(b));
+        TAP_CHECK(bpfd_parse_written(b, sizeof(b), &reason) == -EBADMSG, "WRITTEN with a payload refused");
+        o.flags = BPFD_OPEN_RECORD;
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &(BpfdOpenRequest) {}, &reason) == -EBADMSG,
+                  "a write record without file reports refused");
+        o.flags = BPFD_OPEN_RECORD | BPFD_OPEN_FILES;
+        TAP_CHECK(bpfd_parse_open(&o, sizeof(o), &(BpfdOpenRequest) {}, &reason) == 0,
+                  "a write record with file reports accepted");
+
+        header(&a.w.header, BPFD_MSG_WRITTEN_REPLY, sizeof(a));
+        a.w.n = 2;
+        TAP_CHECK(bpfd_written_check(&a, sizeof(a), &reason) == 2, "an answer with 2 directories");
+        TAP_CHECK(bpfd_written_check(&a, sizeof(a) - 1, &reason) == -EBADMSG, "a short answer refused");
+        a.w.n = 3;
+        TAP_CHECK(bpfd_written_check(&a, sizeof(a), &reason) == -EBADMSG, "a count past the size refused");
+        a.w.n = 2;
+        a.w.flags = 2;
+        TAP_CHECK(bpfd_written_check(&a, sizeof(a), &reason) == -EBADMSG, "an unknown flag refused");
+        a.w.flags = 0;
+        a.w.error = -ENODATA;
+        TAP_CHECK(bpfd_written_check(&a, sizeof(a), &reason) == -EBADMSG, "an error with dirs refused");
+        header(&a.w.header, BPFD_MSG_WRITTEN_REPLY, sizeof(a.w));
+        a.w.n = 0;
+        TAP_CHECK(bpfd_written_check(&a, sizeof(a.w), &reason) == -ENODATA, "the helper's error passed on");
+        a.w.error = 0;
+        a.w.header.type = BPFD_MSG_USAGE_REPLY;
+        TAP_CHECK(bpfd_written_check(&a, sizeof(a.w), &reason) == -EBADMSG, "another message refused");
+}
+
 /* FILE_PREFIXES: taken whole or not at all; every prefix absolute and canonical. */
 static void test_file_prefixes(void) {
         struct {
@@ -354,6 +396,7 @@ int main(void) {
         test_file_prefixes();
         test_header();
         test_usage();
+        test_written();
         test_open();
         test_rules();
         test_paths();
