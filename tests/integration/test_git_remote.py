@@ -68,7 +68,12 @@ def remote(tb):
                 % (agent, agent, PROBE), input=AGENT.encode())
     assert r.rc == 0, r
     r = tb.dev("""set -e
-rm -rf ~/gr-* ~/.ssh; mkdir -p ~/gr-srv ~/.config/scudo ~/.ssh; chmod 700 ~/.ssh
+rm -rf ~/gr-*; mkdir -p ~/gr-orig
+# what other tests may have left here is put back afterwards
+for f in .ssh .gitconfig .config/scudo/config.toml; do
+  [ -e ~/$f ] && mv ~/$f ~/gr-orig/$(echo $f | tr / _)
+done
+mkdir -p ~/gr-srv ~/.config/scudo ~/.ssh; chmod 700 ~/.ssh
 git init -q --bare ~/gr-srv/r.git
 git config --global user.name dev; git config --global user.email dev@example.org
 ssh-keygen -q -t ed25519 -N '' -f ~/.ssh/id_ed25519
@@ -86,7 +91,9 @@ printf 'protocol=http\\nhost=%(remote)s\\nusername=%(user)s\\npassword=%(pw)s\\n
     assert r.rc == 0, r
     yield tb
     tb.dev("kill $(cat ~/gr-server.pid) 2>/dev/null; . ~/gr-agent.env >/dev/null; ssh-agent -k >/dev/null; "
-           "git credential-cache exit; rm -rf ~/gr-* ~/.ssh ~/.config/scudo/config.toml ~/.gitconfig")
+           "git credential-cache exit; rm -rf ~/.ssh ~/.config/scudo/config.toml ~/.gitconfig; "
+           "for f in .ssh .gitconfig .config/scudo/config.toml; do o=~/gr-orig/$(echo $f | tr / _); "
+           "[ -e $o ] && mv $o ~/$f; done; rm -rf ~/gr-*")
     tb.root("rm -f %s /usr/local/bin/gr-probe.sh" % agent)
     stop_bpfd(tb)
 
