@@ -558,8 +558,10 @@ static double entropy(const char *s, size_t n) {
  * base32 ids are one case), the case changing often (CamelCase names change once a word), and
  * close to the entropy a random string of that length has. The threshold and the figures it
  * was measured on are in tests/unit/test-secret-value.c. */
+static bool ssh_public_key(const char *s, size_t n);
+
 static bool random_token(const char *s, size_t n) {
-        if (n < SECRET_RANDOM_MIN_LENGTH)
+        if (n < SECRET_RANDOM_MIN_LENGTH || ssh_public_key(s, n))
                 return false;
         size_t up = 0, lo = 0, dg = 0, changes = 0;
         int last = -1;
@@ -593,6 +595,35 @@ static int base64_value(char c) {
         if (c == '/' || c == '_')
                 return 63;
         return -1;
+}
+
+/* An SSH public key as ssh writes it (known_hosts, authorized_keys, *.pub): base64 of the key's
+ * wire form, which starts with its type's name, length first ("\0\0\0\x0bssh-ed25519"). Public,
+ * however random the rest looks. */
+static bool ssh_public_key(const char *s, size_t n) {
+        unsigned char b[48];
+        size_t nb = 0;
+        for (size_t i = 0; i + 4 <= n && nb + 3 <= sizeof b; i += 4) {
+                int v[4];
+                for (size_t k = 0; k < 4; k++)
+                        if ((v[k] = base64_value(s[i + k])) < 0)
+                                return false;
+                b[nb++] = (unsigned char) (v[0] << 2 | v[1] >> 4);
+                b[nb++] = (unsigned char) ((v[1] & 15) << 4 | v[2] >> 2);
+                b[nb++] = (unsigned char) ((v[2] & 3) << 6 | v[3]);
+        }
+        if (nb < 8 || b[0] || b[1] || b[2] || b[3] < 3 || (size_t) b[3] + 4 > nb)
+                return false;
+        const char *name = (const char *) b + 4;
+        size_t nl = b[3];
+        if (!(starts_nocase(name, nl, "ssh-") || starts_nocase(name, nl, "ecdsa-") ||
+              starts_nocase(name, nl, "sk-")))
+                return false;
+        for (size_t i = 0; i < nl; i++)
+                if (!(is_lower(name[i]) || is_digit(name[i]) || name[i] == '-' || name[i] == '@' ||
+                      name[i] == '.'))
+                        return false;
+        return true;
 }
 
 static const char *judge(const char *s, size_t n, unsigned depth);

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT OR Apache-2.0
 """git's remote commands under the recommended `git-remote` profile (docs/policies.md): an agent
 that delegates it pushes to a remote without a key in its own sandbox. The remote is `git
-http-backend` behind Basic authentication on loopback (no sshd in the testbed), its password
-in git's credential cache outside; an ssh-agent with a key runs outside too. Checked from
+http-backend` behind Basic authentication on loopback, its password in git's credential cache
+outside, and, where openssh-server is installed, an sshd of dev's own on loopback that only the
+ssh-agent's key opens; the ssh-agent runs outside. Checked from
 outside: the commit lands in the remote's repository; the agent cannot list the agent's keys,
 read ~/.ssh or reach the remote itself; under git-remote the private key stays unreadable while
 the ssh-agent answers, and only the remote's host and port are reachable."""
@@ -67,7 +68,12 @@ def remote(tb):
                 % (agent, agent, PROBE), input=AGENT.encode())
     assert r.rc == 0, r
     r = tb.dev("""set -e
-rm -rf ~/gr-* ~/.ssh; mkdir -p ~/gr-srv ~/.config/scudo ~/.ssh; chmod 700 ~/.ssh
+rm -rf ~/gr-*; mkdir -p ~/gr-orig
+# what other tests may have left here is put back afterwards
+for f in .ssh .gitconfig .config/scudo/config.toml; do
+  [ -e ~/$f ] && mv ~/$f ~/gr-orig/$(echo $f | tr / _)
+done
+mkdir -p ~/gr-srv ~/.config/scudo ~/.ssh; chmod 700 ~/.ssh
 git init -q --bare ~/gr-srv/r.git
 git config --global user.name dev; git config --global user.email dev@example.org
 ssh-keygen -q -t ed25519 -N '' -f ~/.ssh/id_ed25519
@@ -85,7 +91,9 @@ printf 'protocol=http\\nhost=%(remote)s\\nusername=%(user)s\\npassword=%(pw)s\\n
     assert r.rc == 0, r
     yield tb
     tb.dev("kill $(cat ~/gr-server.pid) 2>/dev/null; . ~/gr-agent.env >/dev/null; ssh-agent -k >/dev/null; "
-           "git credential-cache exit; rm -rf ~/gr-* ~/.ssh ~/.config/scudo/config.toml ~/.gitconfig")
+           "git credential-cache exit; rm -rf ~/.ssh ~/.config/scudo/config.toml ~/.gitconfig; "
+           "for f in .ssh .gitconfig .config/scudo/config.toml; do o=~/gr-orig/$(echo $f | tr / _); "
+           "[ -e $o ] && mv $o ~/$f; done; rm -rf ~/gr-*")
     tb.root("rm -f %s /usr/local/bin/gr-probe.sh" % agent)
     stop_bpfd(tb)
 
@@ -195,3 +203,57 @@ def test_agent_push_refused_where_the_agent_could_plant_hooks(remote, project):
     assert "push-rc=125" in r.out, r
     assert "%s/.git/hooks is missing, and scudo-" % project in r.err and "mkdir" in r.err, r
     assert remote_main(tb) == before and tb.dev("test -e %s/.git/hooks" % project).rc != 0, r
+
+
+SSH_PORT = 18432
+SSHD_CONFIG = """Port %(port)d
+ListenAddress 127.0.0.1
+HostKey /home/dev/gr-sshd/host_key
+PidFile /home/dev/gr-sshd/pid
+AuthorizedKeysFile /home/dev/gr-sshd/authorized_keys
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+"""
+
+
+@pytest.fixture
+def sshd(remote):
+    """An sshd of dev's own on loopback (no root): the remote over ssh, only the ssh-agent's
+    key authorized."""
+    tb = remote
+    if tb.dev("test -x /usr/sbin/sshd").rc != 0:
+        pytest.skip("/usr/sbin/sshd is not installed (openssh-server, tools/install-deps)")
+    r = dev(tb, """set -e
+rm -rf ~/gr-sshd; mkdir -p ~/gr-sshd
+ssh-keygen -q -t ed25519 -N '' -f ~/gr-sshd/host_key
+cat > ~/gr-sshd/config
+ssh-add -L > ~/gr-sshd/authorized_keys
+echo "[127.0.0.1]:%d $(cut -d' ' -f1,2 ~/gr-sshd/host_key.pub)" >> ~/.ssh/known_hosts
+/usr/sbin/sshd -f ~/gr-sshd/config -E ~/gr-sshd/log
+""" % SSH_PORT, input=(SSHD_CONFIG % {"port": SSH_PORT}).encode())
+    assert r.rc == 0, r
+    assert wait_for(lambda: tb.dev("test -s ~/gr-sshd/pid").rc == 0, timeout=10), "sshd did not start"
+    yield tb
+    tb.dev("kill $(cat ~/gr-sshd/pid) 2>/dev/null; sed -i '/^\\[127.0.0.1\\]:%d /d' ~/.ssh/known_hosts; "
+           "rm -rf ~/gr-sshd" % SSH_PORT)
+
+
+def test_agent_pushes_over_ssh_with_the_ssh_agents_key(sshd, project):
+    tb = sshd
+    url = "ssh://dev@127.0.0.1:%d/home/dev/gr-srv/r.git" % SSH_PORT
+    r = tb.dev("cd %s && git remote set-url origin %s" % (project, url))
+    assert r.rc == 0, r
+    # outside any sandbox, ssh logs in with the ssh-agent's key
+    r = dev(tb, "ssh -o BatchMode=yes -p %d dev@127.0.0.1 true; echo outside-rc=$?" % SSH_PORT)
+    assert "outside-rc=0" in r.out, r
+    r = dev(tb, "cd %s && %s gr-agent.sh sh -c %s </dev/null" % (project, Q, shlex.quote(
+        "echo ssh >> f && git commit -q -am ssh && git rev-parse HEAD > head-commit;"
+        "git push -q origin HEAD:refs/heads/over-ssh; echo push-rc=$?")), timeout=120)
+    head = tb.dev("cat %s/head-commit" % project).out.strip()
+    assert "push-rc=0" in r.out, (r.err, tb.dev("cat ~/gr-sshd/log").out)
+    got = tb.dev("git --git-dir ~/gr-srv/r.git rev-parse -q --verify refs/heads/over-ssh").out.strip()
+    assert head and got == head, r
+    # the key signed through the ssh-agent: the private key file stayed unreadable to ssh there
+    assert "Accepted publickey for dev" in tb.dev("cat ~/gr-sshd/log").out

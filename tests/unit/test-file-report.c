@@ -74,7 +74,8 @@ int main(void) {
         TAP_CHECK(count(f, 1001, NULL) == 4, "its prefixes stored, a path given twice once");
         TAP_CHECK(count(f, 1001, "/home/dev/.ssh") == 1, "a prefix found by the program's hash");
         TAP_CHECK(file_reporter_watch(f, 1002, mb, sb, false) >= 0, "a second watch");
-        TAP_CHECK(file_reporter_watch(f, 1001, mb, sb, false) == -EEXIST, "a cgroup watched already is refused");
+        TAP_CHECK(file_reporter_watch(f, 1001, mb, sb, false) == -EEXIST,
+                  "a cgroup watched already is refused");
         TAP_CHECK(count(f, 1001, NULL) == 4 && count(f, 1001, "/srv") == 0,
                   "the refused watch left the first one's prefixes as they were");
         file_reporter_unwatch(f, 1001);

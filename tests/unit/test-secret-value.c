@@ -169,6 +169,17 @@ static const char *const ordinary[] = {
         "http://proxyuser@proxy.example:3128",
         "ssh://git@github.com/org/repo.git",
         "git@github.com:org/repo.git",
+        /* SSH public keys as known_hosts and authorized_keys hold them (made-up hosts) */
+        "[127.0.0.1]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILyLrjRN3RZYLWEXUxP4Wq5Gk7pACp4f24x"
+        "tW2WNyo2p",
+        "gitlab.example.org ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAA"
+        "ABBBJdl2BKIbB9ILkbn4VfGOqRHMpItVhJmkjEXKSjlzTQYbeKjugy+BEarYJYaUsB+VxRc8K/bGsPOy/uSIqSfD"
+        "jc=",
+        "github.example.org ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQDJjzXhJoZ+cECPIUDUbKH8y6S5vHdlC"
+        "Bp2si5U/Uss+5Bxw39J/Ml0Ju3YwtZ5c4L+bzd6AO1MrKNXD5LzjKE0bYLjJxE12B7rQF2Ci/lnO3R0pgc9XBu+8"
+        "cqcyPHLqB6/LjfZZdszjY4Bdu4rT1bEOvvS2895IALZp7mFhRVirBr0xfxKMBpdRSYxWEg/gOwPA7QpfrK4OxTT3"
+        "YkEe9y2IaRxU51Y1kA9wkQPqUN+zL9G0SLTFUJJacU0H16F2doT3ARThh+s2+7M0jDhud/2SEuuMx2rqoZn22Sav"
+        "ZFR6Nw5uDo8JwFxQBqHl071zNyOD4INnOokyGDwpoWRfCUJ",
         "https://github.com/org/repo",
         "https://registry.npmjs.org/",
         "http://host:8080/path@version",
