@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* A run's slice and scudo-bpfd's session for it (run-internal.h). */
 
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+
 #include "git/persist-check.h"
+
 #include "run/run-internal.h"
 
 /* How long the helper may take to say where the command wrote: past it, the walk of
@@ -115,6 +120,47 @@ static int on_slice_start_reply(sd_bus_message *m, void *userdata, sd_bus_error 
         return 0;
 }
 
+static int on_manager_cgroup(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        RunContext *c = userdata;
+        const char *cgroup;
+
+        if (sd_bus_message_is_method_error(m, NULL) ||
+            sd_bus_message_read(m, "v", "s", &cgroup) < 0 || !path_is_absolute(cgroup))
+                return 0;       /* the slice's own property is read instead */
+        free(c->manager_cgroup);
+        c->manager_cgroup = strdup(cgroup);
+        return 0;
+}
+
+/* The slice's cgroup as the manager names it, without asking once more: <the manager's>/
+ * app.slice/<slice> (app-scudo_<id>.slice nests in app.slice, no part needs escaping), when that's a
+ * directory of the cgroup file system. NULL otherwise: then its ControlGroup is read. Should the
+ * guess be wrong after all, scudo-bpfd refuses it (a cgroup of someone else's, or none). */
+static char *slice_cgroup_from_manager(const RunContext *c) {
+        static const char *const roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
+        _cleanup_free_ char *cgroup = NULL;
+        struct stat st;
+        struct statfs sf;
+        size_t l;
+
+        if (!c->manager_cgroup)
+                return NULL;
+        l = strlen(c->manager_cgroup);
+        if (asprintf(&cgroup, "%s%sapp.slice/%s", c->manager_cgroup,
+                     l > 0 && c->manager_cgroup[l - 1] == '/' ? "" : "/", c->slice_name) < 0)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(roots); i++) {
+                _cleanup_free_ char *dir = NULL;
+
+                if (statfs(roots[i], &sf) < 0 || sf.f_type != CGROUP2_SUPER_MAGIC)
+                        continue;
+                if (asprintf(&dir, "%s%s", roots[i], cgroup) < 0)
+                        return NULL;
+                return stat(dir, &st) >= 0 && S_ISDIR(st.st_mode) ? TAKE_PTR(cgroup) : NULL;
+        }
+        return NULL;
+}
+
 /* Asks for the run's slice; run_start_restricted_slice() waits for it. Between the two, scudo
  * does what needs no slice, while the service manager starts it. */
 int run_begin_slice(RunContext *c) {
@@ -132,6 +178,9 @@ int run_begin_slice(RunContext *c) {
         if (r < 0)
                 return log_error_errno(r, "Failed to start the run's slice: %m");
         c->slice_asked = true;
+        /* answered before the slice's job is done: its cgroup then needs no call of its own */
+        (void) sd_bus_call_method_async(c->bus, NULL, SD_DEST, SD_PATH, "org.freedesktop.DBus.Properties",
+                                        "Get", on_manager_cgroup, c, "ss", SD_MANAGER, "ControlGroup");
         return 0;
 }
 
@@ -156,6 +205,9 @@ int run_start_restricted_slice(RunContext *c, const Plan *plan) {
                 return log_error_errno(SYNTHETIC_ERRNO(EIO), "The run's slice did not start (%s)",
                                        strempty(c->slice_job_result));
 
+        cgroup = slice_cgroup_from_manager(c);
+        if (cgroup)
+                goto found;
         r = sd_bus_path_encode(SD_PATH "/unit", c->slice_name, &slice_path);
         if (r >= 0)
                 r = sd_bus_get_property_string(c->bus, SD_DEST, slice_path, "org.freedesktop.systemd1.Slice",
@@ -163,7 +215,7 @@ int run_start_restricted_slice(RunContext *c, const Plan *plan) {
         if (r < 0 || !cgroup || !*cgroup)
                 return log_error_errno(r < 0 ? r : -ENODATA,
                                        "Cannot find the cgroup of the run's slice: %m");
-
+found:
         c->in_slice = true;
         return run_helper_session_begin(c, plan, cgroup);
 }

@@ -58,6 +58,7 @@ typedef struct RunContext {
         bool slice_asked;       /* its start was sent: it is stopped at the end */
         bool slice_job_done;
         char *slice_start_error;        /* the service manager refused it */
+        char *manager_cgroup;   /* the manager's ControlGroup, asked for with the slice */
         bool in_slice;
         char *slice_job_result;
         NetSession *net;

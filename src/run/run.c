@@ -30,6 +30,7 @@ static void run_context_done(RunContext *c) {
         refusals_free(c->refusals);
         free(c->slice_job_result);
         free(c->slice_start_error);
+        free(c->manager_cgroup);
         pty_relay_free(c->pty);
         tui_free(c->tui);
         free(c->unit_path);
