@@ -8,6 +8,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "broker/client.h"
@@ -118,7 +119,12 @@ static int exec_checked_in_place(const Request *req) {
 
         (void) snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", req->exec_fd);
         _cleanup_close_ int rd = open(fdpath, O_RDONLY | O_CLOEXEC);
-        if (rd >= 0 && pread(rd, head, 2, 0) == 2 && head[0] == '#' && head[1] == '!') {
+        struct utsname u;
+        unsigned major = 0, minor = 0;
+        /* before Linux 6.14, a process executed from a descriptor is named after its number */
+        bool keeps_name = uname(&u) == 0 && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
+                (major > 6 || (major == 6 && minor >= 14));
+        if (!keeps_name || (rd >= 0 && pread(rd, head, 2, 0) == 2 && head[0] == '#' && head[1] == '!')) {
                 if (stat(req->exec_path, &st) < 0 || st.st_dev != req->exec_dev ||
                     st.st_ino != req->exec_ino)
                         return log_error_errno(SYNTHETIC_ERRNO(ESTALE), "%s was replaced since it was "

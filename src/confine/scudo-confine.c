@@ -54,6 +54,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -339,18 +340,29 @@ static const char *check_one(const char *spec, const char **ret_path) {
 #define AT_EMPTY_PATH 0x1000
 #endif
 
-/* Executes `path` if it is still the file scudo checked before it started the unit (device and
- * inode, which scudo's open descriptor keeps from being given to another file): a file swapped
- * in meanwhile (by anything that may write its directory) is refused, never run. A binary is
- * executed through the descriptor this checked, so nothing can come between. A script ("#!")
- * cannot be: its interpreter would get /dev/fd/N for its name and the descriptor closed; it is
- * executed by its name, checked microseconds before (docs/shim.md, "What runs"). Returns only
- * on failure: 125 for another file, 126/127 as a shell would. */
+/* Before Linux 6.14 a process executed from a descriptor is named after its number ("3" in
+ * ps, in /proc/PID/comm, in the file refusal reports): there, a binary too is executed by its
+ * name, compared microseconds before, as a script always is. */
+static bool exec_from_fd_keeps_name(void) {
+        struct utsname u;
+        unsigned major = 0, minor = 0;
+        return uname(&u) == 0 && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
+                (major > 6 || (major == 6 && minor >= 14));
+}
+
 static int cannot_exec(const char *path, int e) {
         fprintf(stderr, "scudo: '%s' cannot be executed inside the sandbox: %s\n", path, strerror(e));
         return e == ENOENT ? 127 : 126;
 }
 
+/* Executes `path` if it is still the file scudo checked before it started the unit (device and
+ * inode, which scudo's open descriptor keeps from being given to another file): a file swapped
+ * in meanwhile (by anything that may write its directory) is refused, never run. A binary is
+ * executed through the descriptor this checked, so nothing can come between. A script ("#!")
+ * cannot be: its interpreter would get /dev/fd/N for its name and the descriptor closed; it is
+ * executed by its name, checked microseconds before (docs/shim.md, "What runs"); so is a binary
+ * where the kernel would not name it (exec_from_fd_keeps_name).
+ * Returns only on failure: 125 for another file, 126/127 as a shell would. */
 static int exec_checked(const char *path, char **argv, const char *identity) {
         unsigned long long dev, ino;
         struct stat st;
@@ -378,7 +390,7 @@ static int exec_checked(const char *path, char **argv, const char *identity) {
                         "it was replaced meanwhile; the command was not run\n", path);
                 return 125;
         }
-        if (pread(fd, head, 2, 0) == 2 && head[0] == '#' && head[1] == '!')
+        if ((pread(fd, head, 2, 0) == 2 && head[0] == '#' && head[1] == '!') || !exec_from_fd_keeps_name())
                 execv(path, argv);
         else
                 syscall(SYS_execveat, fd, "", argv, environ, AT_EMPTY_PATH);

@@ -333,3 +333,11 @@ def test_project_name_still_confined_while_the_shim_restarts(tb, shim, tool, wor
     assert wait_for(lambda: tb.dev("grep -q ' %s fuse' /proc/mounts && test -e %s/make"
                                    % (shim, shim)).rc == 0, timeout=15)
     tb.dev("%s untrust %s/.scudo.toml" % (Q, work))
+
+
+def test_command_keeps_its_name(tb, work):
+    """Executed from the descriptor scudo checked (or, before Linux 6.14, by its name), the
+    command is named as it is everywhere: ps, /proc/PID/comm and the reports say "cat", not
+    the descriptor's number."""
+    r = tb.scudo(["cat", "/proc/self/comm"], cwd=work)
+    assert r.rc == 0 and r.out == "cat\n", r
