@@ -152,6 +152,32 @@ static bool nothing_to_write(const char *path) {
         }
 }
 
+/* Whether following `target` from the directory `dir` goes through /proc: /proc/self/cwd,
+ * /dev/fd/N and the like lead wherever the process following them is, so where they lead when
+ * checked here says nothing of where they lead a program outside later. */
+static bool through_proc(const char *dir, const char *target) {
+        char buf[PATH_MAX];
+        _cleanup_free_ char *walked = strdup(target[0] == '/' ? "/" : dir);
+        _cleanup_free_ char *rest = strdup(target);
+        char *save = NULL;
+        if (!walked || !rest)
+                return true;    /* cannot tell: refused */
+        for (char *name = strtok_r(rest, "/", &save); name; name = strtok_r(NULL, "/", &save)) {
+                _cleanup_free_ char *next = path_join(walked, name);
+                if (!next)
+                        return true;
+                if (!realpath(next, buf))
+                        return false;   /* missing: the kernel stops there too */
+                if (path_startswith(buf, "/proc"))
+                        return true;
+                free(walked);
+                walked = strdup(buf);
+                if (!walked)
+                        return true;
+        }
+        return false;
+}
+
 static void judge_symlink(Check *c, int dfd, const char *dir, const char *name) {
         char target[PATH_MAX];
         ssize_t n = readlinkat(dfd, name, target, sizeof(target) - 1);
@@ -165,7 +191,8 @@ static void judge_symlink(Check *c, int dfd, const char *dir, const char *name) 
         if (!abs)
                 return;
         _cleanup_free_ char *to = leads_to(abs);
-        if (to && (inside_writable(c, to) || nothing_to_write(to)))
+        bool proc = through_proc(dir, target);
+        if (to && !proc && (inside_writable(c, to) || nothing_to_write(to)))
                 return;
         if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT) {
                 log_error("%s, a symlink the command made, leads to %s, outside what it may write, and "
@@ -173,8 +200,13 @@ static void judge_symlink(Check *c, int dfd, const char *dir, const char *name) 
                 return;
         }
         c->count++;
-        log_warning("%s, a symlink the command made, led to %s, outside what it may write: removed "
-                    "(a program following it later would read or write there)", link, to ?: target);
+        if (proc)
+                log_warning("%s, a symlink the command made, led to %s, through /proc: removed (it leads "
+                            "wherever the program following it later is)", link, target);
+        else
+                log_warning("%s, a symlink the command made, led to %s, outside what it may write: "
+                            "removed (a program following it later would read or write there)", link,
+                            to ?: target);
 }
 
 /* A ".git" file the command made: it stays when it leads into the writable places, where the
