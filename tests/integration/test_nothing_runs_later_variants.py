@@ -45,6 +45,24 @@ def bashrc(tb):
     return tb.root("cat /home/dev/.bashrc").out
 
 
+def test_symlink_chains_and_dot_dot_paths_out_are_removed(tb, work, helper, bashrc):
+    # each link alone looks inside (a -> b, b -> c), the last leads out; and a path through ..
+    r = make(tb, work, "mkdir -p cache/d node_modules && ln -s /home/dev/.bashrc cache/c && "
+                       "ln -s c cache/b && ln -s ../cache/b node_modules/a && "
+                       "ln -s d/../../../../../home/dev/.bashrc cache/dots && "
+                       "ln -s /home/dev/.local/bin node_modules/.bin && "
+                       "ln -s /home/dev/.bashrc \"$(printf 'new\\nline')\"")
+    assert r.rc == 0, r
+    for link in ("cache/c", "cache/b", "cache/dots", "node_modules/.bin", "new\nline"):
+        assert not is_link(tb, work + "/" + link), (link, r)
+    # node_modules/a may stay: with b gone, it leads to cache/b, inside
+    # the programs outside write where the links were: files of their own now
+    host(tb, work, "mkdir -p node_modules/.bin; for f in node_modules/a cache/dots; do echo x >> $f; done; "
+                   "echo x > node_modules/.bin/tool-h27")
+    assert tb.root("cat /home/dev/.bashrc").out == bashrc
+    assert not exists(tb, "/home/dev/.local/bin/tool-h27")
+
+
 def test_a_symlink_through_proc_self_is_removed(tb, work, helper, bashrc):
     # /proc/self/cwd is scudo's working directory when the check follows it, and the working
     # directory of whichever program follows it later: a home-directory shell's is the home
@@ -55,3 +73,86 @@ def test_a_symlink_through_proc_self_is_removed(tb, work, helper, bashrc):
         assert not is_link(tb, work + "/" + link), (link, r)
     tb.dev("cd ~ && for f in cwd rel; do echo 'echo pwned' >> %s/cache/$f; done; true" % work)
     assert tb.root("cat /home/dev/.bashrc").out == bashrc
+
+
+def test_a_hard_link_to_a_file_outside_cannot_be_made(tb, work, helper, bashrc):
+    repo(tb, work)
+    r = make(tb, work, "ln /home/dev/.bashrc hl; a=$?; ln .git/config cfg; echo rc=$a$?")
+    assert "rc=" in r.out and "0" not in r.out.split("rc=")[1].split()[0], r
+    assert not exists(tb, work + "/hl") and not exists(tb, work + "/cfg"), r
+    assert tb.root("stat -c %%h /home/dev/.bashrc %s/.git/config" % work).out.split() == ["1", "1"]
+
+
+def test_a_worktree_layout_with_commondir_is_made_inert(tb, work, helper):
+    # HEAD and commondir make a git directory; the common one (objects/, refs/, config) needs
+    # no HEAD, and a gitdir: file leads git to the first from elsewhere in the project
+    m = marker(tb)
+    r = make(tb, work, "mkdir -p c/objects c/refs/heads wt d && "
+                       "printf '[core]\\n\\tfsmonitor = touch %s; false\\n' > c/config && "
+                       "echo ../c > wt/commondir && echo 'ref: refs/heads/main' > wt/HEAD && "
+                       "echo \"gitdir: $PWD/wt\" > d/.git" % m)
+    assert "inert" in r.err, r
+    for d in ("d", "wt", "c"):
+        host(tb, work + "/" + d, "git status >/dev/null 2>&1; true")
+    assert not exists(tb, m)
+
+
+def test_a_fifo_as_a_new_repositorys_config_is_made_inert(tb, work, helper):
+    r = make(tb, work, "git init -q r && rm r/.git/config && mkfifo r/.git/config")
+    assert "inert" in r.err, r
+    r = host(tb, work + "/r", "timeout 20 git status >/dev/null 2>&1; echo rc=$?")
+    assert "rc=124" not in r.out, r
+
+
+def test_a_missing_file_the_repositorys_config_includes_stays_unmade(tb, work, helper):
+    # the project's .git/config includes conf/local.gitconfig, in a directory not made yet
+    repo(tb, work)
+    m = marker(tb)
+    host(tb, work, "git config include.path ../conf/local.gitconfig")
+    r = make(tb, work, "mkdir -p conf && printf '[core]\\n\\tfsmonitor = touch %s; false\\n' "
+                       "> conf/local.gitconfig; echo rc=$?" % m)
+    host(tb, work, "git status >/dev/null 2>&1; true")
+    assert not exists(tb, m), r
+
+
+def test_a_missing_tool_the_home_links_to_stays_unmade(tb, work, helper, bashrc):
+    # ~/.local/bin/tool -> the project's build/tool, not built yet, build/ missing too
+    m = marker(tb)
+    name = "h27-" + uuid.uuid4().hex[:6]
+    tb.dev("mkdir -p ~/.local/bin && ln -sfn %s/build/tool ~/.local/bin/%s" % (work, name))
+    try:
+        make(tb, work, "mkdir -p build && printf '#!/bin/sh\\ntouch %s\\n' > build/tool && "
+                       "chmod +x build/tool" % m)
+        tb.dev("~/.local/bin/%s >/dev/null 2>&1; true" % name)
+        assert not exists(tb, m)
+    finally:
+        tb.dev("rm -f ~/.local/bin/%s" % name)
+
+
+def test_agents_submodule_hooks_path_and_nested_module_are_made_inert(tb, work):
+    repo(tb, work)
+    sub = work + "-sub"
+    r = tb.dev("mkdir -p %s && cd %s && git init -q -b main . && git -c user.email=t@t -c user.name=t "
+               "commit -q --allow-empty -m s && cd %s && git -c protocol.file.allow=always submodule -q add "
+               "%s m && git commit -q -m sub" % (sub, sub, work, sub))
+    assert r.rc == 0, r
+    try:
+        m = marker(tb)
+        r = tb.scudo(["--profile", "agents", "sh", "-c",
+                      "mkdir -p hk && printf '#!/bin/sh\\ntouch %s\\n' > hk/post-checkout && chmod +x "
+                      "hk/post-checkout && git -C m config core.hooksPath $PWD/hk; "
+                      "git init -q --bare .git/modules/m/modules/b && "
+                      "git --git-dir=.git/modules/m/modules/b config core.bare false && "
+                      "git --git-dir=.git/modules/m/modules/b config core.fsmonitor 'touch %s; false' && "
+                      "mkdir -p m/b && echo 'gitdir: ../../.git/modules/m/modules/b' > m/b/.git" % (m, m)],
+                     cwd=work)
+        # the submodule's config is refused (bound read-only); the nested repository stops the
+        # run (the .git watch) or is made inert when it ends
+        assert "inert" in r.err or r.rc == 125, r
+        assert "core.hooksPath" not in host(tb, work + "/m", "git config --show-origin --list").out
+        host(tb, work + "/m", "git checkout -q -b x; git status >/dev/null 2>&1; true")
+        host(tb, work + "/m/b", "git status >/dev/null 2>&1; true")
+        assert not exists(tb, m), r
+        assert host(tb, work, "git log --format=%s").out.split()[0] == "sub"
+    finally:
+        tb.root("rm -rf %s" % sub)
