@@ -209,10 +209,14 @@ static void judge_symlink(Check *c, int dfd, const char *dir, const char *name) 
                             to ?: target);
 }
 
-/* A ".git" file the command made: it stays when it leads into the writable places, where the
- * git directory it names is judged like any other. */
+/* A ".git" file the command made, or a ".git" symlink to a file (git reads that file the same
+ * way; the symlink, judged first, led inside): it stays when it leads into the writable places,
+ * where the git directory it names is judged like any other. */
 static void judge_gitfile(Check *c, int dfd, const char *dir) {
-        _cleanup_close_ int fd = openat(dfd, ".git", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_free_ char *git = path_join(dir, ".git");
+        if (!git || strv_contains(c->plan->git_pins, git))
+                return;         /* the user's .git symlink, put back by the watch */
+        _cleanup_close_ int fd = openat(dfd, ".git", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         _cleanup_free_ char *text = NULL;
         size_t size;
         if (fd < 0 || read_regular_fd(fd, PATH_MAX + 16, &text, &size) < 0 || !text)
@@ -227,7 +231,6 @@ static void judge_gitfile(Check *c, int dfd, const char *dir) {
         _cleanup_free_ char *to = abs ? leads_to(abs) : NULL;
         if (to && inside_writable(c, to))
                 return;
-        _cleanup_free_ char *git = path_join(dir, ".git");
         int r = move_aside(dfd, ".git", NULL);
         if (r < 0) {
                 log_error("%s, a \"gitdir:\" file the command made, leads to %s, outside what it may write, "
@@ -429,9 +432,12 @@ static int look_at_entry(Check *c, int fd, const char *path, const char *n, unsi
                 }
                 return 0;
         }
-        if (type == DT_LNK)
-                return fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) >= 0 && is_new(c, &st) ?
-                       strv_extend(links, n) : 0;
+        if (type == DT_LNK) {
+                if (fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) < 0 || !is_new(c, &st))
+                        return 0;
+                int r = strv_extend(links, n);
+                return r < 0 ? r : streq(n, ".git") ? 1 : 0;
+        }
         if (type == DT_REG && streq(n, ".git"))
                 return fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) >= 0 && is_new(c, &st) ? 1 : 0;
         return 0;

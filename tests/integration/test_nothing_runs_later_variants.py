@@ -156,3 +156,19 @@ def test_agents_submodule_hooks_path_and_nested_module_are_made_inert(tb, work):
         assert host(tb, work, "git log --format=%s").out.split()[0] == "sub"
     finally:
         tb.root("rm -rf %s" % sub)
+
+
+def test_a_git_symlink_to_a_gitdir_file_leading_out_is_moved_aside(tb, work, helper):
+    # x/.git -> ../gf, a file inside, whose "gitdir:" names another checkout of the user's: git
+    # run in x outside would write that repository's index and refs, outside what the run may write
+    other = work + "-other"
+    r = tb.dev("mkdir -p %s && cd %s && git init -q . && git -c user.email=t@t -c user.name=t commit -q "
+               "--allow-empty -m other" % (other, other))
+    assert r.rc == 0, r
+    try:
+        r = make(tb, work, "mkdir -p x && echo 'gitdir: %s/.git' > gf && ln -s ../gf x/.git" % other)
+        assert not is_link(tb, work + "/x/.git"), r
+        r = host(tb, work + "/x", "git rev-parse --absolute-git-dir 2>&1; true")
+        assert other not in r.out, r
+    finally:
+        tb.root("rm -rf %s" % other)
