@@ -13,9 +13,10 @@ from test_network import install_helper
 from test_nothing_runs_later import exists, host, is_link, marker
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def helper(tb):
-    """make's profile has network rules: the helper runs, as in test_tools.py."""
+    """make's profile has network rules: the helper runs, as in test_tools.py (started once
+    for the module: fewer stops of it on a loaded machine)."""
     if not os.path.exists(built("src/bpfd/scudo-bpfd")):
         pytest.skip("scudo-bpfd not built (meson -Dbpf=enabled): make's profile has network rules")
     install_helper(tb)
