@@ -173,3 +173,18 @@ def test_a_git_symlink_to_a_gitdir_file_leading_out_is_moved_aside(tb, work, hel
         assert other not in r.out, r
     finally:
         tb.root("rm -rf %s" % other)
+
+
+def test_a_unit_linked_from_a_directory_not_made_yet_stays_unmade(tb, work, helper):
+    # `systemctl --user link` of the project's units/x.service before it exists: units/ missing
+    m = marker(tb)
+    name = "h27-%s.service" % uuid.uuid4().hex[:6]
+    units = "/home/dev/.config/systemd/user"
+    tb.dev("mkdir -p %s && ln -sfn %s/units/%s %s/%s" % (units, work, name, units, name))
+    try:
+        make(tb, work, "mkdir -p units && printf '[Service]\\nType=oneshot\\nExecStart=/bin/touch %s\\n' "
+                       "> units/%s" % (m, name))
+        tb.dev("systemctl --user daemon-reload; systemctl --user start %s >/dev/null 2>&1; true" % name)
+        assert not exists(tb, m)
+    finally:
+        tb.dev("rm -f %s/%s; systemctl --user daemon-reload" % (units, name))
