@@ -167,6 +167,32 @@ static bool nothing_to_write(const char *path) {
         }
 }
 
+/* Whether following `target` from the directory `dir` goes through /proc: /proc/self/cwd,
+ * /dev/fd/N and the like lead wherever the process following them is, so where they lead when
+ * checked here says nothing of where they lead a program outside later. */
+static bool through_proc(const char *dir, const char *target) {
+        char buf[PATH_MAX];
+        _cleanup_free_ char *walked = strdup(target[0] == '/' ? "/" : dir);
+        _cleanup_free_ char *rest = strdup(target);
+        char *save = NULL;
+        if (!walked || !rest)
+                return true;    /* cannot tell: refused */
+        for (char *name = strtok_r(rest, "/", &save); name; name = strtok_r(NULL, "/", &save)) {
+                _cleanup_free_ char *next = path_join(walked, name);
+                if (!next)
+                        return true;
+                if (!realpath(next, buf))
+                        return false;   /* missing: the kernel stops there too */
+                if (path_startswith(buf, "/proc"))
+                        return true;
+                free(walked);
+                walked = strdup(buf);
+                if (!walked)
+                        return true;
+        }
+        return false;
+}
+
 static void judge_symlink(Check *c, int dfd, const char *dir, const char *name) {
         char target[PATH_MAX];
         ssize_t n = readlinkat(dfd, name, target, sizeof(target) - 1);
@@ -180,7 +206,8 @@ static void judge_symlink(Check *c, int dfd, const char *dir, const char *name) 
         if (!abs)
                 return;
         _cleanup_free_ char *to = leads_to(abs);
-        if (to && (inside_writable(c, to) || nothing_to_write(to)))
+        bool proc = through_proc(dir, target);
+        if (to && !proc && (inside_writable(c, to) || nothing_to_write(to)))
                 return;
         if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT) {
                 log_error("%s, a symlink the command made, leads to %s, outside what it may write, and "
@@ -188,14 +215,23 @@ static void judge_symlink(Check *c, int dfd, const char *dir, const char *name) 
                 return;
         }
         c->count++;
-        log_warning("%s, a symlink the command made, led to %s, outside what it may write: removed "
-                    "(a program following it later would read or write there)", link, to ?: target);
+        if (proc)
+                log_warning("%s, a symlink the command made, led to %s, through /proc: removed (it leads "
+                            "wherever the program following it later is)", link, target);
+        else
+                log_warning("%s, a symlink the command made, led to %s, outside what it may write: "
+                            "removed (a program following it later would read or write there)", link,
+                            to ?: target);
 }
 
-/* A ".git" file the command made: it stays when it leads into the writable places, where the
- * git directory it names is judged like any other. */
+/* A ".git" file the command made, or a ".git" symlink to a file (git reads that file the same
+ * way; the symlink, judged first, led inside): it stays when it leads into the writable places,
+ * where the git directory it names is judged like any other. */
 static void judge_gitfile(Check *c, int dfd, const char *dir) {
-        _cleanup_close_ int fd = openat(dfd, ".git", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_free_ char *git = path_join(dir, ".git");
+        if (!git || strv_contains(c->plan->git_pins, git))
+                return;         /* the user's .git symlink, put back by the watch */
+        _cleanup_close_ int fd = openat(dfd, ".git", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         _cleanup_free_ char *text = NULL;
         size_t size;
         if (fd < 0 || read_regular_fd(fd, PATH_MAX + 16, &text, &size) < 0 || !text)
@@ -210,7 +246,6 @@ static void judge_gitfile(Check *c, int dfd, const char *dir) {
         _cleanup_free_ char *to = abs ? leads_to(abs) : NULL;
         if (to && inside_writable(c, to))
                 return;
-        _cleanup_free_ char *git = path_join(dir, ".git");
         int r = move_aside(dfd, ".git", NULL);
         if (r < 0) {
                 log_error("%s, a \"gitdir:\" file the command made, leads to %s, outside what it may write, "
@@ -420,9 +455,12 @@ static int look_at_entry(Check *c, int fd, const char *path, const char *n, unsi
                 }
                 return 0;
         }
-        if (type == DT_LNK)
-                return fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) >= 0 && is_new(c, &st) ?
-                       strv_extend(links, n) : 0;
+        if (type == DT_LNK) {
+                if (fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) < 0 || !is_new(c, &st))
+                        return 0;
+                int r = strv_extend(links, n);
+                return r < 0 ? r : streq(n, ".git") ? 1 : 0;
+        }
         if (type == DT_REG && streq(n, ".git"))
                 return fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) >= 0 && is_new(c, &st) ? 1 : 0;
         return 0;
