@@ -13,6 +13,7 @@
 #include "report/report-feed.h"
 #include "report/report-format.h"
 #include "util/log.h"
+#include "util/text-escape.h"
 
 #define QUEUE_SIZE 256U
 #define SEEN_SLOTS 4096U        /* a power of two */
@@ -239,9 +240,9 @@ static void write_entry(ReportFeed *f, const Entry *e, unsigned *failed) {
                 char path[1100], rule[600], origin[600];
                 char err[16];
 
-                (void) report_escape(r->target, path, sizeof(path));
-                (void) report_escape(r->rule, rule, sizeof(rule));
-                (void) report_escape(r->origin, origin, sizeof(origin));
+                (void) text_escape(r->target, path, sizeof(path));
+                (void) text_escape(r->rule, rule, sizeof(rule));
+                (void) text_escape(r->origin, origin, sizeof(origin));
                 (void) snprintf(err, sizeof(err), "%s", report_errno_name(r->error) ?: "");
                 if (sd_journal_send("MESSAGE=scudo: %s", text,
                                     "PRIORITY=5",

@@ -5,6 +5,7 @@
 
 #include "report/report-format.h"
 #include "util/macro.h"
+#include "util/text-escape.h"
 
 const char *report_kind_to_string(ReportKind k) {
         static const char *const names[_REPORT_KIND_MAX] = {
@@ -28,73 +29,6 @@ const char *report_errno_name(int error) {
         default:
                 return NULL;
         }
-}
-
-/* The length of the valid UTF-8 sequence at `s` that is not a C1 control, or 0. */
-static size_t utf8_ok(const unsigned char *s) {
-        size_t n;
-        unsigned cp;
-
-        if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-                n = 2;
-                cp = s[0] & 0x1fU;
-        } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-                n = 3;
-                cp = s[0] & 0x0fU;
-        } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-                n = 4;
-                cp = s[0] & 0x07U;
-        } else
-                return 0;
-        for (size_t i = 1; i < n; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3fU);
-        }
-        /* overlong forms, surrogates, past U+10FFFF, and the C1 controls U+0080..U+009F */
-        if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-            (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
-                return 0;
-        return n;
-}
-
-size_t report_escape(const char *s, char *buf, size_t size) {
-        const unsigned char *p = (const unsigned char *) (s ?: "");
-        size_t l = 0;
-
-        if (size == 0)
-                return 0;
-        while (*p) {
-                char esc[5];
-                size_t n;
-
-                if (*p >= 0x20 && *p < 0x7f && *p != '\\') {
-                        if (l + 1 >= size)
-                                break;
-                        buf[l++] = (char) *p++;
-                        continue;
-                }
-                if (*p >= 0x80 && (n = utf8_ok(p)) > 0) {
-                        if (l + n >= size)
-                                break;
-                        memcpy(buf + l, p, n);
-                        l += n;
-                        p += n;
-                        continue;
-                }
-                if (*p == '\\')
-                        memcpy(esc, "\\\\", 3);
-                else
-                        (void) snprintf(esc, sizeof(esc), "\\x%02x", *p);
-                n = strlen(esc);
-                if (l + n >= size)
-                        break;
-                memcpy(buf + l, esc, n);
-                l += n;
-                p++;
-        }
-        buf[l] = 0;
-        return l;
 }
 
 /* Only letters, digits and a few others stay in a command's name (as before: src/net). */
@@ -123,9 +57,9 @@ int report_format_text(const Report *r, unsigned count, char *buf, size_t size) 
         char target[1024], resolved[1100], who[64] = "", comm[32], rule[512], origin[512], times[32] = "";
         const char *err = report_errno_name(r->error);
 
-        (void) report_escape(r->target, target, sizeof(target));
-        (void) report_escape(r->rule ?: "no rule allows it", rule, sizeof(rule));
-        (void) report_escape(r->origin, origin, sizeof(origin));
+        (void) text_escape(r->target, target, sizeof(target));
+        (void) text_escape(r->rule ?: "no rule allows it", rule, sizeof(rule));
+        (void) text_escape(r->origin, origin, sizeof(origin));
         plain_comm(r->comm, comm, sizeof(comm));
         if (r->pid > 0 && comm[0])
                 (void) snprintf(who, sizeof(who), " by pid %u (%s)", r->pid, comm);
@@ -140,7 +74,7 @@ int report_format_text(const Report *r, unsigned count, char *buf, size_t size) 
                 if (r->resolved && !streq(r->resolved, strempty(r->target))) {
                         char e[1024];
 
-                        (void) report_escape(r->resolved, e, sizeof(e));
+                        (void) text_escape(r->resolved, e, sizeof(e));
                         (void) snprintf(resolved, sizeof(resolved), " (%s)", e);
                 }
                 (void) snprintf(buf, size, "file: refused %s of '%s'%s (%s)%s; %s%s%s%s%s",
@@ -176,7 +110,7 @@ static void json_string(char *buf, size_t size, size_t *l, const char *key, cons
 
         if (!value || *l >= size)
                 return;
-        (void) report_escape(value, e, sizeof(e));
+        (void) text_escape(value, e, sizeof(e));
         n = snprintf(buf + *l, size - *l, ",\"%s\":\"", key);
         if (n < 0 || (size_t) n >= size - *l) {
                 *l = size;

@@ -3,17 +3,11 @@
 
 /* Reports as text (one line, as on stderr) and as JSON (one object, for --report-json).
  *
- * What the command chose is escaped so that it can neither draw on a terminal nor break a
- * line or a JSON string: control characters (C0, DEL, and C1 in UTF-8), bytes that are not
- * UTF-8, and the backslash itself become \xNN (\\ for the backslash). Valid UTF-8 text stays. */
+ * What the command chose is escaped (util/text-escape.h). */
 
 #include <stddef.h>
 
 #include "report/report.h"
-
-/* Writes the escaped form of `s` into `buf` (always NUL-terminated; cut, never mid-escape,
- * when too long). Returns the length written. */
-size_t report_escape(const char *s, char *buf, size_t size);
 
 /* "file: refused read of '/home/u/.ssh/id' (EACCES) by pid 42 (cat): filesystem.deny "~/.ssh"
  * (<built-in>/default.toml:20)". No "scudo: " prefix, no newline. Returns the length it

@@ -9,11 +9,12 @@
 #include "report/report-format.h"
 #include "report/run-record.h"
 #include "util/strv.h"
+#include "util/text-escape.h"
 
 static void json_str(FILE *f, const char *s) {
         char e[4200];
 
-        (void) report_escape(s, e, sizeof(e));
+        (void) text_escape(s, e, sizeof(e));
         fputc('"', f);
         for (const char *c = e; *c; c++) {
                 if (*c == '"' || *c == '\\')

@@ -19,21 +19,22 @@
 #include "plan/plan-harden.h"
 #include "util/macro.h"
 #include "util/path-util.h"
+#include "util/text-escape.h"
 
 static void test_escape(void) {
         char buf[256];
 
-        report_escape("a\x1b[2Jb\r\n\x07", buf, sizeof(buf));
+        text_escape("a\x1b[2Jb\r\n\x07", buf, sizeof(buf));
         TAP_STREQ(buf, "a\\x1b[2Jb\\x0d\\x0a\\x07", "escape sequences and line breaks escaped");
-        report_escape("caf\xc3\xa9 \xe2\x82\xac", buf, sizeof(buf));
+        text_escape("caf\xc3\xa9 \xe2\x82\xac", buf, sizeof(buf));
         TAP_STREQ(buf, "caf\xc3\xa9 \xe2\x82\xac", "UTF-8 text stays");
-        report_escape("\xc2\x9b" "31m", buf, sizeof(buf));
+        text_escape("\xc2\x9b" "31m", buf, sizeof(buf));
         TAP_STREQ(buf, "\\xc2\\x9b31m", "a C1 control (CSI) in UTF-8 escaped");
-        report_escape("\x9b" "31m \xff \xc3", buf, sizeof(buf));
+        text_escape("\x9b" "31m \xff \xc3", buf, sizeof(buf));
         TAP_STREQ(buf, "\\x9b31m \\xff \\xc3", "bytes that are not UTF-8 escaped");
-        report_escape("a\\x1b", buf, sizeof(buf));
+        text_escape("a\\x1b", buf, sizeof(buf));
         TAP_STREQ(buf, "a\\\\x1b", "a backslash is escaped, so no escape can be faked");
-        report_escape("\x1b\x1b\x1b", buf, 6);
+        text_escape("\x1b\x1b\x1b", buf, 6);
         TAP_STREQ(buf, "\\x1b", "cut between escapes, never inside one");
 }
 
