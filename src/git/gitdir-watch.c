@@ -14,6 +14,7 @@
 #include "util/log.h"
 #include "util/path-util.h"
 #include "util/strv.h"
+#include "util/text-escape.h"
 
 /* How deep below a .git's modules/ a submodule's git directory is looked for (its name may
  * hold slashes): what lies deeper is judged when the run ends (persist-check.h). */
@@ -268,10 +269,12 @@ static bool remove_entry(const char *dir, const char *name) {
 static void refuse(GitdirWatch *w, const Watched *d, const char *name) {
         _cleanup_free_ char *path = path_join(d->path, name);
         bool removed = remove_entry(d->path, name);
+        char shown[PATH_MAX];   /* the name is the command's: escaped (util/text-escape.h) */
+        (void) text_escape(path ?: name, shown, sizeof(shown));
         if (!w->refused || !removed)
                 log_error("%s was made in a .git the command may commit to: git does not make it, and "
                           "could read code to run or another place to read from in it; %s",
-                          path ?: name,
+                          shown,
                           removed ? "removed" :
                                     "it could not be removed: remove it before running git there");
         if (!w->refused && w->cb) {

@@ -18,6 +18,18 @@
 #include "util/macro.h"
 #include "util/path-util.h"
 #include "util/strv.h"
+#include "util/text-escape.h"
+
+/* Names and targets in the reports are the command's choice: escaped, so that a name holding a
+ * newline cannot start a line that reads as scudo's (util/text-escape.h). */
+typedef struct Shown {
+        char text[PATH_MAX];
+} Shown;
+
+static const char *shown(Shown *b, const char *s) {
+        (void) text_escape(s, b->text, sizeof(b->text));
+        return b->text;
+}
 
 /* git stops at this depth of included configuration files ("exceeded maximum include depth"):
  * what lies deeper is never read. */
@@ -209,19 +221,22 @@ static void judge_symlink(Check *c, int dfd, const char *dir, const char *name) 
         bool proc = through_proc(dir, target);
         if (to && !proc && (inside_writable(c, to) || nothing_to_write(to)))
                 return;
+        Shown a, b;
         if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT) {
                 log_error("%s, a symlink the command made, leads to %s, outside what it may write, and "
-                          "could not be removed (%m): remove it before a program follows it", link, target);
+                          "could not be removed (%m): remove it before a program follows it",
+                          shown(&a, link), shown(&b, target));
                 return;
         }
         c->count++;
         if (proc)
                 log_warning("%s, a symlink the command made, led to %s, through /proc: removed (it leads "
-                            "wherever the program following it later is)", link, target);
+                            "wherever the program following it later is)", shown(&a, link),
+                            shown(&b, target));
         else
                 log_warning("%s, a symlink the command made, led to %s, outside what it may write: "
-                            "removed (a program following it later would read or write there)", link,
-                            to ?: target);
+                            "removed (a program following it later would read or write there)",
+                            shown(&a, link), shown(&b, to ?: target));
 }
 
 /* A ".git" file the command made, or a ".git" symlink to a file (git reads that file the same
@@ -246,17 +261,18 @@ static void judge_gitfile(Check *c, int dfd, const char *dir) {
         _cleanup_free_ char *to = abs ? leads_to(abs) : NULL;
         if (to && inside_writable(c, to))
                 return;
+        Shown a, b;
         int r = move_aside(dfd, ".git", NULL);
         if (r < 0) {
                 log_error("%s, a \"gitdir:\" file the command made, leads to %s, outside what it may write, "
                           "and could not be moved aside (%s): remove it before running git there",
-                          git ?: ".git", target ?: "?", strerror(-r));
+                          shown(&a, git ?: ".git"), shown(&b, target ?: "?"), strerror(-r));
                 return;
         }
         c->count++;
         log_warning("%s, a \"gitdir:\" file the command made, led to %s, outside what it may write: moved "
-                    "aside to .git.scudo-inert (git run there would take that repository)", git ?: ".git",
-                    target ?: "?");
+                    "aside to .git.scudo-inert (git run there would take that repository)",
+                    shown(&a, git ?: ".git"), shown(&b, target ?: "?"));
 }
 
 typedef struct GitJudge {
@@ -393,18 +409,20 @@ static void judge_gitdir(Check *c, int gfd, const char *path) {
         if (!j.changed || j.benign)
                 return;
         _cleanup_free_ char *head = NULL;
+        Shown a;
         int r = move_aside(gfd, "HEAD", &head);
         if (r < 0) {
                 log_error("%s is a git repository whose %s the command changed, and git run there outside "
                           "would run or follow what it says; it could not be made inert (%s): look at it "
-                          "before running git there", path, j.what, strerror(-r));
+                          "before running git there", shown(&a, path), j.what, strerror(-r));
                 return;
         }
         (void) move_aside(gfd, "config", NULL);
         c->count++;
         log_warning("%s is a git repository whose %s the command made or changed: git run there outside "
                     "would run or follow what it says; made inert (HEAD and config moved aside to "
-                    "*.scudo-inert): look at its config and hooks before moving them back", path, j.what);
+                    "*.scudo-inert): look at its config and hooks before moving them back", shown(&a, path),
+                    j.what);
 }
 
 /* A directory of the user's the command took the read permission from (git outside can still go

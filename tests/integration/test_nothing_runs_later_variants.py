@@ -64,6 +64,17 @@ def test_symlink_chains_and_dot_dot_paths_out_are_removed(tb, work, helper, bash
     assert not exists(tb, "/home/dev/.local/bin/tool-h27")
 
 
+def test_a_planted_name_cannot_forge_a_line_of_scudos(tb, work, helper, bashrc):
+    # the report names the link; a newline in its name must not start a line that reads as
+    # scudo's own (an all-clear after the warning, say)
+    r = make(tb, work, "ln -s /home/dev/.bashrc \"$(printf 'x\\nscudo: nothing was planted')\"")
+    assert r.rc == 0, r
+    assert not is_link(tb, work + "/x\nscudo: nothing was planted"), r
+    lines = r.err.splitlines()
+    assert not any(line.startswith("scudo: nothing was planted") for line in lines), r
+    assert any("x\\x0ascudo: nothing was planted" in line for line in lines), r
+
+
 def test_a_symlink_through_proc_self_is_removed(tb, work, helper, bashrc):
     # /proc/self/cwd is scudo's working directory when the check follows it, and the working
     # directory of whichever program follows it later: a home-directory shell's is the home
