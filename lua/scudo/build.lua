@@ -70,42 +70,6 @@ function Builder:drop(key, value, origin, why)
     d[#d + 1] = { key = key, value = value, origin = origin, reason = why }
 end
 
--- Places whose contents run later by themselves, outside any sandbox: the list is C's
--- (src/plan/persistence.c). In the terms the start directory uses (a path under $HOME is moved
--- onto the real home directory, without a system call per path).
-function Builder:persistence_roots()
-    if self.roots then
-        return self.roots
-    end
-    local home, written_home = self.vars:real_home(), text.clean_path(self.request.home)
-    local below_home = written_home .. "/"
-    local f = self.vars.fixed
-    local roots = require("scudo.path").persistence_roots(f.HOME, f.XDG_CONFIG_HOME, f.XDG_DATA_HOME,
-        f.XDG_STATE_HOME, self.request.env.PATH)
-    for _, r in ipairs(roots) do
-        local p = text.clean_path(r[1])
-        if home ~= written_home and (p == written_home or p:find(below_home, 1, true) == 1) then
-            p = home .. p:sub(#written_home + 1)
-        end
-        r[1] = p
-    end
-    self.roots = roots
-    return roots
-end
-
--- Whether a variable that persistence_roots() reads is withheld from the command: then which
--- derived write it refuses says something about that value, and hooks see those writes as if
--- none were refused (Builder:add_path).
-function Builder:roots_withheld()
-    local w = self.roots_withheld_memo
-    if w == nil then
-        w = self:withheld("PATH") or self:withheld("XDG_CONFIG_HOME") or self:withheld("XDG_DATA_HOME")
-            or self:withheld("XDG_STATE_HOME")
-        self.roots_withheld_memo = w
-    end
-    return w
-end
-
 -- p below the directory whose path with a "/" appended is dir_slash (no new strings).
 local function below(p, dir_slash)
     return #p > #dir_slash and p:find(dir_slash, 1, true) == 1 or dir_slash == "/"
@@ -114,9 +78,10 @@ end
 -- Why a write grant worked out from the request (${PWD}, a lookup, an argument) may not be
 -- given at c, or nil. Such a grant is not given on the home directory or above it (a command
 -- started in ~ would write the shell's startup files), nor in a dot-directory of the home
--- (where programs find their configuration: ~/.vim, ~/.config/tmux, ~/.ssh), nor on or above
--- a place of persistence_roots(), nor below one whose subdirectories count. One written out
--- (--fs-write, a profile's "~/.local/bin") is given.
+-- (where programs find their configuration: ~/.vim, ~/.config/tmux, ~/.ssh). One written out
+-- (--fs-write, a profile's "~/.local/bin") is given. On, above or below the other places whose
+-- contents run later (a $PATH directory, ~/bin) the hardening step refuses it, in C
+-- (src/plan/harden-persistence.c), where the list of them is.
 function Builder:derived_write_refused(c)
     local home = self.vars:real_home()
     local c_slash = c == "/" and "/" or c .. "/"
@@ -129,14 +94,6 @@ function Builder:derived_write_refused(c)
         return ("would make %s writable, which lies in %s, a dot-directory of the home directory: "
             .. "programs read their configuration there, and run what it says later, outside the "
             .. "sandbox; --fs-write grants it for one run"):format(c, home .. "/" .. c:sub(#home + 2):match("^[^/]+"))
-    end
-    -- The first of them that is c, lies below c, or (deep) holds c.
-    local roots = self:persistence_roots()
-    local i = text.first_related(c, roots)
-    if i then
-        return ("would make %s writable, whose contents run later outside the sandbox (a directory "
-            .. "on $PATH, user units, autostart, shell or git configuration, scudo's own configuration "
-            .. "or trust store); --fs-write grants it for one run"):format(roots[i][1])
     end
     return nil
 end
@@ -172,7 +129,7 @@ function Builder:add_path(access, raw, origin, base, create)
         e = { access = access, path = c, origin = origin, derived = derived or nil }
     end
     local refused = access == "write" and derived and self:derived_write_refused(c)
-    if view and not withheld and (not refused or self:roots_withheld()) then
+    if view and not withheld and not refused then
         place(view, c, e)
     end
     if refused then
@@ -205,6 +162,11 @@ function Builder:add_path(access, raw, origin, base, create)
     -- overrides a deny.
     if placed and old and derived and access ~= "deny" then
         e.over_deny = old.access == "deny" and old.origin or old.over_deny
+    end
+    -- And a derived write says what it replaced: refused by the hardening step (a place whose
+    -- contents run later), the entry it replaced is what the path gets.
+    if placed and old and derived and access == "write" and old.access ~= "deny" then
+        e.over_access, e.over_origin = old.access, old.origin
     end
     if placed and old then
         local o = self.explain.overridden

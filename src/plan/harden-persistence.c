@@ -15,14 +15,136 @@
 #include "plan/persistence.h"
 #include "plan/plan-validate.h"
 #include "util/path-util.h"
+#include "util/strv.h"
+
+/* ---- 0b. no grant worked out from the request on or around what runs later ------------- */
+
+#define WHY_RUNS_LATER "would make %s writable, whose contents run later outside " \
+        "the sandbox (a directory on $PATH, user units, autostart, shell or git configuration, scudo's " \
+        "own configuration or trust store); --fs-write grants it for one run"
+
+/* The roots as the policy engine spelled the start directory: cleaned, a path under the home
+ * directory moved onto the real one (no system call per path). */
+static int roots_as_written(const HardenContext *ctx, PersistenceRoot *roots, size_t n) {
+        _cleanup_free_ char *home = NULL, *real = realpath(ctx->home, NULL);
+
+        if (path_normalize(ctx->home, &home) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                char *c = NULL;
+                if (path_normalize(roots[i].path, &c) < 0)
+                        return -ENOMEM;
+                free(roots[i].path);
+                roots[i].path = c;
+                size_t lh = strlen(home);
+                if (real && !streq(real, home) && !streq(home, "/") && strncmp(c, home, lh) == 0 &&
+                    (c[lh] == 0 || c[lh] == '/')) {
+                        char *m = NULL;
+                        if (asprintf(&m, "%s%s", real, c + lh) < 0)
+                                return -ENOMEM;
+                        free(roots[i].path);
+                        roots[i].path = m;
+                }
+        }
+        return 0;
+}
+
+/* The root a derived write of e is refused for, or NULL. Its path as the policy engine gave
+ * it, as the start directory spells it. */
+static const char *refused_root(const PlanPath *e, const PersistenceRoot *roots, size_t n) {
+        _cleanup_free_ char *c = NULL;
+
+        if (!e->derived || e->access != PATH_ACCESS_WRITE || path_normalize(e->given ?: e->path, &c) < 0)
+                return NULL;
+        size_t lc = strlen(c);
+        for (size_t i = 0; i < n; i++)
+                if (persistence_related(c, lc, roots[i].path, strlen(roots[i].path), roots[i].deep))
+                        return roots[i].path;
+        return NULL;
+}
+
+/* Moves what reasons marks to p->refused, with its reason (taken), and gives each path back
+ * the entry it had replaced: the deny or other entry of that path the policy engine had. */
+static int refuse_giving_back(Plan *p, char **reasons) {
+        size_t n = p->n_paths, n_refused = 0, k = 0;
+        _cleanup_strv_free_ char **back = NULL, **back_origin = NULL;
+        _cleanup_free_ PathAccess *access = calloc(n + 1, sizeof(PathAccess));
+        size_t n_back = 0;
+        int r = access ? 0 : -ENOMEM;
+
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                const PlanPath *e = &p->paths[i];
+                n_refused += reasons[i] != NULL;
+                if (!reasons[i] || (!e->over_deny && !e->over_origin))
+                        continue;
+                access[n_back++] = e->over_deny ? PATH_ACCESS_DENY : e->over_access;
+                r = strv_extend(&back, e->path);
+                if (r >= 0)
+                        r = strv_extend(&back_origin, e->over_deny ?: e->over_origin);
+        }
+        if (r < 0 || n_refused == 0)
+                return r;
+        PlanDrop *d = reallocarray(p->refused, p->n_refused + n_refused, sizeof(PlanDrop));
+        if (!d)
+                return -ENOMEM;
+        p->refused = d;
+        for (size_t i = 0; i < n; i++) {
+                if (reasons[i])
+                        p->refused[p->n_refused++] = (PlanDrop) {
+                                .entry = p->paths[i], .reason = TAKE_PTR(reasons[i]), .warn = true };
+                else
+                        p->paths[k++] = p->paths[i];
+        }
+        p->n_paths = k;
+        for (size_t i = 0; r >= 0 && i < n_back; i++)
+                r = plan_add_path(p, access[i], back[i], back_origin[i]);
+        return r;
+}
+
+/* A write worked out from the request (${PWD}, a lookup, an argument) is whatever the start
+ * directory makes it: started in ~/bin, or above a directory on $PATH, it would let the
+ * command leave programs that run later, outside the sandbox. So it is refused on, above or
+ * (where what lies below counts) below a place of plan/persistence.h; one written out in full
+ * (--fs-write, a profile's "~/.local/bin") is policy, and given. */
+int plan_refuse_persistence_writes(Plan *p, const HardenContext *ctx) {
+        PersistenceRoot *roots = NULL;
+        size_t n = 0, np = p->n_paths;
+        char **reasons = NULL;
+        int r;
+
+        if (!ctx->home || !path_is_absolute(ctx->home))
+                return 0;
+        r = persistence_roots(&(PersistenceEnv) { .home = ctx->home, .config_home = ctx->config_home,
+                                                  .data_home = ctx->data_home, .state_home = ctx->state_home,
+                                                  .path = ctx->path }, &roots, &n);
+        if (r < 0)
+                return r;
+        r = roots_as_written(ctx, roots, n);
+        if (r >= 0 && !(reasons = calloc(np + 1, sizeof(char *))))
+                r = -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < np; i++) {
+                const char *root = refused_root(&p->paths[i], roots, n);
+                if (root && asprintf(&reasons[i], WHY_RUNS_LATER, root) < 0) {
+                        reasons[i] = NULL;
+                        r = -ENOMEM;
+                }
+        }
+        if (r >= 0)
+                r = refuse_giving_back(p, reasons);     /* takes the reasons it moves */
+        for (size_t i = 0; reasons && i < np; i++)
+                free(reasons[i]);
+        free(reasons);
+        persistence_roots_free(roots, n);
+        return r;
+}
 
 /* ---- 1b. what runs later, reached through a symlink ------------------------------------ */
 
 /* `path` (a persistence root, or a file git's configuration includes) read-only when what it
  * leads to is in a directory the command may write. Made first (empty) where it is missing,
- * or the command could make it. through_symlink: only where a symlink leads there, since the
- * policy engine refuses a derived grant of such a place as it is written (build.lua), and one
- * written out in full is policy. */
+ * or the command could make it. through_symlink: only where a symlink leads there, since a
+ * derived grant of such a place as it is written is refused (plan_refuse_persistence_writes),
+ * and one written out in full is policy. */
 int harden_keep_runs_later(Plan *p, const char *path, bool file, bool through_symlink) {
         _cleanup_free_ char *c = NULL, *why = NULL;
         PathCreate create = PATH_CREATE_NONE;

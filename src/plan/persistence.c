@@ -91,3 +91,16 @@ void persistence_roots_free(PersistenceRoot *r, size_t n) {
                 free(r[i].path);
         free(r);
 }
+
+/* p lies below directory d, as strings: p starts with d and a "/" and goes on; below "/" (or
+ * "") is everything. */
+static bool below_dir(const char *p, size_t lp, const char *d, size_t ld) {
+        if (ld == 0 || (ld == 1 && d[0] == '/'))
+                return true;
+        return lp > ld + 1 && memcmp(p, d, ld) == 0 && p[ld] == '/';
+}
+
+bool persistence_related(const char *c, size_t lc, const char *root, size_t lr, bool deep) {
+        return (lc == lr && memcmp(c, root, lc) == 0) || below_dir(root, lr, c, lc) ||
+                (deep && below_dir(c, lc, root, lr));
+}

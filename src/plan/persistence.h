@@ -2,10 +2,9 @@
 #pragma once
 
 /* The places whose contents run later by themselves, outside any sandbox: the one list of
- * them. The policy engine refuses a grant worked out from the request on or around one
- * (lua/scudo/build.lua, through scudo.path.persistence_roots); the hardening step keeps what
- * one leads to through symlinks read-only, and the files git's configuration includes
- * (plan-harden.c). */
+ * them. The hardening step refuses a grant worked out from the request on or around one, and
+ * keeps what one leads to through symlinks read-only, and the files git's configuration
+ * includes (harden-persistence.c). */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,3 +30,7 @@ typedef struct PersistenceRoot {
  * 0 or -ENOMEM. */
 int persistence_roots(const PersistenceEnv *env, PersistenceRoot **ret, size_t *ret_n);
 void persistence_roots_free(PersistenceRoot *r, size_t n);
+
+/* Whether path c (absolute, clean, lc bytes) is root (lr bytes), lies above it or, deep, below
+ * it: as strings, without looking at the filesystem. What a derived write may not be granted. */
+bool persistence_related(const char *c, size_t lc, const char *root, size_t lr, bool deep);

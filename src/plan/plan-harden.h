@@ -18,6 +18,8 @@
  *   0. a read or write entry worked out from the request (`derived`) never overrides a deny:
  *      one in the place of a deny of the same path (`over_deny`) is dropped and the deny put
  *      back; one below a deny, with no entry that is not derived between them, is dropped;
+ *   0b. (applied first, by plan_refuse_persistence_writes, below) a write entry worked out from
+ *      the request on, above or inside a place whose contents run later: dropped, with a warning;
  *   1. scudo's configuration and trust store, when a writable entry covers them, and every
  *      project file and hook file the plan was made from: read-only (written from inside, they
  *      would widen or un-trust the next run);
@@ -67,6 +69,13 @@ typedef struct HardenContext {
         const char *scudo_path;         /* scudo itself, canonical: bound where the sandbox
                                          * delegates, as the routing links lead to it; or NULL */
 } HardenContext;
+
+/* The rule of plan-harden.h's 0b, applied before delegation is decided (the grants a broker
+ * looks at are the ones a run gets): each write entry worked out from the request on, above or
+ * (where what lies below counts) below a place whose contents run later (plan/persistence.h)
+ * is dropped, and a run warns of it; the path gets back the entry it had replaced. Compares
+ * paths as the policy engine gave them, the home directory as the real one. 0 or -ENOMEM. */
+int plan_refuse_persistence_writes(Plan *p, const HardenContext *ctx);
 
 /* Hardens a normalized and checked plan in place and sets p->hardened. Returns 0 or -ENOMEM (then the plan
  * is not to be run), or another -errno from looking at the filesystem. */

@@ -416,6 +416,12 @@ static int drop_repeated(Plan *p, bool *drop) {
                 if (e->derived && e->access != PATH_ACCESS_DENY && deny && !e->over_deny &&
                     !(e->over_deny = strdup(strempty(deny))))
                         return -ENOMEM;
+                if (e->derived && e->access == PATH_ACCESS_WRITE && old->access != PATH_ACCESS_DENY &&
+                    !e->over_origin) {
+                        if (!(e->over_origin = strdup(strempty(old->origin))))
+                                return -ENOMEM;
+                        e->over_access = old->access;
+                }
         }
         return 0;
 }

@@ -83,6 +83,11 @@ Plan *plan_free(Plan *p) {
                 free(p->dropped[i].reason);
         }
         free(p->dropped);
+        for (size_t i = 0; i < p->n_refused; i++) {
+                plan_path_done(&p->refused[i].entry);
+                free(p->refused[i].reason);
+        }
+        free(p->refused);
         for (size_t i = 0; i < p->n_properties; i++) {
                 free(p->properties[i].name);
                 free(p->properties[i].value);
@@ -158,6 +163,7 @@ void plan_path_done(PlanPath *e) {
         free(e->origin);
         free(e->reason);
         free(e->over_deny);
+        free(e->over_origin);
         *e = (PlanPath) {};
 }
 

@@ -91,6 +91,10 @@ typedef struct PlanPath {
         char *over_deny;        /* a derived entry that took the place of a deny of the same path
                                  * (build.lua, plan_normalize): where that deny was written. The
                                  * hardening step puts the deny back (plan-harden.h) */
+        char *over_origin;      /* a derived write that took the place of another entry of the
+                                 * same path, not a deny: where that entry was written, and */
+        PathAccess over_access; /* its access; what the path gets back when the write is refused
+                                 * (harden-persistence.c). Meaningless without over_origin */
         PathCreate create;      /* made when missing, before the unit starts (write and read only;
                                  * checked by plan_create_check) */
         PathSource source;
@@ -143,6 +147,10 @@ typedef struct Plan {
         size_t n_paths;
         PlanDrop *dropped;      /* what the hardening step took out, in its order */
         size_t n_dropped;
+        PlanDrop *refused;      /* derived writes refused before delegation, in their order
+                                 * (plan_refuse_persistence_writes): never granted, so not among
+                                 * `dropped`; a run warns of each, explain lists them as dropped */
+        size_t n_refused;
         bool hardened;          /* plan_harden() ran: the runner refuses a plan without it */
 
         /* Extra unit properties from profiles and --property. */

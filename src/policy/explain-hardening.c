@@ -2,6 +2,7 @@
 /* What `scudo explain` is handed besides the library's own account: what the hardening step
  * added to and dropped from the plan, each entry with its reason, and the message of a plan
  * that did not pass. Each runs through lua_engine_cpcall. */
+#include <lauxlib.h>
 #include <limits.h>
 
 #include "plan/plan.h"
@@ -107,4 +108,26 @@ int push_message(lua_State *L) {
         else
                 lua_pushnil(L);
         return 1;
+}
+
+/* Appends to the `dropped` list of explain's own account (the table argument) the writes the
+ * plan refused before delegation (p->refused), as the library lists what it drops: { key,
+ * value, origin, reason }. Through lua_engine_cpcall. */
+int push_refused(lua_State *L) {
+        const Plan *p = lua_touserdata(L, 1);
+        luaL_checktype(L, 2, LUA_TTABLE);
+        if (!p || p->n_refused == 0)
+                return 0;
+        if (lua_getfield(L, 2, "dropped") != LUA_TTABLE)                        /* stack: ud ex d */
+                return luaL_error(L, "explain: no list of what was dropped");
+        for (size_t i = 0; i < p->n_refused; i++) {
+                const PlanDrop *d = &p->refused[i];
+                lua_createtable(L, 0, 4);
+                push_string_field(L, "filesystem.write", "key");
+                push_string_field(L, d->entry.given ?: d->entry.path, "value");
+                push_string_field(L, d->entry.origin, "origin");
+                push_string_field(L, d->reason, "reason");
+                lua_rawseti(L, -2, (lua_Integer) lua_rawlen(L, -2) + 1);
+        }
+        return 0;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan/persistence.h"
 #include "policy/lua-engine.h"
 #include "policy/regex.h"
 #include "policy/sha256.h"
@@ -488,17 +489,9 @@ static int l_text_ancestors(lua_State *L) {
         return 1;
 }
 
-/* Path p lies below directory d, as strings: p starts with d and a "/" and goes on; below "/"
- * (or "") is everything. */
-static bool path_below(const char *p, size_t lp, const char *d, size_t ld) {
-        if (ld == 0 || (ld == 1 && d[0] == '/'))
-                return true;
-        return lp > ld + 1 && memcmp(p, d, ld) == 0 && p[ld] == '/';
-}
-
 /* text.first_related(c, dirs) -> i | nil: the index of the first entry of dirs, each { dir,
- * deep }, whose dir is c, lies below c, or (deep entries) holds c below it. For the places
- * build.lua keeps derived write grants off: one call for all of them. */
+ * deep }, whose dir is c, lies below c, or (deep entries) holds c below it: the test the
+ * hardening step applies to derived write grants (plan/persistence.h), for Lua's own use. */
 static int l_text_first_related(lua_State *L) {
         size_t lc;
         const char *c = luaL_checklstring(L, 1, &lc);
@@ -514,8 +507,7 @@ static int l_text_first_related(lua_State *L) {
                 const char *d = lua_tolstring(L, -1, &ld);
                 lua_rawgeti(L, -2, 2); /* stack: c dirs e dir deep */
                 bool deep = lua_toboolean(L, -1);
-                bool related = (lc == ld && memcmp(c, d, lc) == 0) || path_below(d, ld, c, lc) ||
-                        (deep && path_below(c, lc, d, ld));
+                bool related = persistence_related(c, lc, d, ld, deep);
                 lua_pop(L, 3);                                                  /* stack: c dirs */
                 if (related) {
                         lua_pushinteger(L, i);

@@ -137,6 +137,13 @@ static int read_plan(lua_State *L) {
                                 const char *od = get_string(L, "over_deny", NULL);
                                 if (od && !(p->paths[p->n_paths - 1].over_deny = strdup(od)))
                                         r = -ENOMEM;
+                                const char *oo = get_string(L, "over_origin", NULL);
+                                PathAccess oa = path_access_from_string(get_string(L, "over_access", ""));
+                                if (r >= 0 && oo && oa >= 0) {
+                                        p->paths[p->n_paths - 1].over_access = oa;
+                                        if (!(p->paths[p->n_paths - 1].over_origin = strdup(oo)))
+                                                r = -ENOMEM;
+                                }
                                 p->paths[p->n_paths - 1].create = c;
                         }
                         lua_pop(L, 1);                                          /* stack: .. paths */

@@ -30,6 +30,10 @@ void push_strv(lua_State *L, char * const *l, const char *field);
 
 int push_hardening(lua_State *L);
 
+/* Through lua_engine_cpcall, with the Plan (or NULL) as the light userdata and explain's own
+ * account as the argument: adds what the plan refused before delegation to its `dropped`. */
+int push_refused(lua_State *L);
+
 /* Through lua_engine_cpcall, with a string (NULL: none) as the light userdata: pushes it, or
  * nil. */
 int push_message(lua_State *L);

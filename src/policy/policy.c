@@ -58,6 +58,30 @@ static int harden(Plan *p, const Request *req) {
         });
 }
 
+/* The value of `name` in env as the policy engine reads it (request-to-lua.c): of two entries
+ * with one name, the later. */
+static const char *env_get_last(char * const *env, const char *name) {
+        const char *v = NULL;
+        size_t l = strlen(name);
+        for (char * const *e = env; e && *e; e++)
+                if (strncmp(*e, name, l) == 0 && (*e)[l] == '=')
+                        v = *e + l + 1;
+        return v;
+}
+
+/* The hardening step's rule that decides before delegation does (plan-harden.h, 0b): no write
+ * worked out from the request on or around what runs later. The variables as the policy
+ * engine saw them, which worked out the grant. */
+static int refuse_persistence_writes(Plan *p, const Request *req) {
+        return plan_refuse_persistence_writes(p, &(HardenContext) {
+                .home = req->home,
+                .config_home = env_get_last(req->environ, "XDG_CONFIG_HOME"),
+                .state_home = env_get_last(req->environ, "XDG_STATE_HOME"),
+                .data_home = env_get_last(req->environ, "XDG_DATA_HOME"),
+                .path = env_get_last(req->environ, "PATH"),
+        });
+}
+
 /* Inside a sandbox nothing that would widen what it grants may be asked for. A run refuses
  * these before it gets here (it runs the command in place); this covers explain, and whoever
  * else resolves a Request. */
@@ -131,6 +155,24 @@ static int add_drop_warnings(const Plan *p, char ***warnings) {
         return 0;
 }
 
+/* What a run says of each derived write refused before delegation, as the policy engine says
+ * of those it refuses itself (build.lua). */
+static int add_refused_warnings(const Plan *p, char ***warnings) {
+        for (size_t i = 0; i < p->n_refused; i++) {
+                const PlanDrop *d = &p->refused[i];
+                char *w;
+                if (asprintf(&w, "%s: filesystem.write: %s not made writable: %s", strempty(d->entry.origin),
+                             d->entry.given ?: d->entry.path, d->reason) < 0)
+                        return -ENOMEM;
+                int r = strv_push(warnings, w);
+                if (r < 0) {
+                        free(w);
+                        return r;
+                }
+        }
+        return 0;
+}
+
 static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char **ret_error) {
         _cleanup_(lua_engine_freep) LuaEngine *e = NULL;
         _cleanup_(plan_freep) Plan *p = NULL;
@@ -148,6 +190,12 @@ static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char *
         if (r < 0)
                 return r;
         r = plan_normalize(p, ret_error);
+        if (r < 0)
+                return r;
+        r = refuse_persistence_writes(p, req);
+        if (r < 0)
+                return r;
+        r = add_refused_warnings(p, warnings);
         if (r < 0)
                 return r;
         r = add_drop_warnings(p, warnings);
@@ -225,13 +273,17 @@ int policy_explain(const Request *req, bool json, char **ret_text, char **ret_er
         bool hardened = false;
         if (r >= 0)
                 r = plan_create_check(p, req->home, req->runtime_dir, &invalid);
-        if (r >= 0 && plan_normalize(p, &invalid) >= 0 && plan_check(p, &invalid) >= 0 &&
-            plan_git_remote(p, req, &invalid) >= 0) {
+        if (r >= 0 && plan_normalize(p, &invalid) >= 0 && (r = refuse_persistence_writes(p, req)) >= 0 &&
+            plan_check(p, &invalid) >= 0 && plan_git_remote(p, req, &invalid) >= 0) {
                 r = harden(p, req);
                 hardened = r >= 0;
         }
         if (r < 0 && !invalid)
                 invalid = strdup(strerror(-r));
+        lua_pushvalue(L, -1);                                                   /* stack: req plan ex ex */
+        r = lua_engine_cpcall(e, push_refused, p, 1, 0, ret_error);             /* stack: req plan ex */
+        if (r < 0)
+                return r;
 
         lua_remove(L, -2);                                                      /* stack: req ex */
         lua_pushboolean(L, json);                                               /* stack: req ex json */

@@ -571,6 +571,24 @@ static void test_persistence_roots(void) {
                 plan_free(p);
                 free(err);
         }
+
+        /* Refused (by the hardening step, in C), the write leaves the path what it had before:
+         * the read, or the deny, that it replaced in the profile. */
+        static const char *const before[] = { "read", "deny" };
+        for (size_t i = 0; i < ELEMENTSOF(before); i++) {
+                pt_write("etc/config.toml", "[a]\nmatch = [\"true\"]\nfilesystem.%s = [\"%s\"]\n"
+                         "[b]\nmatch = [\"true\"]\nfilesystem.write = [\"${PWD}\"]\n", before[i],
+                         pt_path("home/tools"));
+                p = NULL;
+                k = pt_resolve("home/tools", ARGV("true"), ARGV(path_env), &p, &err);
+                e = k >= 0 ? pt_find_path(p, "home/tools") : NULL;
+                TAP_CHECK(e && streq(path_access_to_string(e->access), before[i]) && p->n_refused == 1 &&
+                                  strstr(strempty(e->origin), "config.toml:3"),
+                          "a refused write gives the %s it replaced back (%s)", before[i], err ?: "");
+                plan_free(p);
+                free(err);
+        }
+        pt_write("etc/config.toml", "\n");
 }
 
 /* explain drops what leads out of a writable directory as a run does, by the same rule in C,
