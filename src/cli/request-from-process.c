@@ -88,6 +88,20 @@ int request_from_process(Request *req) {
         return 0;
 }
 
+/* The id the kernel shows for an owner this user namespace does not map (65534 unless set). */
+static unsigned overflow_id(const char *which) {
+        char path[64], buf[32];
+        unsigned id = 65534;
+        (void) snprintf(path, sizeof(path), "/proc/sys/kernel/overflow%s", which);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+        if (n > 0) {
+                buf[n] = 0;
+                (void) sscanf(buf, "%u", &id);
+        }
+        return id;
+}
+
 /* Opens the file found, the one the run is to execute, and checks it: a regular file, not scudo
  * itself. Through a link or the shim, where the user did not name the file, also that only
  * root or the user can change what it holds: a file or an interpreter line another user may
@@ -105,14 +119,20 @@ static int open_checked_executable(Request *req, const struct stat *self) {
         if (!S_ISREG(st.st_mode))
                 return log_error_errno(SYNTHETIC_ERRNO(EACCES), "%s: cannot be executed (not a regular "
                                        "file)", req->exec_path);
-        if (st.st_dev == self->st_dev && st.st_ino == self->st_ino)
+        /* Named by its full path outside a sandbox (scudo doctor's probe), scudo is the user's
+         * choice; through a link or the shim, or in place of a delegated command, a loop. */
+        if (st.st_dev == self->st_dev && st.st_ino == self->st_ino && (req->via_link || req->nested))
                 return log_error_errno(SYNTHETIC_ERRNO(ELOOP), "%s is scudo itself%s%s%s; it was not run",
                                        req->exec_path, req->nested ? " in this sandbox (" : "",
                                        req->nested ? req->enclosing_unit : "",
                                        req->nested ? "), in place of a delegated command" : "");
+        /* An owner this user namespace does not map (the overflow id: a sandbox's or a
+         * testbed's view of root's files) is as far out of the user's reach as root. */
         bool others_write = (st.st_mode & S_IWOTH) ||
-                ((st.st_mode & S_IWGRP) && st.st_gid != 0 && st.st_gid != getgid());
-        if (req->via_link && ((st.st_uid != 0 && st.st_uid != req->uid) || others_write))
+                ((st.st_mode & S_IWGRP) && st.st_gid != 0 && st.st_gid != getgid() &&
+                 st.st_gid != overflow_id("gid"));
+        if (req->via_link &&
+            ((st.st_uid != 0 && st.st_uid != req->uid && st.st_uid != overflow_id("uid")) || others_write))
                 return log_error_errno(SYNTHETIC_ERRNO(EPERM), "%s: refused: %s (uid %u, mode %04o), so "
                                        "what scudo checks is not what would run; run it by its full "
                                        "path with scudo if it is meant to be", req->exec_path,

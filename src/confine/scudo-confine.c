@@ -45,6 +45,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <stdlib.h>
 #include <fcntl.h>
@@ -350,6 +351,20 @@ static bool exec_from_fd_keeps_name(void) {
                 (major > 6 || (major == 6 && minor >= 14));
 }
 
+/* Whether the file fd is named as `path` ends: a process executed from a descriptor is named
+ * after the file's own name, /usr/bin/vim's target after vim.basic, where `ps`, the reports and
+ * the user expect the name they ran: such a file is executed by its name, checked just before. */
+static bool fd_has_the_name(int fd, const char *path) {
+        char link[64], target[PATH_MAX];
+        (void) snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, target, sizeof(target) - 1);
+        if (n <= 0)
+                return false;
+        target[n] = 0;
+        const char *a = strrchr(target, '/'), *b = strrchr(path, '/');
+        return strcmp(a ? a + 1 : target, b ? b + 1 : path) == 0;
+}
+
 static int cannot_exec(const char *path, int e) {
         fprintf(stderr, "scudo: '%s' cannot be executed inside the sandbox: %s\n", path, strerror(e));
         return e == ENOENT ? 127 : 126;
@@ -390,7 +405,8 @@ static int exec_checked(const char *path, char **argv, const char *identity) {
                         "it was replaced meanwhile; the command was not run\n", path);
                 return 125;
         }
-        if ((pread(fd, head, 2, 0) == 2 && head[0] == '#' && head[1] == '!') || !exec_from_fd_keeps_name())
+        if ((pread(fd, head, 2, 0) == 2 && head[0] == '#' && head[1] == '!') || !exec_from_fd_keeps_name() ||
+            !fd_has_the_name(fd, path))
                 execv(path, argv);
         else
                 syscall(SYS_execveat, fd, "", argv, environ, AT_EMPTY_PATH);

@@ -225,10 +225,10 @@ void run_stop_slice(RunContext *c) {
         if (!c->slice_asked || c->slice_start_error || !c->bus)
                 return;
         c->slice_asked = false;
-        /* Sent, not waited for: the service manager stops it whether scudo is still there to
-         * read the answer or not, and the watcher goes only once it is written. */
-        run_call_async(c, "StopUnit", "ss", c->slice_name, "replace");
-        (void) sd_bus_flush(c->bus);
+        /* Waited for: a call whose sender has left the bus may be refused by the service
+         * manager (it asks the bus who sent it), and the slice would stay. */
+        (void) sd_bus_call_method(c->bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", NULL, NULL,
+                                  "ss", c->slice_name, "replace");
 }
 
 int run_check_persistence(RunContext *c, const Plan *plan) {
