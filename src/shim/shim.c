@@ -58,6 +58,9 @@ typedef struct Shim {
         uint32_t *hash;         /* name -> index + 1 into inames, open addressing */
 
         bool watching;          /* changes are seen: negative answers may be kept */
+        pthread_t refresher;    /* refresh_loop(): remakes the names any caller could be given */
+        pthread_cond_t refresh_wanted;
+        bool refresh_pending, refresh_stop, refresher_started;
         char **negatives;       /* names answered "not found" with NEGATIVE_TTL */
         size_t n_negatives;
         uint32_t *negative_hash;
@@ -444,6 +447,29 @@ static void sync_fallback(Shim *s, char * const *names, bool prune) {
                         log_debug("shim: cannot make the fallback link '%s': %m", *n);
 }
 
+/* Remakes the names any caller could be given, in a thread of its own: it runs the policy
+ * engine once per trusted project directory, up to SHIM_EVAL_TIMEOUT_USEC each for a hostile
+ * one, and must hold up neither lookups nor the handling of the next change. The negative
+ * answers are dropped again once it is made: one a lookup gave just before the change has
+ * reached the kernel by then (the evaluations take milliseconds). */
+static void *refresh_loop(void *userdata) {
+        Shim *s = userdata;
+        pthread_mutex_lock(&s->lock);
+        for (;;) {
+                while (!s->refresh_pending && !s->refresh_stop)
+                        pthread_cond_wait(&s->refresh_wanted, &s->lock);
+                if (s->refresh_stop)
+                        break;
+                s->refresh_pending = false;
+                pthread_mutex_unlock(&s->lock);
+                shim_names_refresh_listable(s->names);
+                drop_negatives(s);
+                pthread_mutex_lock(&s->lock);
+        }
+        pthread_mutex_unlock(&s->lock);
+        return NULL;
+}
+
 static void config_changed(void *userdata) {
         Shim *s = userdata;
         ShimList *list = NULL, *global = NULL;
@@ -454,10 +480,13 @@ static void config_changed(void *userdata) {
                 sync_fallback(s, global->names, true);
         shim_list_unref(list);
         shim_list_unref(global);
-        /* Made before the negative answers are dropped: one that a lookup gave just before the
-         * change has reached the kernel by then (the evaluations take milliseconds). */
-        shim_names_refresh_listable(s->names);
+        /* Dropped at once (no lookup keeps one now: the generation is new), and again once the
+         * new list is made (refresh_loop()). */
         drop_negatives(s);
+        pthread_mutex_lock(&s->lock);
+        s->refresh_pending = true;
+        pthread_cond_signal(&s->refresh_wanted);
+        pthread_mutex_unlock(&s->lock);
 
         /* Every answer the kernel keeps is dropped: the names listed before may be gone. */
         pthread_mutex_lock(&s->lock);
@@ -511,6 +540,7 @@ static void shim_free(Shim *s) {
         free(s->negative_hash);
         shim_names_free(s->names);
         safe_close(s->fallback_fd);
+        pthread_cond_destroy(&s->refresh_wanted);
         pthread_mutex_destroy(&s->lock);
         free(s->mount);
         free(s->scudo);
@@ -527,6 +557,7 @@ int shim_serve(const char *mount, const char *scudo_path) {
                 return log_oom();
         s->fallback_fd = -EBADF;
         pthread_mutex_init(&s->lock, NULL);
+        pthread_cond_init(&s->refresh_wanted, NULL);
         s->mount = strdup(mount);
         s->scudo = strdup(scudo_path);
         s->inames = calloc(INODES_MAX, sizeof(char *));
@@ -590,8 +621,9 @@ int shim_serve(const char *mount, const char *scudo_path) {
         r = shim_watch_start(config_changed, s, &w);
         if (r >= 0) {
                 /* Watched from now on: a change after this refresh makes another. */
-                shim_names_refresh_listable(s->names);
-                s->watching = true;
+                s->refresh_pending = true;
+                s->refresher_started = pthread_create(&s->refresher, NULL, refresh_loop, s) == 0;
+                s->watching = s->refresher_started;
         }
         if (r < 0)
                 log_warning("shim: cannot watch the configuration (%s): edits show within %llus",
@@ -607,6 +639,13 @@ int shim_serve(const char *mount, const char *scudo_path) {
         fuse_loop_cfg_destroy(cfg);
 
         shim_watch_stop(w);
+        if (s->refresher_started) {
+                pthread_mutex_lock(&s->lock);
+                s->refresh_stop = true;
+                pthread_cond_signal(&s->refresh_wanted);
+                pthread_mutex_unlock(&s->lock);
+                (void) pthread_join(s->refresher, NULL);
+        }
         fuse_session_unmount(s->session);
         fuse_remove_signal_handlers(s->session);
         fuse_session_destroy(s->session);
