@@ -16,6 +16,7 @@
 
 #include "shim/shim-names.h"
 #include "shim/shim-path.h"
+#include "policy/trust.h"
 #include "util/log.h"
 #include "util/macro.h"
 #include "util/strv.h"
@@ -39,6 +40,8 @@ struct ShimNames {
         atomic_uint_fast64_t generation;
         ShimList *global;
         uint64_t global_generation, global_made_usec;
+        ShimList *listable;     /* every name any caller could be given; NULL: not known */
+        uint64_t listable_generation;
         Entry cache[CACHE_MAX];
 };
 
@@ -93,6 +96,7 @@ void shim_names_free(ShimNames *s) {
                 shim_list_unref(s->cache[i].list);
         }
         shim_list_unref(s->global);
+        shim_list_unref(s->listable);
         pthread_mutex_destroy(&s->lock);
         free(s->scudo);
         free(s);
@@ -330,4 +334,78 @@ void shim_names_get(ShimNames *s, const char *cwd, ShimList **ret_list, ShimList
         pthread_mutex_unlock(&s->lock);
         *ret_list = l;
         *ret_global = global;
+}
+
+/* The directory of a trusted project file, or NULL for another trusted file (a hook's). */
+static char *project_dir(const char *path) {
+        const char *slash = strrchr(path, '/');
+        if (!slash || slash == path || (!streq(slash + 1, ".scudo.toml") && !streq(slash + 1, ".scudo.lua")))
+                return NULL;
+        return strndup(path, (size_t) (slash - path));
+}
+
+/* Appends each name of `l` to `text`, one a line. */
+static int append_names(char **text, size_t *len, char * const *l) {
+        STRV_FOREACH(n, l) {
+                size_t k = strlen(*n);
+                char *t = realloc(*text, *len + k + 2);
+                if (!t)
+                        return -ENOMEM;
+                *text = t;
+                memcpy(t + *len, *n, k);
+                t[*len + k] = '\n';
+                *len += k + 1;
+                t[*len] = 0;
+        }
+        return 0;
+}
+
+/* The global names and those of every trusted project file, each evaluated from the file's own
+ * directory. A project file that is not trusted adds nothing anywhere, and an edited one is not
+ * trusted any more (its hash), so nothing outside this list is listed to any caller until the
+ * configuration or the trust store changes. Any evaluation that fails leaves it unknown. */
+void shim_names_refresh_listable(ShimNames *s) {
+        uint64_t gen = atomic_load(&s->generation);
+        _cleanup_free_ char *store = NULL, *text = NULL;
+        TrustEntry *entries = NULL;
+        size_t n_entries = 0, len = 0;
+        ShimList *l = NULL;
+        int r;
+
+        ShimList *global = global_list(s, gen);
+        r = global ? trust_store_path(&store) : -ENOMEM;
+        if (r >= 0)
+                r = trust_load(store, &entries, &n_entries);
+        if (r >= 0)
+                r = append_names(&text, &len, global->names);
+        for (size_t i = 0; r >= 0 && i < n_entries; i++) {
+                _cleanup_free_ char *dir = project_dir(entries[i].path);
+                if (!dir)
+                        continue;
+                ShimList *p = evaluate_list(s->scudo, dir);
+                r = p ? append_names(&text, &len, p->names) : -EBADMSG;
+                shim_list_unref(p);
+        }
+        trust_entries_free(entries, n_entries);
+        shim_list_unref(global);
+        char **names = NULL;
+        if (r >= 0 && shim_names_parse(text, &names) >= 0 && !(l = list_new(names)))
+                strv_free(names);
+        if (!l)
+                log_debug("shim: the names any caller could be given are not known: %s",
+                          strerror(r < 0 ? -r : ENOMEM));
+        pthread_mutex_lock(&s->lock);
+        shim_list_unref(s->listable);
+        s->listable = l;
+        s->listable_generation = gen;
+        pthread_mutex_unlock(&s->lock);
+}
+
+bool shim_names_never_listed(ShimNames *s, const char *name) {
+        uint64_t gen = atomic_load(&s->generation);
+        pthread_mutex_lock(&s->lock);
+        bool never = s->listable && s->listable_generation == gen &&
+                     !shim_names_contain(s->listable->names, name);
+        pthread_mutex_unlock(&s->lock);
+        return never;
 }

@@ -37,5 +37,14 @@ void shim_names_get(ShimNames *s, const char *cwd, ShimList **ret_list, ShimList
 
 void shim_list_unref(ShimList *l);
 
+/* Makes the list of every name any caller could be given: the global names and those of each
+ * trusted project file. Runs the policy engine once per trusted project directory: called at
+ * start and after each change (shim_names_changed()), not in a lookup. */
+void shim_names_refresh_listable(ShimNames *s);
+
+/* Whether no caller, whatever its directory and PATH, is given `name` until the next change:
+ * false while that is not known (before the first refresh, or after a change until the next). */
+bool shim_names_never_listed(ShimNames *s, const char *name);
+
 /* Runs `scudo __shim-names DIR` and parses what it prints. For `scudo status` too. */
 int shim_names_evaluate(const char *scudo_path, const char *dir, char ***ret);

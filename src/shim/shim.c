@@ -31,6 +31,12 @@
  * project lists must not be seen from elsewhere, and a name not listed may be listed for the
  * next caller (another project): neither is kept. */
 #define ENTRY_TTL 1.0
+/* A name no caller can be given (shim_names_never_listed()) is "not found" for everyone: the
+ * kernel keeps that answer NEGATIVE_TTL, and each such name is remembered (NEGATIVE_MAX of them)
+ * so that a change to the configuration or the trust store drops them all at once. */
+#define NEGATIVE_TTL 1.0
+#define NEGATIVE_MAX 8192
+#define NEGATIVE_SLOTS (2 * NEGATIVE_MAX)
 
 /* Names get inodes 2, 3, ... in the order they are first listed; never reused. */
 #define INODES_MAX 65536
@@ -50,6 +56,14 @@ typedef struct Shim {
         char **inames;          /* inode - 2 -> name, INODES_MAX of them */
         size_t n_inames;
         uint32_t *hash;         /* name -> index + 1 into inames, open addressing */
+
+        bool watching;          /* changes are seen: negative answers may be kept */
+        pthread_t refresher;    /* refresh_loop(): remakes the names any caller could be given */
+        pthread_cond_t refresh_wanted;
+        bool refresh_pending, refresh_stop, refresher_started;
+        char **negatives;       /* names answered "not found" with NEGATIVE_TTL */
+        size_t n_negatives;
+        uint32_t *negative_hash;
 } Shim;
 
 static Shim *shim_of(fuse_req_t req) {
@@ -108,6 +122,63 @@ static fuse_ino_t intern(Shim *s, const char *name) {
 static bool interned(Shim *s, const char *name) {
         bool added;
         return find_inode(s, name, false, &added) != 0;
+}
+
+/* Remembers `name` as kept "not found" by the kernel; false when it cannot be (the table is
+ * full until the next change): then the answer is not kept. */
+static bool remember_negative(Shim *s, const char *name) {
+        bool ok = false;
+        size_t slot = name_hash(name) & (NEGATIVE_SLOTS - 1);
+
+        pthread_mutex_lock(&s->lock);
+        for (size_t probe = 0; probe < NEGATIVE_SLOTS; probe++, slot = (slot + 1) & (NEGATIVE_SLOTS - 1)) {
+                uint32_t i = s->negative_hash[slot];
+                if (i != 0 && streq(s->negatives[i - 1], name)) {
+                        ok = true;
+                        break;
+                }
+                if (i != 0)
+                        continue;
+                char *c = s->n_negatives < NEGATIVE_MAX ? strdup(name) : NULL;
+                if (c) {
+                        s->negatives[s->n_negatives++] = c;
+                        s->negative_hash[slot] = (uint32_t) s->n_negatives;
+                        ok = true;
+                }
+                break;
+        }
+        pthread_mutex_unlock(&s->lock);
+        return ok;
+}
+
+/* Drops every negative answer the kernel keeps, and forgets them. */
+static void drop_negatives(Shim *s) {
+        pthread_mutex_lock(&s->lock);
+        char **names = s->negatives;
+        size_t n = s->n_negatives;
+        char **fresh = calloc(NEGATIVE_MAX, sizeof(char *));
+        if (fresh) {
+                s->negatives = fresh;
+                s->n_negatives = 0;
+                memset(s->negative_hash, 0, NEGATIVE_SLOTS * sizeof(uint32_t));
+        }
+        pthread_mutex_unlock(&s->lock);
+        for (size_t i = 0; i < n; i++)
+                (void) fuse_lowlevel_notify_inval_entry(s->session, FUSE_ROOT_ID, names[i],
+                                                        strlen(names[i]));
+        if (!fresh)
+                return;         /* kept, and dropped again at the next change */
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+}
+
+/* "Not found", kept by the kernel only where no caller could be given the name. */
+static void reply_not_found(fuse_req_t req, Shim *s, const char *name, bool never_listed) {
+        struct fuse_entry_param e = {};
+        if (never_listed && s->watching && remember_negative(s, name))
+                e.entry_timeout = NEGATIVE_TTL;
+        fuse_reply_entry(req, &e);
 }
 
 static bool inode_known(Shim *s, fuse_ino_t ino) {
@@ -188,9 +259,12 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
         const struct fuse_ctx *ctx = fuse_req_ctx(req);
         struct fuse_entry_param e = {};
 
-        /* Not found, and not kept by the kernel (see ENTRY_TTL). */
-        if (parent != FUSE_ROOT_ID || !shim_name_is_listable(name) || shim_caller_is_self(ctx->pid)) {
+        if (parent != FUSE_ROOT_ID || shim_caller_is_self(ctx->pid)) {
                 fuse_reply_entry(req, &e);
+                return;
+        }
+        if (!shim_name_is_listable(name)) {
+                reply_not_found(req, s, name, true);
                 return;
         }
         ShimList *list = NULL, *global = NULL;
@@ -199,7 +273,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
         shim_list_unref(list);
         shim_list_unref(global);
         if (!listed || !resolves_for(s, ctx->pid, name)) {
-                fuse_reply_entry(req, &e);
+                reply_not_found(req, s, name, !listed && shim_names_never_listed(s->names, name));
                 return;
         }
         e.ino = intern(s, name);
@@ -373,6 +447,29 @@ static void sync_fallback(Shim *s, char * const *names, bool prune) {
                         log_debug("shim: cannot make the fallback link '%s': %m", *n);
 }
 
+/* Remakes the names any caller could be given, in a thread of its own: it runs the policy
+ * engine once per trusted project directory, up to SHIM_EVAL_TIMEOUT_USEC each for a hostile
+ * one, and must hold up neither lookups nor the handling of the next change. The negative
+ * answers are dropped again once it is made: one a lookup gave just before the change has
+ * reached the kernel by then (the evaluations take milliseconds). */
+static void *refresh_loop(void *userdata) {
+        Shim *s = userdata;
+        pthread_mutex_lock(&s->lock);
+        for (;;) {
+                while (!s->refresh_pending && !s->refresh_stop)
+                        pthread_cond_wait(&s->refresh_wanted, &s->lock);
+                if (s->refresh_stop)
+                        break;
+                s->refresh_pending = false;
+                pthread_mutex_unlock(&s->lock);
+                shim_names_refresh_listable(s->names);
+                drop_negatives(s);
+                pthread_mutex_lock(&s->lock);
+        }
+        pthread_mutex_unlock(&s->lock);
+        return NULL;
+}
+
 static void config_changed(void *userdata) {
         Shim *s = userdata;
         ShimList *list = NULL, *global = NULL;
@@ -383,6 +480,13 @@ static void config_changed(void *userdata) {
                 sync_fallback(s, global->names, true);
         shim_list_unref(list);
         shim_list_unref(global);
+        /* Dropped at once (no lookup keeps one now: the generation is new), and again once the
+         * new list is made (refresh_loop()). */
+        drop_negatives(s);
+        pthread_mutex_lock(&s->lock);
+        s->refresh_pending = true;
+        pthread_cond_signal(&s->refresh_wanted);
+        pthread_mutex_unlock(&s->lock);
 
         /* Every answer the kernel keeps is dropped: the names listed before may be gone. */
         pthread_mutex_lock(&s->lock);
@@ -430,8 +534,13 @@ static void shim_free(Shim *s) {
                 free(s->inames[i]);
         free(s->inames);
         free(s->hash);
+        for (size_t i = 0; i < s->n_negatives; i++)
+                free(s->negatives[i]);
+        free(s->negatives);
+        free(s->negative_hash);
         shim_names_free(s->names);
         safe_close(s->fallback_fd);
+        pthread_cond_destroy(&s->refresh_wanted);
         pthread_mutex_destroy(&s->lock);
         free(s->mount);
         free(s->scudo);
@@ -448,10 +557,15 @@ int shim_serve(const char *mount, const char *scudo_path) {
                 return log_oom();
         s->fallback_fd = -EBADF;
         pthread_mutex_init(&s->lock, NULL);
+        pthread_cond_init(&s->refresh_wanted, NULL);
         s->mount = strdup(mount);
         s->scudo = strdup(scudo_path);
         s->inames = calloc(INODES_MAX, sizeof(char *));
         s->hash = calloc(HASH_SLOTS, sizeof(uint32_t));
+        s->negatives = calloc(NEGATIVE_MAX, sizeof(char *));
+        s->negative_hash = calloc(NEGATIVE_SLOTS, sizeof(uint32_t));
+        if (!s->negatives || !s->negative_hash)
+                return log_oom();
         if (!s->mount || !s->scudo || !s->inames || !s->hash || shim_names_new(scudo_path, &s->names) < 0)
                 return log_oom();
         s->scudo_len = strlen(s->scudo);
@@ -505,6 +619,12 @@ int shim_serve(const char *mount, const char *scudo_path) {
 
         ShimWatch *w = NULL;
         r = shim_watch_start(config_changed, s, &w);
+        if (r >= 0) {
+                /* Watched from now on: a change after this refresh makes another. */
+                s->refresh_pending = true;
+                s->refresher_started = pthread_create(&s->refresher, NULL, refresh_loop, s) == 0;
+                s->watching = s->refresher_started;
+        }
         if (r < 0)
                 log_warning("shim: cannot watch the configuration (%s): edits show within %llus",
                             strerror(-r), SHIM_LIST_TTL_USEC / 1000000ULL);
@@ -519,6 +639,13 @@ int shim_serve(const char *mount, const char *scudo_path) {
         fuse_loop_cfg_destroy(cfg);
 
         shim_watch_stop(w);
+        if (s->refresher_started) {
+                pthread_mutex_lock(&s->lock);
+                s->refresh_stop = true;
+                pthread_cond_signal(&s->refresh_wanted);
+                pthread_mutex_unlock(&s->lock);
+                (void) pthread_join(s->refresher, NULL);
+        }
         fuse_session_unmount(s->session);
         fuse_remove_signal_handlers(s->session);
         fuse_session_destroy(s->session);

@@ -142,6 +142,27 @@ def test_project_file_lists_only_in_its_project(tb, shim, tool, work):
     assert "tool-ran p" in r.out and "TOOL-READ-SECRET" not in r.out and secret_intact(tb, i), r
 
 
+def test_project_name_confined_right_after_another_callers_miss(tb, shim, tool, work):
+    """The kernel keeps "not found" only for names no caller is given (docs/shim.md, "Caching"):
+    a miss from outside a project must not make the project's command, looked up and run a
+    moment later from inside it, fall through to the real binary unconfined."""
+    name, bindir, i = tool
+    plain = "%s:%s:/usr/local/bin:/usr/bin:/bin" % (shim, bindir)
+    path = shlex.quote(plain)
+    r = tb.dev("cd %s && printf '[%s]\\nmatch = [\"%s\"]\\n' > .scudo.toml" % (work, name, name))
+    assert r.rc == 0, r
+    r = tb.scudo(["trust", "--yes", work + "/.scudo.toml"], cwd=work)
+    assert r.rc == 0, r
+    assert wait_for(lambda: listed(tb, shim, name, cwd=work, path=plain) == "%s/%s" % (shim, name), timeout=4.0)
+    # one shell, so that the project's lookup comes well within any time the kernel keeps a miss
+    r = tb.dev("cd /tmp && PATH=%(p)s bash -c 'command -v %(n)s' && cd %(w)s && "
+               "PATH=%(p)s bash -c 'command -v %(n)s; %(n)s q'" % {"p": path, "n": name, "w": work},
+               timeout=120)
+    lines = r.out.splitlines()
+    assert lines[:2] == ["%s/%s" % (bindir, name), "%s/%s" % (shim, name)], r
+    assert "tool-ran q" in r.out and "TOOL-READ-SECRET" not in r.out and secret_intact(tb, i), r
+
+
 def test_make_through_shim(tb, shim, tool, work):
     _, _, i = tool
     if tb.dev("command -v make").rc != 0:
