@@ -433,14 +433,41 @@ int net_session_dispatch(NetSession *s, const NetSessionHandler *h) {
         return k < 0 ? k : 0;
 }
 
+/* Sends a request of `type` and hands events to `h` until its answer (dispatch()'s 1): a
+ * USAGE_REPLY into `usage`, a WRITTEN_REPLY left in `m` with its count in *written. Events
+ * sent before the answer are still for `h`. Returns 0 or the error, said (fail()). */
+static int ask(NetSession *s, const NetSessionHandler *h, BpfdMessageType type, unsigned timeout_ms,
+               Message *m, BpfdUsage *usage, int *written) {
+        struct pollfd p = { .fd = s->fd, .events = POLLIN };
+        BpfdHeader q;
+        int k, error = 0;
+
+        header_init(&q, type, sizeof(q));
+        k = send_message(s->fd, &q, sizeof(q));
+        if (k < 0)
+                return fail(k, "cannot ask scudo-bpfd");
+        for (;;) {
+                k = dispatch(s, h, m, usage, written, &error);
+                if (k < 0)
+                        return fail(k, "scudo-bpfd went away");
+                if (k > 0)
+                        return error;
+                k = poll(&p, 1, (int) timeout_ms);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return fail(negative_errno(), "poll: %m");
+                if (k == 0)
+                        return fail(-ETIMEDOUT, "scudo-bpfd did not answer in time");
+        }
+}
+
 int net_session_usage(NetSession *s, const NetSessionHandler *h, unsigned timeout_ms, bool **ret_reached,
                       size_t *ret_n) {
         _cleanup_free_ Message *m = malloc(sizeof(Message));
         _cleanup_free_ BpfdUsage *u = malloc(sizeof(BpfdUsage));
         _cleanup_free_ bool *reached = NULL;
-        struct pollfd p = { .fd = s->fd, .events = POLLIN };
-        BpfdHeader q;
-        int k, error = 0;
+        int k;
 
         session_error[0] = 0;
         if (!m || !u)
@@ -452,28 +479,9 @@ int net_session_usage(NetSession *s, const NetSessionHandler *h, unsigned timeou
         if (s->gone)
                 return fail(-ECONNRESET, "scudo-bpfd went away");
         s->usage_asked = true;
-        header_init(&q, BPFD_MSG_USAGE, sizeof(q));
-        k = send_message(s->fd, &q, sizeof(q));
+        k = ask(s, h, BPFD_MSG_USAGE, timeout_ms, m, u, NULL);
         if (k < 0)
-                return fail(k, "cannot ask scudo-bpfd");
-
-        /* Events sent before the answer are still for `h`. */
-        for (;;) {
-                k = dispatch(s, h, m, u, NULL, &error);
-                if (k < 0)
-                        return fail(k, "scudo-bpfd went away");
-                if (k > 0)
-                        break;
-                k = poll(&p, 1, (int) timeout_ms);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return fail(negative_errno(), "poll: %m");
-                if (k == 0)
-                        return fail(-ETIMEDOUT, "scudo-bpfd did not answer in time");
-        }
-        if (error < 0)
-                return error;
+                return k;
 
         reached = calloc(MAX(s->n_rules - s->n_deny, 1U), sizeof(bool));
         if (!reached)
@@ -488,36 +496,17 @@ int net_session_usage(NetSession *s, const NetSessionHandler *h, unsigned timeou
 int net_session_written(NetSession *s, const NetSessionHandler *h, unsigned timeout_ms, BpfdDirId **ret_dirs,
                         size_t *ret_n) {
         _cleanup_free_ Message *m = malloc(sizeof(Message));
-        struct pollfd p = { .fd = s->fd, .events = POLLIN };
-        BpfdHeader q;
         BpfdWritten w;
-        int k, error = 0, n = -EBADMSG;
+        int k, n = -EBADMSG;
 
         session_error[0] = 0;
         if (!m)
                 return -ENOMEM;
         if (s->gone)
                 return fail(-ECONNRESET, "scudo-bpfd went away");
-        header_init(&q, BPFD_MSG_WRITTEN, sizeof(q));
-        k = send_message(s->fd, &q, sizeof(q));
+        k = ask(s, h, BPFD_MSG_WRITTEN, timeout_ms, m, NULL, &n);
         if (k < 0)
-                return fail(k, "cannot ask scudo-bpfd");
-        for (;;) {
-                k = dispatch(s, h, m, NULL, &n, &error);
-                if (k < 0)
-                        return fail(k, "scudo-bpfd went away");
-                if (k > 0)
-                        break;
-                k = poll(&p, 1, (int) timeout_ms);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return fail(negative_errno(), "poll: %m");
-                if (k == 0)
-                        return fail(-ETIMEDOUT, "scudo-bpfd did not answer in time");
-        }
-        if (error < 0)
-                return error;
+                return k;
         if (n < 0)
                 return n;
         memcpy(&w, m->written, sizeof(w));
