@@ -121,14 +121,9 @@ static int add_nested_configs(char ***list, const char *dir, unsigned depth) {
                 struct stat st;
                 if (path_stat_no_symlinks(head, &st) > 0) {
                         /* a git directory: its files, and its own submodules */
-                        char *c = path_join(sub, "config"), *w = path_join(sub, "config.worktree");
+                        char *files[] = { path_join(sub, "config"), path_join(sub, "config.worktree") };
                         _cleanup_free_ char *modules = path_join(sub, "modules");
-                        r = c ? strv_push(list, c) : -ENOMEM;
-                        if (r < 0)
-                                free(c);
-                        r = r >= 0 && w ? strv_push(list, w) : -ENOMEM;
-                        if (r < 0)
-                                free(w);
+                        r = strv_push_all(list, files, ELEMENTSOF(files));
                         if (r >= 0 && depth > 1)
                                 r = modules ? add_nested_configs(list, modules, depth - 1) : -ENOMEM;
                 } else if (depth > 1)
@@ -189,16 +184,7 @@ static int add_git_file_configs(char ***list, const char *dir, const char *git) 
                 path_join(gitdir, "config"), path_join(gitdir, "config.worktree"),
                 common_dir ? path_join(common_dir, "config") : NULL,
         };
-        int r = 0;
-        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
-                if (r >= 0 && files[i])
-                        r = strv_push(list, files[i]);
-                else
-                        r = -ENOMEM;
-                if (r < 0)
-                        free(files[i]);
-        }
-        return r;
+        return strv_push_all(list, files, ELEMENTSOF(files));
 }
 
 /* A git directory found below the project (git-dir-find.h): the files git reads as its
@@ -211,15 +197,7 @@ static int add_found(const char *dir, GitDirKind kind, void *userdata) {
         if (kind == GIT_DIR_GIT_FILE)
                 return add_git_file_configs(list, dir, git);
         char *files[] = { path_join(git, "config"), path_join(git, "config.worktree") };
-        int r = 0;
-        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
-                if (r >= 0 && files[i])
-                        r = strv_push(list, files[i]);
-                else
-                        r = -ENOMEM;
-                if (r < 0)
-                        free(files[i]);
-        }
+        int r = strv_push_all(list, files, ELEMENTSOF(files));
         return r < 0 ? r : add_git_dir_nested(list, git);
 }
 

@@ -31,6 +31,19 @@ int strv_push(char ***l, char *s) {
         return 0;
 }
 
+int strv_push_all(char ***l, char **items, size_t n) {
+        int r = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (r >= 0 && items[i])
+                        r = strv_push(l, items[i]);
+                else
+                        r = -ENOMEM;
+                if (r < 0)
+                        free(items[i]);
+        }
+        return r;
+}
+
 int strv_extend(char ***l, const char *s) {
         char *c = strdup(s);
         if (!c)

@@ -17,6 +17,10 @@ size_t strv_length(char * const *l);
 int strv_extend(char ***l, const char *s);
 /* Appends s itself, taking ownership on success only. */
 int strv_push(char ***l, char *s);
+/* Appends the n strings at items, each taken over whatever happens: on the first NULL among
+ * them (an allocation that failed) or the first failure, that one and the rest are freed and
+ * -ENOMEM returned; the ones before it stay appended. */
+int strv_push_all(char ***l, char **items, size_t n);
 bool strv_contains(char * const *l, const char *s);
 char **strv_copy(char * const *l);
 

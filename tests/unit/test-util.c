@@ -226,6 +226,14 @@ static void test_strv(void) {
                   "length, contains");
         _cleanup_strv_free_ char **c = strv_copy(l);
         TAP_CHECK(c && strv_length(c) == 2 && c[0] != l[0], "copy is deep");
+        /* all taken over; a NULL among them (an allocation that failed) ends it, the rest freed
+         * (ASan sees a leak otherwise) */
+        char *two[] = { strdup("x"), strdup("y") };
+        TAP_CHECK(two[0] && two[1] && strv_push_all(&l, two, 2) == 0 && strv_length(l) == 4 &&
+                  streq(l[3], "y"), "push_all appends each");
+        char *gap[] = { strdup("z"), NULL, strdup("w") };
+        TAP_CHECK(strv_push_all(&l, gap, 3) == -ENOMEM && strv_length(l) == 5 && streq(l[4], "z"),
+                  "push_all stops at a NULL and frees the rest");
 }
 
 /* Whether a process runs in a sandbox is read off its cgroup listing, never the environment. */
