@@ -17,6 +17,8 @@
 #define BROKER_BIN_NAME "bin"
 /* In `bin`: which command each executable scudo takes the place of is (broker/route.h). */
 #define BROKER_ROUTE_MAP_NAME ".routes"
+/* In the root: the project walk's cache (plan/git-dir-cache.h), out of every sandbox's reach. */
+#define GIT_DIR_CACHE_NAME "git-dirs"
 
 /* /run/user/UID/scudo. 0 or -ENOMEM. */
 static inline int plan_broker_root(uid_t uid, char **ret) {

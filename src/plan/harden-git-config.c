@@ -244,7 +244,7 @@ int harden_git_config(Plan *p, const HardenContext *ctx) {
          * a configuration left unread could be shown with its credentials. */
         _cleanup_free_ char *project = project_root(p, home) ? strdup(project_root(p, home)) : NULL;
         if (project) {
-                r = git_dirs_find(project, add_found, &nested, NULL);
+                r = git_dirs_find(project, ctx->git_dir_cache, add_found, &nested, NULL);
                 if (r < 0)
                         return r;
         }

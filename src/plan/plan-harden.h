@@ -68,6 +68,8 @@ typedef struct HardenContext {
         const char *bpfd_socket;        /* scudo-bpfd's socket when not SCUDO_BPFD_SOCKET, or NULL */
         const char *scudo_path;         /* scudo itself, canonical: bound where the sandbox
                                          * delegates, as the routing links lead to it; or NULL */
+        const char *git_dir_cache;      /* where the project walk's cache is (git-dir-cache.h):
+                                         * out of every sandbox's reach; or NULL, none */
 } HardenContext;
 
 /* The rule of plan-harden.h's 0b, applied before delegation is decided (the grants a broker

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "plan/broker-paths.h"
 #include "plan/git-dir-find.h"
 #include "plan/plan-create.h"
 #include "plan/plan-harden.h"
@@ -20,6 +21,7 @@
 #include "policy/policy-internal.h"
 #include "policy/policy.h"
 #include "util/env-util.h"
+#include "util/path-util.h"
 #include "util/strv.h"
 
 static bool watchdog = true;
@@ -40,9 +42,14 @@ static int engine_new(LuaEngine **ret) {
  * configuration are, and, for a plan that delegates, scudo itself (the routing links lead to
  * it). */
 static int harden(Plan *p, const Request *req) {
-        _cleanup_free_ char *scudo_path = NULL;
+        _cleanup_free_ char *scudo_path = NULL, *root = NULL, *cache = NULL;
         if (strv_length(p->delegate) > 0 && !(scudo_path = realpath("/proc/self/exe", NULL)))
                 return -errno;
+        /* The project walk's cache: below the brokers' root, which no sandbox reaches
+         * (broker-paths.h: denied in each one, refused to every grant; the one sandbox that
+         * delegates has a tmpfs of its own there). */
+        if (plan_broker_root(getuid(), &root) < 0 || !(cache = path_join(root, GIT_DIR_CACHE_NAME)))
+                return -ENOMEM;
         return plan_harden(p, &(HardenContext) {
                 .home = req->home,
                 .runtime_dir = req->runtime_dir,
@@ -55,6 +62,7 @@ static int harden(Plan *p, const Request *req) {
                  * tests): kept out of the sandbox like the default */
                 .bpfd_socket = secure_getenv("SCUDO_BPFD_SOCKET"),
                 .scudo_path = scudo_path,
+                .git_dir_cache = cache,
         });
 }
 
