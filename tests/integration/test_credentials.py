@@ -169,6 +169,73 @@ def test_vendored_repository_configuration_is_shown_less_its_token(tb, cred):
     assert tb.root("ls /run/user/%s/scudo 2>/dev/null | grep git-config- || true" % tb.uid).out.strip() == ""
 
 
+NESTED_TOKEN = "ghp_" + "N3st3dL8r" * 4 + "abcd"
+# More than the project walk's cache counts as "changed just now" (git-dir-cache.h: 2 s).
+RACY_WAIT = 3
+
+
+def cache_files(tb):
+    """The project walk's cache files, with their hashes, as root sees them from outside."""
+    r = tb.root("cd /run/user/%s/scudo/git-dirs 2>/dev/null && sha256sum * 2>/dev/null || true" % tb.uid)
+    return sorted(r.out.split("\n"))
+
+
+def test_repository_made_outside_between_runs_is_filtered_on_the_next(tb, cred):
+    # The walk of the project is cached between runs, and a directory it did not read again
+    # would hide a repository made there since. One made outside, deep down, in a directory
+    # whose mtime is then set back (as a command could, with utimensat): its token stays out.
+    deep = "src/a/b"
+    r = tb.dev("cd %s && mkdir -p %s && sleep %d && %s cred-tool.sh cat /dev/null; echo rc=$?"
+               % (cred, deep, RACY_WAIT, Q))
+    assert "rc=0" in r.out, r
+    first = cache_files(tb)
+    assert first != [""], "no cache of the walk written"
+    r = tb.dev("cd %s && %s cred-tool.sh cat /dev/null; echo rc=$?" % (cred, Q))
+    assert "rc=0" in r.out, r
+    # nothing changed: the second run read nothing again, and so wrote nothing
+    assert cache_files(tb) == first, "the cache of the walk was not used"
+    url = "https://user:%s@github.com/x/lib.git" % NESTED_TOKEN
+    r = tb.dev("cd %s && before=$(stat -c %%y %s) && git init -q %s/lib && git -C %s/lib remote add origin %s && "
+               "touch -d \"$before\" %s && stat -c %%y %s && echo \"$before\""
+               % (cred, deep, deep, deep, url, deep, deep))
+    assert r.rc == 0, r
+    now, before = r.out.strip().split("\n")
+    assert now == before, r     # the mtime is back where it was
+    r = tb.dev("cd %s && %s cred-tool.sh cat %s/lib/.git/config; echo rc=$?; %s cred-tool.sh git -C %s/lib "
+               "config --get-regexp '^remote'; echo rc=$?" % (cred, Q, deep, Q, deep))
+    assert r.out.count("rc=0") == 2, r
+    assert NESTED_TOKEN not in r.out and NESTED_TOKEN not in r.err, r
+    assert "repositoryformatversion = 0" in r.out and "remote.origin.fetch" in r.out, r
+
+
+def test_sandbox_cannot_alter_the_project_walk_cache(tb, cred):
+    # The cache decides which directories a run reads again: a sandbox that could write it
+    # would hide a repository from the next run. It is below /run/user/UID/scudo, which no
+    # sandbox reaches, even one granted the runtime directory.
+    r = tb.dev("cd %s && %s cred-tool.sh cat /dev/null; echo rc=$?" % (cred, Q))
+    assert "rc=0" in r.out, r
+    before = cache_files(tb)
+    assert before != [""], "no cache of the walk written"
+    run = "/run/user/%s" % tb.uid
+    # The attacks start in the home, which is no project: their runs write no cache of their own.
+    # each in a subshell: a redirection that fails ends a non-interactive sh
+    attack = ("for f in %s/scudo/git-dirs/*; do (echo x >> \"$f\") && echo wrote; (true > \"$f\") && "
+              "echo emptied; done; mv %s/scudo %s/moved && echo moved; mkdir -p %s/scudo/git-dirs && echo made; "
+              "(echo x > %s/probe) && echo probe-ok; rm -f %s/probe; echo done" % (run, run, run, run, run, run))
+    for grant in ([], ["--fs-write", run]):
+        r = tb.scudo(grant + ["sh", "-c", attack])
+        assert "done" in r.out, r
+        for what in ("wrote", "emptied", "moved"):
+            assert what not in r.out, (what, grant, r)
+        # granted, the runtime directory itself is writable: only scudo's own part is kept out
+        assert not grant or "probe-ok" in r.out, r
+        assert cache_files(tb) == before, (grant, r)
+    # a grant of the cache itself is refused
+    r = tb.scudo(["--fs-write", run + "/scudo/git-dirs", "true"])
+    assert r.rc == 125 and "no profile can grant" in r.err, r
+    assert cache_files(tb) == before
+
+
 def test_explain_names_what_an_allow_list_keeps_and_drops(tb, cred):
     r = tb.dev("cd %s && %s %s explain cred-tool.sh env" % (cred, env_args(SECRETS) + " " + env_args(KEPT), Q))
     assert r.rc == 0, r
