@@ -51,6 +51,10 @@ typedef struct GitDirCache GitDirCache;
 /* The cache of `root` (absolute) in `dir`: 0 and *ret, or -ENOENT (none), -EPERM (not the
  * user's, or open to others), -EBADMSG (corrupt, another version, another project), -ENOMEM. */
 int git_dir_cache_load(const char *dir, const char *root, GitDirCache **ret);
+/* The bytes of a cache file (data: malloc'd, 8-aligned, taken over whatever happens) for
+ * `root`, each field and record checked; the checksum too unless !verify (only for the fuzz
+ * target, which cannot make one). 0 and *ret, -EBADMSG or -ENOMEM. */
+int git_dir_cache_parse(const char *root, char *data, size_t size, bool verify, GitDirCache **ret);
 GitDirCache *git_dir_cache_free(GitDirCache *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(GitDirCache *, git_dir_cache_free);
 size_t git_dir_cache_count(const GitDirCache *c);
