@@ -173,12 +173,17 @@ static void drop_negatives(Shim *s) {
         free(names);
 }
 
-/* "Not found", kept by the kernel only where no caller could be given the name. */
-static void reply_not_found(fuse_req_t req, Shim *s, const char *name, bool never_listed) {
+/* "Not found", kept by the kernel only where no caller could be given the name: `never_listed`
+ * was decided in generation `gen`. A change meanwhile may have dropped the negative answers
+ * before this one reached the kernel: then it is dropped here, once the kernel has it (the
+ * kernel's lookup holds the directory, which the drop waits for). */
+static void reply_not_found(fuse_req_t req, Shim *s, const char *name, uint64_t gen, bool never_listed) {
         struct fuse_entry_param e = {};
         if (never_listed && s->watching && remember_negative(s, name))
                 e.entry_timeout = NEGATIVE_TTL;
         fuse_reply_entry(req, &e);
+        if (e.entry_timeout > 0 && shim_names_generation(s->names) != gen)
+                (void) fuse_lowlevel_notify_inval_entry(s->session, FUSE_ROOT_ID, name, strlen(name));
 }
 
 static bool inode_known(Shim *s, fuse_ino_t ino) {
@@ -263,8 +268,15 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
                 fuse_reply_entry(req, &e);
                 return;
         }
+        uint64_t gen = shim_names_generation(s->names);
         if (!shim_name_is_listable(name)) {
-                reply_not_found(req, s, name, true);
+                reply_not_found(req, s, name, gen, true);
+                return;
+        }
+        /* "Not found" for every caller: answered before the caller's directory is read, or its
+         * names made (the policy engine, the first time in a directory). */
+        if (shim_names_never_listed(s->names, name)) {
+                reply_not_found(req, s, name, gen, true);
                 return;
         }
         ShimList *list = NULL, *global = NULL;
@@ -273,7 +285,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
         shim_list_unref(list);
         shim_list_unref(global);
         if (!listed || !resolves_for(s, ctx->pid, name)) {
-                reply_not_found(req, s, name, !listed && shim_names_never_listed(s->names, name));
+                reply_not_found(req, s, name, gen, !listed && shim_names_never_listed(s->names, name));
                 return;
         }
         e.ino = intern(s, name);
