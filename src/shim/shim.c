@@ -31,10 +31,15 @@
  * project lists must not be seen from elsewhere, and a name not listed may be listed for the
  * next caller (another project): neither is kept. */
 #define ENTRY_TTL 1.0
+/* The directory's own attributes never change: kept, or the kernel (default_permissions) asks
+ * for them again at the first PATH search past the shim after each ENTRY_TTL. */
+#define ROOT_ATTR_TTL 3600.0
 /* A name no caller can be given (shim_names_never_listed()) is "not found" for everyone: the
  * kernel keeps that answer NEGATIVE_TTL, and each such name is remembered (NEGATIVE_MAX of them)
- * so that a change to the configuration or the trust store drops them all at once. */
-#define NEGATIVE_TTL 1.0
+ * so that a change to the configuration or the trust store drops them all at once. Nothing but
+ * such a change can make the name listed (an edited project file is not trusted any more), so
+ * the time only bounds what a lost drop would cost: as long as a directory's list lives. */
+#define NEGATIVE_TTL ((double) SHIM_LIST_TTL_USEC / 1e6)
 #define NEGATIVE_MAX 8192
 #define NEGATIVE_SLOTS (2 * NEGATIVE_MAX)
 
@@ -306,7 +311,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
                 return;
         }
         fill_attr(s, ino, &st);
-        fuse_reply_attr(req, &st, ino == FUSE_ROOT_ID ? ENTRY_TTL : 0);
+        fuse_reply_attr(req, &st, ino == FUSE_ROOT_ID ? ROOT_ATTR_TTL : 0);
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino) {
