@@ -106,6 +106,10 @@ void shim_names_changed(ShimNames *s) {
         atomic_fetch_add(&s->generation, 1);
 }
 
+uint64_t shim_names_generation(ShimNames *s) {
+        return atomic_load(&s->generation);
+}
+
 /* Reads the child's output until EOF, OUTPUT_MAX or the deadline. */
 static int read_output(int fd, uint64_t deadline, char **ret) {
         size_t size = 0, cap = 4096;
@@ -394,6 +398,8 @@ void shim_names_refresh_listable(ShimNames *s) {
         if (!l)
                 log_debug("shim: the names any caller could be given are not known: %s",
                           strerror(r < 0 ? -r : ENOMEM));
+        else
+                log_debug("shim: %zu name(s) any caller could be given", strv_length(l->names));
         pthread_mutex_lock(&s->lock);
         shim_list_unref(s->listable);
         s->listable = l;

@@ -30,6 +30,9 @@ void shim_names_free(ShimNames *s);
 /* Bumps the generation: every list is made again at its next use. Safe from any thread. */
 void shim_names_changed(ShimNames *s);
 
+/* The generation now: an answer given while it stays the same may be kept. */
+uint64_t shim_names_generation(ShimNames *s);
+
 /* The list for a caller in `cwd` (NULL: the global one), and the global list; both with a
  * reference the caller drops with shim_list_unref(). Never fails for want of a list: a failed
  * evaluation gives the global list (an empty one at worst). */

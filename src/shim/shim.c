@@ -31,10 +31,15 @@
  * project lists must not be seen from elsewhere, and a name not listed may be listed for the
  * next caller (another project): neither is kept. */
 #define ENTRY_TTL 1.0
+/* The directory's own attributes never change: kept, or the kernel (default_permissions) asks
+ * for them again at the first PATH search past the shim after each ENTRY_TTL. */
+#define ROOT_ATTR_TTL 3600.0
 /* A name no caller can be given (shim_names_never_listed()) is "not found" for everyone: the
  * kernel keeps that answer NEGATIVE_TTL, and each such name is remembered (NEGATIVE_MAX of them)
- * so that a change to the configuration or the trust store drops them all at once. */
-#define NEGATIVE_TTL 1.0
+ * so that a change to the configuration or the trust store drops them all at once. Nothing but
+ * such a change can make the name listed (an edited project file is not trusted any more), so
+ * the time only bounds what a lost drop would cost: as long as a directory's list lives. */
+#define NEGATIVE_TTL ((double) SHIM_LIST_TTL_USEC / 1e6)
 #define NEGATIVE_MAX 8192
 #define NEGATIVE_SLOTS (2 * NEGATIVE_MAX)
 
@@ -173,12 +178,17 @@ static void drop_negatives(Shim *s) {
         free(names);
 }
 
-/* "Not found", kept by the kernel only where no caller could be given the name. */
-static void reply_not_found(fuse_req_t req, Shim *s, const char *name, bool never_listed) {
+/* "Not found", kept by the kernel only where no caller could be given the name: `never_listed`
+ * was decided in generation `gen`. A change meanwhile may have dropped the negative answers
+ * before this one reached the kernel: then it is dropped here, once the kernel has it (the
+ * kernel's lookup holds the directory, which the drop waits for). */
+static void reply_not_found(fuse_req_t req, Shim *s, const char *name, uint64_t gen, bool never_listed) {
         struct fuse_entry_param e = {};
         if (never_listed && s->watching && remember_negative(s, name))
                 e.entry_timeout = NEGATIVE_TTL;
         fuse_reply_entry(req, &e);
+        if (e.entry_timeout > 0 && shim_names_generation(s->names) != gen)
+                (void) fuse_lowlevel_notify_inval_entry(s->session, FUSE_ROOT_ID, name, strlen(name));
 }
 
 static bool inode_known(Shim *s, fuse_ino_t ino) {
@@ -263,8 +273,15 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
                 fuse_reply_entry(req, &e);
                 return;
         }
+        uint64_t gen = shim_names_generation(s->names);
         if (!shim_name_is_listable(name)) {
-                reply_not_found(req, s, name, true);
+                reply_not_found(req, s, name, gen, true);
+                return;
+        }
+        /* "Not found" for every caller: answered before the caller's directory is read, or its
+         * names made (the policy engine, the first time in a directory). */
+        if (shim_names_never_listed(s->names, name)) {
+                reply_not_found(req, s, name, gen, true);
                 return;
         }
         ShimList *list = NULL, *global = NULL;
@@ -273,7 +290,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
         shim_list_unref(list);
         shim_list_unref(global);
         if (!listed || !resolves_for(s, ctx->pid, name)) {
-                reply_not_found(req, s, name, !listed && shim_names_never_listed(s->names, name));
+                reply_not_found(req, s, name, gen, !listed && shim_names_never_listed(s->names, name));
                 return;
         }
         e.ino = intern(s, name);
@@ -294,7 +311,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
                 return;
         }
         fill_attr(s, ino, &st);
-        fuse_reply_attr(req, &st, ino == FUSE_ROOT_ID ? ENTRY_TTL : 0);
+        fuse_reply_attr(req, &st, ino == FUSE_ROOT_ID ? ROOT_ATTR_TTL : 0);
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino) {

@@ -163,6 +163,48 @@ def test_project_name_confined_right_after_another_callers_miss(tb, shim, tool, 
     assert "tool-ran q" in r.out and "TOOL-READ-SECRET" not in r.out and secret_intact(tb, i), r
 
 
+def test_name_no_caller_is_given_answered_without_the_callers_directory(tb, shim, tool, work):
+    """A name no caller is given (docs/shim.md, "Caching") is "not found" wherever the caller
+    is: answered before the caller's directory is read, so a lookup from a directory the shim
+    has not seen makes no list for it (the policy engine, in a process of its own). A shim of
+    the test's own says, with -v, whose names it makes. Stopped, it leaves no mount, no process
+    and, in its directory, only the links to scudo that stand in for it (docs/shim.md, "When
+    the shim dies")."""
+    name, bindir, i = tool
+    add_profile(tb, i, name)
+    mnt = "/run/user/%s/shim-test-%s" % (tb.uid, i)
+    log = "%s/shim.log" % work
+    r = tb.dev("(setsid %s shim -v --mountpoint %s </dev/null >/dev/null 2>%s & echo $! > %s/shim.pid)"
+               % (Q, mnt, log, work))
+    assert r.rc == 0, r
+    pid = tb.dev("cat %s/shim.pid" % work).out.strip()
+    try:
+        assert wait_for(lambda: tb.dev("grep -q ' %s fuse' /proc/mounts" % mnt).rc == 0, timeout=10), \
+            tb.dev("cat %s" % log)
+        # the names any caller could be given are made in a thread of their own, after the mount
+        assert wait_for(lambda: tb.dev("grep -q 'any caller could be given$' %s" % log).rc == 0,
+                        timeout=30), tb.dev("cat %s" % log)
+        path = "%s:%s:/usr/local/bin:/usr/bin:/bin" % (mnt, bindir)
+        fresh = "%s/fresh" % work
+        assert tb.dev("mkdir -p %s" % fresh).rc == 0
+        made = "for '%s'" % fresh
+        assert listed(tb, mnt, "ls", cwd=fresh, path=path) in ("/usr/bin/ls", "/bin/ls")
+        assert made not in tb.dev("cat %s" % log).out, tb.dev("cat %s" % log)
+        # a name some caller is given: the caller's directory decides, its names are made
+        assert listed(tb, mnt, name, cwd=fresh, path=path) == "%s/%s" % (mnt, name)
+        assert made in tb.dev("cat %s" % log).out, tb.dev("cat %s" % log)
+    finally:
+        tb.dev("kill %s" % pid)
+    assert wait_for(lambda: tb.dev("kill -0 %s 2>/dev/null" % pid).rc != 0, timeout=10)
+    assert wait_for(lambda: tb.dev("grep -q ' %s fuse' /proc/mounts" % mnt).rc != 0, timeout=10)
+    assert tb.root("pgrep -u dev -f '__shim-names' || true").out.strip() == ""
+    links = tb.dev("cd %s && for f in * .[!.]*; do [ -e \"$f\" ] || [ -L \"$f\" ] || continue; "
+                   "echo \"$f $(readlink \"$f\")\"; done" % mnt).out.split("\n")
+    assert "%s %s" % (name, SCUDO) in links, links
+    assert all(ln.split(" ")[1:] == [SCUDO] for ln in links if ln), links
+    tb.dev("rm -rf %s" % mnt)
+
+
 def test_make_through_shim(tb, shim, tool, work):
     _, _, i = tool
     if tb.dev("command -v make").rc != 0:
