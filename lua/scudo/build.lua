@@ -12,6 +12,8 @@ local schema = require("scudo.schema")
 local M = {}
 
 local ACCESS, KEY = schema.FS_ACCESS, schema.FS_KEY
+-- What a grant's create makes, in words.
+local CREATE_AS = { dir = "a directory", file = "a file", json = "a file holding {}" }
 
 -- Paths are keyed as written, cleaned: "//" and "/./" collapsed, a trailing "/" or "/."
 -- dropped; ".." is left for C, which applies it where the kernel would (after a symlink, not
@@ -98,8 +100,8 @@ function Builder:derived_write_refused(c)
     return nil
 end
 
--- Adds a path entry; a later entry for the same path replaces the earlier one. create: "dir"
--- or "file" for a grant made when missing (plan-create.c checks where).
+-- Adds a path entry; a later entry for the same path replaces the earlier one. create: "dir",
+-- "file" or "json" for a grant made when missing (plan-create.c checks where).
 --
 -- Hooks see the plan without the value of any variable the command does not get (a path
 -- written "/x/${env:SECRET}", SECRET denied): such an entry is in their view as written,
@@ -139,12 +141,12 @@ function Builder:add_path(access, raw, origin, base, create)
         return
     end
     local old = self.paths[c]
-    -- One path made as a directory by one entry and as a file by another: neither can be
-    -- right, and which came later says nothing about which is.
+    -- One path made as a directory by one entry and as a file by another (or empty by one and
+    -- holding "{}" by another): neither can be right, and which came later says nothing about
+    -- which is.
     if old and create and old.create and old.create ~= create then
-        util.fail("%s: %s: %s is to be created as a %s, but %s creates it as a %s", origin, key, c,
-            create == "dir" and "directory" or "file", old.create_origin,
-            old.create == "dir" and "directory" or "file")
+        util.fail("%s: %s: %s is to be created as %s, but %s creates it as %s", origin, key, c,
+            CREATE_AS[create], old.create_origin, CREATE_AS[old.create])
     end
     -- The same entry again (two profiles extending one base) keeps either's create; a later
     -- entry of another kind replaces the earlier one, its create with it.

@@ -95,6 +95,8 @@ local function executable_target(path)
     return nil
 end
 
+local CREATE_NOTE = { dir = "directory", file = "file", json = "file holding {}" }
+
 -- A grant made when missing: whether a run would make it ("exists" or "would be created"; nil
 -- for an entry made for every run, or never). explain and --dry-run make nothing; this is where
 -- both learn what a run would.
@@ -273,7 +275,7 @@ local function text(d)
         if p.create == "placeholder" then
             note = note .. " (an empty directory made for the run, removed after it)"
         elseif p.create then
-            note = note .. (" (%s created when missing: %s)"):format(p.create == "dir" and "directory" or "file",
+            note = note .. (" (%s created when missing: %s)"):format(CREATE_NOTE[p.create] or p.create,
                 p.created)
         end
         local origin = p.reason and ("%s (%s)"):format(p.origin, p.reason) or p.origin
@@ -444,8 +446,6 @@ local function text(d)
 end
 
 -- ---- the plan a run gets (--dry-run) ----
-
-local CREATE_NOTE = { dir = "directory", file = "file" }
 
 -- h: the hardened plan (policy.c, push_hardening): a line per thing the run gets, in the
 -- words of the unit and the profiles (`filesystem.ACCESS: PATH   (ORIGIN)`), for scripts too.

@@ -314,11 +314,11 @@ local function known_keys(r, t, known, where, origin)
     end
 end
 
--- A grant made when missing (filesystem.write and .read): { path = "...", create = "dir" or
--- "file" }. Returns the path and the kind, or nil after reporting what is wrong. Where it may
--- be made is C's to check (plan-create.c); two kinds for one path, build.lua's.
+-- A grant made when missing (filesystem.write and .read): { path = "...", create = "dir",
+-- "file" or "json" }. Returns the path and the kind, or nil after reporting what is wrong.
+-- Where it may be made is C's to check (plan-create.c); two kinds for one path, build.lua's.
 local GRANT_KEYS = { "path", "create" }
-local CREATE_KINDS = { "dir", "file" }
+local CREATE_KINDS = { "dir", "file", "json" }
 
 local function grant_item(r, x, origin, what)
     known_keys(r, x, GRANT_KEYS, what .. ".", origin)
@@ -329,8 +329,8 @@ local function grant_item(r, x, origin, what)
         return nil
     end
     if create == nil then
-        r:error(origin, "%s: { path = \"%s\" } without create: write the path alone, or add create = \"dir\" "
-            .. "or \"file\"", what, path)
+        r:error(origin, "%s: { path = \"%s\" } without create: write the path alone, or add create = \"dir\", "
+            .. "\"file\" or \"json\"", what, path)
         return nil
     end
     if not check_value(r, CREATE_KINDS, create, origin, what .. ": create") then

@@ -52,6 +52,11 @@ struct Broker {
         char **environ;                 /* what the broker was started with, for each request */
         Child children[BROKER_RUNNING_MAX];
         unsigned n_children;
+        /* The next request's scudo, started ahead (start_spare()): its start is off the path of
+         * the request it serves. spare_fd: the broker's end of the socket it is handed the
+         * connection on. */
+        Child spare;
+        int spare_fd;
 };
 
 void broker_dir_remove(const char *dir) {
@@ -78,9 +83,31 @@ static void child_forget(Broker *b, Child *c) {
         b->children[b->n_children] = (Child) { .pidfd = -EBADF };
 }
 
+static void spare_forget(Broker *b) {
+        b->spare.source = sd_event_source_disable_unref(b->spare.source);
+        b->spare.pidfd = safe_close(b->spare.pidfd);
+        b->spare.pid = 0;
+        b->spare_fd = safe_close(b->spare_fd);
+}
+
+/* A spare that is not there any more (it fails before its request comes) is not waited for. */
+static void spare_end(Broker *b) {
+        if (b->spare.pid > 0) {
+                /* (not reaped yet, so the pid is still this child's) */
+                (void) kill(b->spare.pid, SIGKILL);
+                (void) waitpid(b->spare.pid, NULL, 0);
+        }
+        spare_forget(b);
+}
+
 static int on_child_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Broker *b = userdata;
 
+        if (b->spare.pid > 0 && b->spare.pidfd == fd) {
+                (void) waitpid(b->spare.pid, NULL, WNOHANG);
+                spare_forget(b);
+                return 0;
+        }
         for (unsigned i = 0; i < b->n_children; i++)
                 if (b->children[i].pidfd == fd) {
                         (void) waitpid(b->children[i].pid, NULL, WNOHANG);
@@ -117,28 +144,79 @@ _noreturn_ static void exec_request(Broker *b, int conn, char *const *argv) {
         _exit(EXIT_FAILURE);
 }
 
-static int start_request(Broker *b, int conn) {
+/* Starts the scudo that serves the next request, before there is one: what a process start
+ * costs (fork, exec, the dynamic linker, reading the context) is then paid while the broker
+ * waits, not by the request. It gets the connection when one comes (hand_over()), on a socket
+ * of its own (BROKER_CONNECTION_FD), and ends when that socket does. */
+static int start_spare(Broker *b) {
         static char *const argv[] = { (char *) "scudo", (char *) "__broker-request", NULL };
+        int sv[2];
 
-        pid_t pid = fork();
-        if (pid < 0)
+        if (b->spare.pid > 0)
+                return 0;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
                 return negative_errno();
+        pid_t pid = fork();
+        if (pid < 0) {
+                int r = negative_errno();
+                safe_close(sv[0]);
+                safe_close(sv[1]);
+                return r;
+        }
         if (pid == 0)
-                exec_request(b, conn, argv);
-
-        Child *c = &b->children[b->n_children];
-        *c = (Child) { .pid = pid, .pidfd = -EBADF };
-        c->pidfd = (int) pidfd_open(pid, 0);
-        if (c->pidfd < 0 ||
-            sd_event_add_io(b->event, &c->source, c->pidfd, EPOLLIN, on_child_exit, b) < 0) {
+                exec_request(b, sv[1], argv);
+        safe_close(sv[1]);
+        b->spare = (Child) { .pid = pid, .pidfd = (int) pidfd_open(pid, 0) };
+        b->spare_fd = sv[0];
+        if (b->spare.pidfd < 0 ||
+            sd_event_add_io(b->event, &b->spare.source, b->spare.pidfd, EPOLLIN, on_child_exit, b) < 0) {
                 /* Unwatched, it would outlive the sandbox's end unseen: not started. */
-                (void) kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
-                safe_close(c->pidfd);
-                *c = (Child) { .pidfd = -EBADF };
+                spare_end(b);
                 return -ENOMEM;
         }
-        b->n_children++;
+        return 0;
+}
+
+/* The connection, to the spare, which becomes the scudo serving it. */
+static int hand_over(Broker *b, int conn) {
+        union {
+                struct cmsghdr h;
+                uint8_t buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        struct iovec iov = { .iov_base = (char[]) { 'C' }, .iov_len = 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                             .msg_controllen = sizeof(control.buf) };
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &conn, sizeof(int));
+        if (sendmsg(b->spare_fd, &mh, MSG_NOSIGNAL) < 0)
+                return negative_errno();
+        b->children[b->n_children++] = b->spare;
+        b->spare = (Child) { .pidfd = -EBADF };
+        b->spare_fd = safe_close(b->spare_fd);
+        return 0;
+}
+
+static int start_request(Broker *b, int conn) {
+        int r = start_spare(b);
+        if (r >= 0)
+                r = hand_over(b, conn);
+        if (r < 0 && b->spare.pid > 0) {
+                /* A spare gone since (it ended on its own): once more, with one started now. */
+                spare_end(b);
+                r = start_spare(b);
+                if (r >= 0)
+                        r = hand_over(b, conn);
+        }
+        if (r < 0)
+                return r;
+        /* The next one's, while this one is served: not fatal, the next request starts it. */
+        r = start_spare(b);
+        if (r < 0)
+                log_debug("Cannot start the scudo for the next delegated request ahead: %s", strerror(-r));
         return 0;
 }
 
@@ -260,6 +338,8 @@ int broker_start(const Plan *plan, const char *unit, sd_event *event, ReportFeed
                 .context_fd = -EBADF,
                 .report_read = -EBADF,
                 .report_write = -EBADF,
+                .spare = { .pidfd = -EBADF },
+                .spare_fd = -EBADF,
         };
         for (unsigned i = 0; i < BROKER_RUNNING_MAX; i++)
                 b->children[i].pidfd = -EBADF;
@@ -318,6 +398,9 @@ int broker_start(const Plan *plan, const char *unit, sd_event *event, ReportFeed
         r = listen_on(b);
         if (r < 0)
                 return log_error_errno(r, "Cannot listen on the broker's socket %s: %m", b->socket);
+        r = start_spare(b);
+        if (r < 0)
+                log_debug("Cannot start the scudo for the first delegated request ahead: %s", strerror(-r));
 
         char names[256] = "";
         STRV_FOREACH(n, plan->delegate) {
@@ -351,6 +434,8 @@ void broker_stop(Broker *b, uint64_t timeout_usec) {
         b->listen_fd = safe_close(b->listen_fd);
         if (b->dir)
                 broker_dir_remove(b->dir);
+        /* It serves nothing yet: nothing of its own to stop. */
+        spare_end(b);
 
         uint64_t deadline = now_usec() + timeout_usec;
         while (b->n_children > 0 && now_usec() < deadline)

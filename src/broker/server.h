@@ -11,13 +11,15 @@
  * read-only at /run/user/UID/scudo/broker and /run/user/UID/scudo/bin; in every other sandbox
  * /run/user/UID/scudo is inaccessible (unit-build.c), so none reaches another's broker.
  *
- * For each connection the broker starts scudo again (`scudo __broker-request`, with the
- * connection, the context of context.h and a report pipe as its only fds, in a session of its
- * own), which checks who asks and what, and runs the command like any other invocation
- * (src/cli/verb-delegated.c). The broker itself reads nothing from the connection. It reports
- * what each of them decided through the run's report feed (log.target, or --tui's context
- * area). When the sandbox ends, it accepts no more, and the scudos it started stop their
- * units: their callers are gone with the sandbox (see broker_stop()). */
+ * For each connection the broker hands the connection to a scudo it started ahead
+ * (`scudo __broker-request`, with the socket the connection comes on, the context of
+ * context.h and a report pipe as its only fds, in a session of its own; the next one starts
+ * at once), which checks who asks and what, and runs the command like any other
+ * invocation (src/cli/verb-delegated.c). The broker itself reads nothing from the
+ * connection. It reports what each of them decided through the run's report feed
+ * (log.target, or --tui's context area). When the sandbox ends, it accepts no more, and the
+ * scudos it started stop their units: their callers are gone with the sandbox (see
+ * broker_stop()). */
 
 #include <stdint.h>
 #include <systemd/sd-event.h>

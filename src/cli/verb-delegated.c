@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* `scudo __broker-request`: one request to a sandbox's broker, served outside that sandbox.
  *
- * The broker (src/broker/server.c) starts this for each connection, with exactly three fds
- * besides /dev/null on 0..2: the connection (BROKER_CONNECTION_FD), what it knows of the
- * sandbox (BROKER_CONTEXT_FD, a sealed memfd) and its report pipe (BROKER_REPORT_FD). From
+ * The broker (src/broker/server.c) starts this ahead of each connection, with exactly three
+ * fds besides /dev/null on 0..2: the socket it hands the connection over on, which becomes
+ * BROKER_CONNECTION_FD, what it knows of the sandbox (BROKER_CONTEXT_FD, a sealed memfd) and
+ * its report pipe (BROKER_REPORT_FD). From
  * there on this is a run like one from a terminal: the caller's three streams become this
  * process's, its directory this process's, and the request goes the same Request → Plan →
  * unit way, with Request.delegation set so that the plan goes through the delegation step
@@ -122,6 +123,34 @@ static bool context_is_sealed(int fd) {
                                      (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
 }
 
+/* Started ahead, this waits for its connection: one fd on BROKER_CONNECTION_FD, which then
+ * takes that fd's place. 1 with it in place, 0 when the broker ended first (nothing to serve,
+ * nothing to say), or -errno. */
+static int receive_connection(void) {
+        uint8_t byte;
+        int fd = -EBADF;
+        size_t n = 0;
+
+        ssize_t k;
+        do
+                k = broker_receive(BROKER_CONNECTION_FD, &byte, sizeof(byte), &fd, 1, &n);
+        while (k == -EINTR);
+        if (k == 0)
+                return 0;
+        if (k < 0 || n != 1 || k != 1) {
+                if (n == 1)
+                        safe_close(fd);
+                return k < 0 ? (int) k : -EBADMSG;
+        }
+        if (dup2(fd, BROKER_CONNECTION_FD) < 0) {
+                int r = negative_errno();
+                safe_close(fd);
+                return r;
+        }
+        safe_close(fd);
+        return 1;
+}
+
 int verb_broker_request(int argc, char **argv) {
         _cleanup_(broker_context_done) BrokerContext ctx = {};
         _cleanup_(broker_peer_done) BrokerPeer peer = { .pidfd = -EBADF };
@@ -147,6 +176,11 @@ int verb_broker_request(int argc, char **argv) {
                         "__broker-request is the delegation broker's, and is not run by hand");
         r = broker_context_read(BROKER_CONTEXT_FD, &ctx);
         (void) close(BROKER_CONTEXT_FD);
+        int got = receive_connection();
+        if (got == 0)
+                return 0;
+        if (got < 0)
+                return log_error_errno(got, "Cannot receive the connection from the broker: %m");
         if (r < 0) {
                 (void) broker_send(conn, BROKER_MSG_EXIT, EXIT_SCUDO_SETUP);
                 return log_error_errno(r, "Cannot read what the broker knows of its sandbox: %m");

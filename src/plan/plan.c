@@ -19,6 +19,7 @@ static const char * const path_create_table[_PATH_CREATE_MAX] = {
         [PATH_CREATE_NONE] = "none",
         [PATH_CREATE_DIR] = "dir",
         [PATH_CREATE_FILE] = "file",
+        [PATH_CREATE_JSON] = "json",
         [PATH_CREATE_PLACEHOLDER] = "placeholder",
 };
 

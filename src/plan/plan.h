@@ -37,14 +37,16 @@ typedef enum PathAccess {
 const char *path_access_to_string(PathAccess a);
 PathAccess path_access_from_string(const char *s);
 
-/* What a grant makes when its path is missing (plan-create.h): nothing, a directory (0700) or
- * an empty file (0600), owned by the user, just before the unit starts. The hardening step
+/* What a grant makes when its path is missing (plan-create.h): nothing, a directory (0700), an
+ * empty file (0600) or one holding "{}" (0600: the state of tools that take an empty file for
+ * a corrupt one), owned by the user, just before the unit starts. The hardening step
  * alone asks for a placeholder: an empty .git made for the run and removed after it
  * (git/git-guard.h); no profile can. */
 typedef enum PathCreate {
         PATH_CREATE_NONE,
         PATH_CREATE_DIR,
         PATH_CREATE_FILE,
+        PATH_CREATE_JSON,
         PATH_CREATE_PLACEHOLDER,
         _PATH_CREATE_MAX,
         _PATH_CREATE_INVALID = -EINVAL,

@@ -286,9 +286,14 @@ static int start_bus_proxy(RunContext *c, BusProxy *proxy, BusKind kind, const P
 static int create_missing_paths(const Plan *plan) {
         for (size_t i = 0; i < plan->n_paths; i++) {
                 const PlanPath *e = &plan->paths[i];
-                if (e->create != PATH_CREATE_DIR && e->create != PATH_CREATE_FILE)
+                int r;
+                if (e->create == PATH_CREATE_DIR || e->create == PATH_CREATE_FILE)
+                        r = path_create_no_symlinks(e->path, e->create == PATH_CREATE_DIR);
+                else if (e->create == PATH_CREATE_JSON)
+                        /* what a tool that keeps its state as JSON reads as "nothing yet" */
+                        r = path_create_file_holding(e->path, "{}\n");
+                else
                         continue;       /* a placeholder is the git guard's */
-                int r = path_create_no_symlinks(e->path, e->create == PATH_CREATE_DIR);
                 if (r == -ELOOP)
                         return log_error_errno(r,
                                                "%s: %s is to be created when missing, but a symlink is in "

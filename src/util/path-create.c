@@ -59,15 +59,35 @@ static int open_or_make_dir(int dfd, const char *name, bool *made) {
         return -EEXIST;
 }
 
-/* dfd's file `name`, made empty (0600) when nothing is there: 1 made, 0 there already (any
- * kind of file but a symlink), or -errno. */
-static int make_file(int dfd, const char *name) {
+/* The whole of `content` to fd: 0 or -errno. */
+static int write_all(int fd, const char *content) {
+        size_t left = strlen(content);
+        while (left > 0) {
+                ssize_t k = write(fd, content, left);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return k < 0 ? negative_errno() : -EIO;
+                content += k;
+                left -= (size_t) k;
+        }
+        return 0;
+}
+
+/* dfd's file `name`, made (0600) holding `content` (NULL: empty) when nothing is there: 1
+ * made, 0 there already (any kind of file but a symlink), or -errno. */
+static int make_file(int dfd, const char *name, const char *content) {
         struct stat st;
         /* O_EXCL: an existing name, a symlink included, is never opened through. */
         int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
         if (fd >= 0) {
                 int r = fchmod(fd, 0600) < 0 ? negative_errno() : 1;
+                if (r > 0 && content)
+                        r = write_all(fd, content) ?: 1;
                 (void) close(fd);
+                /* Half written, it would be the corrupt file the content is there to avoid. */
+                if (r < 0)
+                        (void) unlinkat(dfd, name, 0);
                 return r;
         }
         if (errno != EEXIST)
@@ -77,7 +97,7 @@ static int make_file(int dfd, const char *name) {
         return S_ISLNK(st.st_mode) ? -ELOOP : 0;
 }
 
-int path_create_no_symlinks(const char *path, bool directory) {
+static int create_walk(const char *path, bool directory, const char *content) {
         if (!path_is_lexically_clean(path) || streq(path, "/"))
                 return -EINVAL;
 
@@ -95,7 +115,7 @@ int path_create_no_symlinks(const char *path, bool directory) {
                 memcpy(name, p, len);
                 name[len] = 0;
                 if (!slash && !directory)
-                        return make_file(dfd, name);
+                        return make_file(dfd, name, content);
                 if (!slash) {
                         /* The end: a symlink is refused, anything else that is there is left as
                          * it is (the grant binds what it finds). */
@@ -114,4 +134,12 @@ int path_create_no_symlinks(const char *path, bool directory) {
                         return made ? 1 : 0;
                 p = slash + 1;
         }
+}
+
+int path_create_no_symlinks(const char *path, bool directory) {
+        return create_walk(path, directory, NULL);
+}
+
+int path_create_file_holding(const char *path, const char *content) {
+        return create_walk(path, false, content);
 }

@@ -17,3 +17,6 @@
  * that is not a directory -ENOTDIR. Returns 1 when it made the path itself, 0 when the path
  * was there, or -errno. */
 int path_create_no_symlinks(const char *path, bool directory);
+
+/* The same for a file made holding `content`: a file half written is removed again. */
+int path_create_file_holding(const char *path, const char *content);

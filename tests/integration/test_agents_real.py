@@ -210,8 +210,9 @@ def test_claude_code(tb, claude, scene):
     port = scene["port"]
     user_config(tb, '[claude]\nnetwork.allow = ["127.0.0.1:%d"]\nenv.ANTHROPIC_BASE_URL = "http://127.0.0.1:%d"\n'
                 % (port, port))
-    # Claude's settings file, as the first login outside leaves it: granted only where it exists
-    assert tb.dev("echo '{}' > ~/.claude.json").rc == 0
+    # No ~/.claude.json (the scene removed it): the profile makes it, holding {}, which Claude
+    # takes for "nothing yet" (an empty file it rejects as corrupt)
+    assert tb.dev("test -e ~/.claude.json").rc != 0
     # -p: no terminal, one prompt; the sandbox is what holds it back, not Claude's permissions
     run = tb.dev("cd %s && ANTHROPIC_API_KEY=sk-ant-test-fake %s claude -p 'do the steps'"
                  " --dangerously-skip-permissions </dev/null" % (scene["work"], Q), timeout=300)
@@ -228,8 +229,11 @@ def test_claude_code(tb, claude, scene):
                     content = "".join(x.get("text", "") for x in content)
                 results[c["tool_use_id"]] = content
     check_scene(tb, scene, [results.get("toolu_fake_%d" % i, "") for i in range(len(COMMANDS))], run)
-    # its state is kept for the next run: the settings file and ~/.claude, made by scudo
-    assert "firstStartTime" in tb.root("cat /home/dev/.claude.json").out
+    # its state is kept for the next run: the settings file and ~/.claude, made by scudo, and
+    # what Claude wrote in the sandbox is in the real file, read from outside
+    state = json.loads(tb.root("cat /home/dev/.claude.json").out)
+    assert "firstStartTime" in state, state
+    assert tb.root("stat -c %U:%a /home/dev/.claude.json").out.strip() == "dev:600"
     assert tb.root("test -d /home/dev/.claude/projects").rc == 0
 
 

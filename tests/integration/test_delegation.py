@@ -253,6 +253,9 @@ def test_scudo_killed_leaves_nothing(tb, deleg):
     assert wait_for(lambda: not tb.user_units("scudo-*"), 10), tb.user_units("scudo-*")
     assert wait_for(lambda: broker_root_entries(tb) == [], 5)
     assert not tb.scudo_cgroups()
+    # the request's scudo the broker had started ahead ends with it, having served nothing
+    spare = lambda: tb.root("pgrep -a -u dev -f __broker-request").out.strip()
+    assert wait_for(lambda: spare() == "", 5), spare()
 
 
 def test_nothing_left_after_100_delegated_runs(tb, deleg):

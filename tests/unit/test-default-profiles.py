@@ -96,7 +96,7 @@ TABLE = {
     "cmake": (["cmake", "-B", "sub"], {"${arg_directory}": "w"}, [], True, {}),
     "git-remote": (["git", "-C", "sub", "push"], {"~/.ssh/known_hosts": "r", "~/.ssh/config": "r"}, [],
                    False, {}),
-    "claude": (["claude"], {"~/.claude": "w+dir", "~/.claude.json": "w", "~/.local/bin": "r"},
+    "claude": (["claude"], {"~/.claude": "w+dir", "~/.claude.json": "w+json", "~/.local/bin": "r"},
                ["api.anthropic.com:443"], False, {"delegates": "npm", "allow_env": "ANTHROPIC_API_KEY"}),
     "opencode": (["opencode"], {"${XDG_CONFIG_HOME}/opencode": "w+dir", "${XDG_DATA_HOME}/opencode": "w+dir",
                                 "${XDG_STATE_HOME}/opencode": "w+dir", "${XDG_CACHE_HOME}/opencode": "w+dir"},

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Grants that create what they grant: the profile syntax and its errors, what
  * plan_create_check() refuses (outside the home and runtime directories, through a symlink),
- * that resolving and explaining make nothing, and path_create_no_symlinks(), which the runner
- * makes them with. */
+ * that resolving and explaining make nothing, and path_create_no_symlinks() and
+ * path_create_file_holding(), which the runner makes them with. */
 #include <sys/stat.h>
 
 #include "plan/plan-create.h"
@@ -27,13 +27,17 @@ static void test_profile_syntax(void) {
 
         int k = resolve_with("[t]\nmatch = [\"tool\"]\nfilesystem.write = [\"~/plain\", "
                              "{ path = \"~/.cache/tool\", create = \"dir\" }]\n"
-                             "filesystem.read = [{ path = \"~/.toolrc\", create = \"file\" }]\n", &p, &err);
+                             "filesystem.read = [{ path = \"~/.toolrc\", create = \"file\" }, "
+                             "{ path = \"~/.tool.json\", create = \"json\" }]\n", &p, &err);
         TAP_CHECK(k >= 0, "write and read entries may be { path, create } tables (%s)", err ?: "");
         const PlanPath *e = k >= 0 ? pt_find_path(p, "home/.cache/tool") : NULL;
         TAP_CHECK(e && e->access == PATH_ACCESS_WRITE && e->create == PATH_CREATE_DIR,
                   "a directory to create");
         e = k >= 0 ? pt_find_path(p, "home/.toolrc") : NULL;
         TAP_CHECK(e && e->access == PATH_ACCESS_READ && e->create == PATH_CREATE_FILE, "a file to create");
+        e = k >= 0 ? pt_find_path(p, "home/.tool.json") : NULL;
+        TAP_CHECK(e && e->access == PATH_ACCESS_READ && e->create == PATH_CREATE_JSON,
+                  "a file holding {} to create");
         e = k >= 0 ? pt_find_path(p, "home/plain") : NULL;
         TAP_CHECK(e && e->create == PATH_CREATE_NONE, "a plain entry creates nothing");
         TAP_CHECK(!exists("home/.cache") && !exists("home/.toolrc"), "resolving the plan made nothing");
@@ -48,9 +52,11 @@ static void test_profile_syntax(void) {
         k = policy_explain(&r, false, &text, &err);
         TAP_CHECK(k >= 0 && text && strstr(text, "(directory created when missing: would be created)") &&
                           strstr(text, "(file created when missing: would be created)") &&
+                          strstr(text, "(file holding {} created when missing: would be created)") &&
                           strstr(text, "plan: valid"),
                   "explain shows what a run would create");
-        TAP_CHECK(!exists("home/.cache") && !exists("home/.toolrc"), "explaining made nothing");
+        TAP_CHECK(!exists("home/.cache") && !exists("home/.toolrc") && !exists("home/.tool.json"),
+                  "explaining made nothing");
         free(text);
         free(err);
         request_done(&r);
@@ -190,6 +196,22 @@ static void test_create(void) {
                           mode_of("mk/a/f") == (S_IFREG | 0600),
                   "made a file, 0600");
         TAP_CHECK(path_create_no_symlinks(pt_path("mk/a/f"), false) == 0, "a file there already: 0");
+        char buf[8] = "";
+        FILE *f = NULL;
+        TAP_CHECK(path_create_file_holding(pt_path("mk/j/state.json"), "{}\n") == 1 &&
+                          mode_of("mk/j/state.json") == (S_IFREG | 0600) &&
+                          (f = fopen(pt_path("mk/j/state.json"), "re")) && fread(buf, 1, 7, f) == 3 &&
+                          streq(buf, "{}\n"),
+                  "made a file holding its content, 0600 (%s)", buf);
+        if (f)
+                fclose(f);
+        pt_write("mk/j/kept.json", "{\"a\": 1}");
+        TAP_CHECK(path_create_file_holding(pt_path("mk/j/kept.json"), "{}\n") == 0 &&
+                          (f = fopen(pt_path("mk/j/kept.json"), "re")) && fread(buf, 1, 7, f) == 7 &&
+                          !memcmp(buf, "{\"a\": 1}", 7),
+                  "a file there already is left as it is");
+        if (f)
+                fclose(f);
         (void) umask(022);
         pt_mkdir("mk/open");
         (void) chmod(pt_path("mk/open"), 0755);
@@ -203,7 +225,9 @@ static void test_create(void) {
         (void) symlink(pt_path("elsewhere"), pt_path("mk/link"));
         TAP_CHECK(path_create_no_symlinks(pt_path("mk/link/x/y"), true) == -ELOOP,
                   "a symlink on the way: ELOOP");
-        TAP_CHECK(path_create_no_symlinks(pt_path("mk/link/f"), false) == -ELOOP, "for a file too");
+        TAP_CHECK(path_create_no_symlinks(pt_path("mk/link/f"), false) == -ELOOP &&
+                          path_create_file_holding(pt_path("mk/link/g.json"), "{}\n") == -ELOOP,
+                  "for a file too");
         TAP_CHECK(path_create_no_symlinks(pt_path("mk/link"), true) == -ELOOP,
                   "a symlink at the end: ELOOP");
         (void) symlink(pt_path("elsewhere/target"), pt_path("mk/dangling"));
