@@ -37,6 +37,7 @@ Options:
                      a service manager starts for them (for scudo: `--property CPUAffinity=`)
   --before NAME=CMD  a shell command run before each run of NAME, not timed (`rm -f *.o`; a
                      program left running in the background, stopped by --after); NAME `*`: all
+                     those without one of their own
   --after NAME=CMD   the same, after each run of NAME
   --inner            the command prints a time in microseconds as its last line (the work alone,
                      timed inside a sandbox): those are kept and compared too, as "inner"
