@@ -6,9 +6,9 @@
  *
  * It runs for every system call of the machine, so it gives up as early as it can: on success
  * (but of chdir and fchdir, see below) or any error but ENOENT, EACCES, EPERM and EROFS (one
- * compare); on a call that takes no path (a switch); on a process in no watched cgroup (a few
- * map lookups). Only then is the path read, from the caller's memory as it is at the call's
- * exit.
+ * compare); on a call that takes no path (a switch); on a process in no watched cgroup (a bit
+ * of watched_bits per cgroup above it, no map lookup unless one is set). Only then is the path
+ * read, from the caller's memory as it is at the call's exit.
  *
  * Then it keeps the candidates (when the watch has prefixes): a failed call on a path the
  * sandbox did not change fails the same way outside, so it is no refusal, and most failed
@@ -59,6 +59,10 @@ struct {
 } file_events SEC(".maps");
 
 __u64 file_events_lost = 0;
+
+/* Set by scudo-bpfd before a cgroup's watch goes in, cleared when the last watch of that bit
+ * went: a clear bit is a cgroup not watched, for the cost of a load. */
+__u64 watched_bits[FILE_WATCH_BITS / 64] = {};
 
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
@@ -195,10 +199,34 @@ static __always_inline __u64 arg(struct pt_regs *regs, int i) {
         }
 }
 
-/* The watched cgroup this process is in, itself or an ancestor; 0 for none. */
+/* Whether a cgroup of this process, itself or an ancestor, may be watched: its bit is set. A
+ * first walk of its own, without map lookups; a global function, so that the verifier follows
+ * it once and not at each of its callers. */
+__noinline int current_maybe_watched(void) {
+        struct task_struct *t = bpf_get_current_task_btf();
+        struct cgroup *cg = t->cgroups->dfl_cgrp;
+
+        for (int i = 0; i < FILE_CGROUP_DEPTH && cg; i++) {
+                struct cgroup_subsys_state *parent;
+                __u64 id = cg->kn->id;
+
+                if (watched_bits[(id / 64) % (FILE_WATCH_BITS / 64)] & (1ULL << (id % 64)))
+                        return 1;
+                parent = cg->self.parent;
+                if (!parent)
+                        return 0;
+                cg = parent->cgroup;
+        }
+        return 0;
+}
+
+/* The watched cgroup this process is in, itself or an ancestor; 0 for none. t is the current
+ * task (the bits are looked at for it). */
 static __always_inline __u64 watched_sid(struct task_struct *t, struct file_watch **ret) {
         struct cgroup *cg = t->cgroups->dfl_cgrp;
 
+        if (!current_maybe_watched())
+                return 0;
         for (int i = 0; i < FILE_CGROUP_DEPTH; i++) {
                 struct cgroup_subsys_state *parent;
                 struct file_watch *w;

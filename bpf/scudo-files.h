@@ -26,6 +26,9 @@
 #define FILE_EVENTS_PER_WINDOW 256U
 /* How far up from a process's own cgroup a watched one is looked for. */
 #define FILE_CGROUP_DEPTH 8
+/* Bits of the watched_bits filter: bit (id % FILE_WATCH_BITS) is set while a cgroup of that id
+ * is watched, so that a cgroup of the machine is known unwatched without a lookup. */
+#define FILE_WATCH_BITS 4096
 /* The write record (file_watch.record): directories kept for all sandboxes (preallocated: about
  * 1.5 MB; full, a record is incomplete and the check walks everything), for one, and how
  * far up from a directory its ancestors are followed. */

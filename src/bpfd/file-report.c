@@ -51,6 +51,7 @@ struct FileReporter {
         struct bpf_link *link;          /* while n_watched > 0 */
         unsigned n_watched;
         FileWatch *watches;             /* those with prefixes */
+        uint16_t bit_users[FILE_WATCH_BITS];    /* watches of each bit of watched_bits */
         FileEventCallback cb;
         void *userdata;
 };
@@ -276,6 +277,18 @@ int file_reporter_written(FileReporter *f, uint64_t sid, BpfdWritten *ret,
         return 0;
 }
 
+/* The program's filter bit of a watched cgroup: set before its watch goes in, cleared after
+ * the last watch of the bit went (bit_users counts them; FILE_WATCH_MAX is far below 65536). */
+static void watch_bit(FileReporter *f, uint64_t sid, bool on) {
+        uint64_t b = sid % FILE_WATCH_BITS, mask = UINT64_C(1) << (b % 64);
+        __u64 *word = &f->skel->bss->watched_bits[b / 64];
+
+        if (on && f->bit_users[b]++ == 0)
+                (void) __atomic_fetch_or(word, (__u64) mask, __ATOMIC_SEQ_CST);
+        else if (!on && f->bit_users[b] > 0 && --f->bit_users[b] == 0)
+                (void) __atomic_fetch_and(word, (__u64) ~mask, __ATOMIC_SEQ_CST);
+}
+
 int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, size_t prefixes_size,
                         bool record) {
         struct file_watch w = { .record = record }, old;
@@ -293,8 +306,10 @@ int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, siz
                 w.cwd_mask = (uint8_t) cwd_mask;
         }
         /* after its prefixes: the program never sees the watch without them */
+        watch_bit(f, sid, true);
         if (bpf_map_update_elem(bpf_map__fd(f->skel->maps.watched), &sid, &w, BPF_NOEXIST) < 0) {
                 k = negative_errno();
+                watch_bit(f, sid, false);
                 forget_prefixes(f, sid);
                 return k;
         }
@@ -303,6 +318,7 @@ int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, siz
                 if (!f->link) {
                         k = negative_errno();
                         (void) bpf_map_delete_elem(bpf_map__fd(f->skel->maps.watched), &sid);
+                        watch_bit(f, sid, false);
                         forget_prefixes(f, sid);
                         return k;
                 }
@@ -314,6 +330,7 @@ int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, siz
 void file_reporter_unwatch(FileReporter *f, uint64_t sid) {
         if (!f || bpf_map_delete_elem(bpf_map__fd(f->skel->maps.watched), &sid) < 0)
                 return;
+        watch_bit(f, sid, false);
         forget_prefixes(f, sid);
         forget_dirs(f, sid);
         if (f->n_watched > 0 && --f->n_watched == 0) {
@@ -345,6 +362,18 @@ int file_reporter_new(FileEventCallback cb, void *userdata, FileReporter **ret) 
 
 FileReporter *file_reporter_free(FileReporter *f) {
         return NULL;
+}
+
+/* The program's filter bit of a watched cgroup: set before its watch goes in, cleared after
+ * the last watch of the bit went (bit_users counts them; FILE_WATCH_MAX is far below 65536). */
+static void watch_bit(FileReporter *f, uint64_t sid, bool on) {
+        uint64_t b = sid % FILE_WATCH_BITS, mask = UINT64_C(1) << (b % 64);
+        __u64 *word = &f->skel->bss->watched_bits[b / 64];
+
+        if (on && f->bit_users[b]++ == 0)
+                (void) __atomic_fetch_or(word, (__u64) mask, __ATOMIC_SEQ_CST);
+        else if (!on && f->bit_users[b] > 0 && --f->bit_users[b] == 0)
+                (void) __atomic_fetch_and(word, (__u64) ~mask, __ATOMIC_SEQ_CST);
 }
 
 int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, size_t prefixes_size,
