@@ -428,8 +428,10 @@ static __always_inline void track_cwd(struct pt_regs *regs, __u64 nr) {
  * directory that holds the entry goes into file_dirs with every directory above it, as the
  * dentries say (no path text is trusted): a file opened for writing by the fd it got, an fd's
  * file by that fd, a name without "/" by the directory fd or the working directory it is
- * relative to. What cannot be placed so (a path with "/", a 32-bit call, io_uring, a socket
- * bound to a name) counts in `unknown`, and the end-of-run check then walks everything. */
+ * relative to. A path with "/" (git renames `refs/heads/main.lock` to `refs/heads/main`) or a
+ * socket bound to a name is placed by the kernel's own change of the entries' times (below).
+ * What cannot be placed (a 32-bit call, io_uring) counts in `unknown`, and the end-of-run
+ * check then walks everything. */
 
 #define O_WRITES 01103          /* O_WRONLY | O_RDWR | O_CREAT | O_TRUNC */
 #define X32_SYSCALL_BIT 0x40000000
@@ -628,6 +630,33 @@ static __always_inline struct dentry *path_parent(struct task_struct *t, __u64 p
         return dirfd >= 0 ? fd_dentry(t, (__u64) dirfd) : NULL;
 }
 
+/* What the time stamps of the calling thread's last call placed (key: the thread's id): the
+ * call's number, and whether every directory went into the record. Cleared at the exit of
+ * each call that can use it, so that an entry of the same number is that call's own. */
+struct placed {
+        __u32 nr;
+        __u32 ok;
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, FILE_PLACED_MAX);
+        __type(key, __u32);
+        __type(value, struct placed);
+} placed SEC(".maps");
+
+/* Whether the call `nr` that worked had its directories placed by the time stamps (and
+ * forgets what they placed). A function of its own, which the verifier checks once. */
+__attribute__((noinline)) int placed_by_times(__u64 nr) {
+        __u32 tid = (__u32) bpf_get_current_pid_tgid();
+        struct placed *p = bpf_map_lookup_elem(&placed, &tid);
+        int ok = p && p->nr == (__u32) nr && p->ok;
+
+        if (p)
+                (void) bpf_map_delete_elem(&placed, &tid);
+        return ok;
+}
+
 /* Whether t is the service manager's child setting up a unit of the run (its namespaces, the
  * mount points of its view) or the first program it runs, which is scudo's own (scudo-confine,
  * which sets up the rest and then runs the command; a bus proxy): forked by a process outside
@@ -707,10 +736,110 @@ static __always_inline void record_change(struct pt_regs *regs, __u64 nr, long r
         default:
                 break;
         }
-        if (d && record_dir(w, sid, d) == 0)
+        /* what the stamps placed is this call's, or none's: it goes either way */
+        if (d && record_dir(w, sid, d) == 0) {
+                if (c.how == CHANGE_PATH)
+                        (void) placed_by_times(nr);
+                return;
+        }
+        if ((c.how == CHANGE_PATH || c.how == CHANGE_BIND) && placed_by_times(nr))
                 return;
 unknown:
         __sync_fetch_and_add(&w->unknown, 1);
+}
+
+/* ---- The time stamps that place a path with "/" ----
+ *
+ * A call that makes, renames or links an entry changes the time stamps of the directory that
+ * holds it; one that changes an entry (chmod, utimes) those of the entry. The file systems do
+ * so through inode_set_ctime_current(), in the caller's thread, and its trace points give the
+ * inode: a directory goes into the record as it is, another inode by the directories of its
+ * names (at most FILE_ALIASES_MAX). The path's text is never read. A call none of whose stamps
+ * was traced (a concurrent change of the same directory kept the other's time) has no entry,
+ * and is `unknown`. A stamp of a call that then fails only makes the record larger. */
+
+#define S_IFMT 00170000
+#define S_IFDIR 0040000
+
+struct alias_walk {
+        struct hlist_node *next;
+        struct file_watch *w;
+        __u64 sid;
+        bool ok;
+};
+
+static long record_alias(__u32 i, void *ctx) {
+        struct alias_walk *a = ctx;
+        struct hlist_node *n = a->next;
+        struct dentry *d;
+
+        if (!n)
+                return 1;
+        if (i + 1 >= FILE_ALIASES_MAX) {
+                a->ok = false;
+                return 1;
+        }
+        d = (struct dentry *) ((char *) n - bpf_core_field_offset(struct dentry, d_u.d_alias));
+        if (record_dir(a->w, a->sid, BPF_CORE_READ(d, d_parent)) < 0)
+                a->ok = false;
+        a->next = BPF_CORE_READ(n, next);
+        return 0;
+}
+
+static __always_inline void stamped(struct inode *inode) {
+        struct task_struct *t = bpf_get_current_task_btf();
+        struct file_watch *w = NULL;
+        struct alias_walk a = { .ok = true };
+        struct hlist_node *first;
+        struct pt_regs *regs;
+        struct placed p = {}, *old;
+        __u32 tid;
+        __u64 sid;
+
+        sid = watched_sid(t, &w);
+        if (!sid || !w || !w->record || unit_setup(t))
+                return;
+        regs = (struct pt_regs *) bpf_task_pt_regs(t);
+        if (!regs)
+                return;
+        p.nr = (__u32) BPF_CORE_READ(regs, orig_ax);
+        first = BPF_CORE_READ(inode, i_dentry.first);
+        if (!first)
+                return;         /* a new inode, not yet given its name: its directory's stamp places it */
+        if ((BPF_CORE_READ(inode, i_mode) & S_IFMT) == S_IFDIR) {
+                struct dentry *d = (struct dentry *) ((char *) first -
+                                                      bpf_core_field_offset(struct dentry, d_u.d_alias));
+
+                a.ok = record_dir(w, sid, d) == 0;
+        } else {
+                a.w = w;
+                a.sid = sid;
+                a.next = first;
+                bpf_loop(FILE_ALIASES_MAX, record_alias, &a, 0);
+        }
+        tid = (__u32) bpf_get_current_pid_tgid();
+        old = bpf_map_lookup_elem(&placed, &tid);
+        /* the call's earlier stamps: one not placed makes the call unplaced */
+        p.ok = a.ok && !(old && old->nr == p.nr && !old->ok);
+        (void) bpf_map_update_elem(&placed, &tid, &p, BPF_ANY);
+}
+
+SEC("tp_btf/inode_set_ctime_to_ts")
+int BPF_PROG(scudo_stamp_set, struct inode *inode) {
+        stamped(inode);
+        return 0;
+}
+
+SEC("tp_btf/ctime_xchg_skip")
+int BPF_PROG(scudo_stamp_skip, struct inode *inode) {
+        stamped(inode);
+        return 0;
+}
+
+SEC("tp_btf/ctime_ns_xchg")
+int BPF_PROG(scudo_stamp_xchg, struct inode *inode) {
+        stamped(inode);
+        return 0;
 }
 
 /* Whether the failed call can be a refusal, as far as its path's text tells: 1, 0, or -1 to
@@ -728,6 +857,23 @@ static __always_inline int candidate(struct file_watch *w, struct task_struct *t
         if (dirfd != AT_FDCWD)
                 return 1;
         return !!(cwd_mask(w, t) & bit);
+}
+
+/* The calls describe_change() places by a path or a bound name, as a bit per number (a
+ * switch there costs the verifier too much on this path). */
+static const __u64 path_calls[8] = {
+        0x2000000000000ULL, 0x554c1000ULL, 0x3000000000000030ULL, 0x80000000060ULL,
+        0x100000000100173cULL, 0x0ULL, 0x0ULL, 0x48010ULL,
+};
+
+/* A failed call that can be placed by its stamps: what they placed is not for the next one. */
+static __always_inline void forget_stamps(__u64 nr) {
+        __u32 tid;
+
+        if (nr >= 512 || !((path_calls[nr >> 6] >> (nr & 63)) & 1))
+                return;
+        tid = (__u32) bpf_get_current_pid_tgid();
+        (void) bpf_map_delete_elem(&placed, &tid);
 }
 
 SEC("tp_btf/sys_exit")
@@ -751,6 +897,7 @@ int BPF_PROG(scudo_file_exit, struct pt_regs *regs, long ret) {
                         record_change(regs, nr, ret);
                 return 0;
         }
+        forget_stamps(nr);
         /* What depends on the error and the call is worked out here, once: past this point the
          * verifier need not follow each kind of call on its own. */
         if (ret == -ENOENT)

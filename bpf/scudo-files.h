@@ -35,6 +35,10 @@
 #define FILE_DIRS_MAX 16384
 #define FILE_DIRS_PER_SANDBOX 4000U
 #define FILE_DIR_DEPTH 64
+/* Threads whose last call the time stamps placed (an LRU: one pushed out is `unknown`), and
+ * the names of a file followed to their directories. */
+#define FILE_PLACED_MAX 8192
+#define FILE_ALIASES_MAX 8
 
 /* Which errors make a candidate: the masks of net/protocol.h (BPFD_FILE_*). */
 #define FILE_ENOENT 1U

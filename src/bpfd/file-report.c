@@ -34,6 +34,40 @@ uint64_t file_prefix_hash(const char *path) {
 
 #include "scudo-files.skel.h"
 
+/* The programs on the time stamps' trace points that place a path with "/" in the write
+ * record (scudo-files.bpf.c). Without them (before Linux 6.13) such a path makes the record
+ * incomplete: the check then walks everything. */
+#define STAMPS 3
+
+static struct bpf_program *stamp_program(struct scudo_files *skel, size_t i) {
+        struct bpf_program *progs[STAMPS] = {
+                skel->progs.scudo_stamp_set, skel->progs.scudo_stamp_skip, skel->progs.scudo_stamp_xchg,
+        };
+
+        return progs[i];
+}
+
+static int open_and_load(const struct stat *pidns, bool stamps, struct scudo_files **ret) {
+        struct scudo_files *skel = scudo_files__open();
+        int k;
+
+        if (!skel)
+                return negative_errno();
+        if (pidns) {
+                skel->rodata->pidns_dev = (uint64_t) pidns->st_dev;
+                skel->rodata->pidns_ino = (uint64_t) pidns->st_ino;
+        }
+        for (size_t i = 0; !stamps && i < STAMPS; i++)
+                (void) bpf_program__set_autoload(stamp_program(skel, i), false);
+        k = scudo_files__load(skel);
+        if (k < 0) {
+                scudo_files__destroy(skel);
+                return k;
+        }
+        *ret = skel;
+        return 0;
+}
+
 /* The kernel's "not supported" (ENOTSUPP), which is no errno of user space. */
 #define ENOTSUPP_KERNEL 524
 
@@ -49,12 +83,25 @@ struct FileReporter {
         struct scudo_files *skel;
         struct ring_buffer *rb;
         struct bpf_link *link;          /* while n_watched > 0 */
+        struct bpf_link *stamps[STAMPS]; /* the same, those that attached */
+        bool with_stamps;               /* they loaded */
         unsigned n_watched;
         FileWatch *watches;             /* those with prefixes */
         uint16_t bit_users[FILE_WATCH_BITS];    /* watches of each bit of watched_bits */
         FileEventCallback cb;
         void *userdata;
 };
+
+static void detach_stamps(FileReporter *f) {
+        for (size_t i = 0; i < STAMPS; i++)
+                f->stamps[i] = (bpf_link__destroy(f->stamps[i]), NULL);
+}
+
+/* One that does not attach leaves its calls with "/" unplaced: `unknown`, never less. */
+static void attach_stamps(FileReporter *f) {
+        for (size_t i = 0; f->with_stamps && i < STAMPS; i++)
+                f->stamps[i] = bpf_program__attach(stamp_program(f->skel, i));
+}
 
 static int on_sample(void *ctx, void *data, size_t size) {
         FileReporter *f = ctx;
@@ -71,6 +118,7 @@ static int on_sample(void *ctx, void *data, size_t size) {
 int file_reporter_new(FileEventCallback cb, void *userdata, FileReporter **ret) {
         _cleanup_free_ FileReporter *f = NULL;
         struct stat st;
+        bool have_ns;
         int k;
 
         f = calloc(1, sizeof(FileReporter));
@@ -78,18 +126,15 @@ int file_reporter_new(FileEventCallback cb, void *userdata, FileReporter **ret) 
                 return -ENOMEM;
         f->cb = cb;
         f->userdata = userdata;
-        f->skel = scudo_files__open();
-        if (!f->skel)
-                return negative_errno();
-        if (stat("/proc/self/ns/pid", &st) >= 0) {
-                f->skel->rodata->pidns_dev = (uint64_t) st.st_dev;
-                f->skel->rodata->pidns_ino = (uint64_t) st.st_ino;
-        }
-        k = scudo_files__load(f->skel);
+        have_ns = stat("/proc/self/ns/pid", &st) >= 0;
+        f->with_stamps = true;
+        k = open_and_load(have_ns ? &st : NULL, true, &f->skel);
         if (k < 0) {
-                scudo_files__destroy(f->skel);
-                return k;
+                f->with_stamps = false;
+                k = open_and_load(have_ns ? &st : NULL, false, &f->skel);
         }
+        if (k < 0)
+                return k;
         f->rb = ring_buffer__new(bpf_map__fd(f->skel->maps.file_events), on_sample, f, NULL);
         if (!f->rb) {
                 k = negative_errno();
@@ -110,6 +155,7 @@ FileReporter *file_reporter_free(FileReporter *f) {
                 free(w);
         }
         bpf_link__destroy(f->link);
+        detach_stamps(f);
         ring_buffer__free(f->rb);
         scudo_files__destroy(f->skel);
         free(f);
@@ -322,6 +368,7 @@ int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, siz
                         forget_prefixes(f, sid);
                         return k;
                 }
+                attach_stamps(f);
         }
         f->n_watched++;
         return 0;
@@ -337,6 +384,7 @@ void file_reporter_unwatch(FileReporter *f, uint64_t sid) {
                 /* what is still in the ring buffer is of cgroups that are gone */
                 (void) ring_buffer__consume(f->rb);
                 f->link = (bpf_link__destroy(f->link), NULL);
+                detach_stamps(f);
         }
 }
 
