@@ -19,7 +19,6 @@
 #include "policy/lua-engine.h"
 #include "policy/policy-internal.h"
 #include "policy/policy.h"
-#include "util/env-util.h"
 #include "util/strv.h"
 
 static bool watchdog = true;
@@ -36,28 +35,6 @@ static int engine_new(LuaEngine **ret) {
 
 /* ---- hardening ------------------------------------------------------------------------- */
 
-/* The hardening step for the caller of `req`: where its home, runtime directory and
- * configuration are, and, for a plan that delegates, scudo itself (the routing links lead to
- * it). */
-static int harden(Plan *p, const Request *req) {
-        _cleanup_free_ char *scudo_path = NULL;
-        if (strv_length(p->delegate) > 0 && !(scudo_path = realpath("/proc/self/exe", NULL)))
-                return -errno;
-        return plan_harden(p, &(HardenContext) {
-                .home = req->home,
-                .runtime_dir = req->runtime_dir,
-                .config_home = env_get(req->environ, "XDG_CONFIG_HOME"),
-                .state_home = env_get(req->environ, "XDG_STATE_HOME"),
-                .data_home = env_get(req->environ, "XDG_DATA_HOME"),
-                .path = env_get(req->environ, "PATH"),
-                .environ = req->environ,
-                /* the helper's socket when it is not the system one (file-capabilities mode,
-                 * tests): kept out of the sandbox like the default */
-                .bpfd_socket = secure_getenv("SCUDO_BPFD_SOCKET"),
-                .scudo_path = scudo_path,
-        });
-}
-
 /* The value of `name` in env as the policy engine reads it (request-to-lua.c): of two entries
  * with one name, the later. */
 static const char *env_get_last(char * const *env, const char *name) {
@@ -69,17 +46,35 @@ static const char *env_get_last(char * const *env, const char *name) {
         return v;
 }
 
-/* The hardening step's rule that decides before delegation does (plan-harden.h, 0b): no write
- * worked out from the request on or around what runs later. The variables as the policy
- * engine saw them, which worked out the grant. */
-static int refuse_persistence_writes(Plan *p, const Request *req) {
-        return plan_refuse_persistence_writes(p, &(HardenContext) {
+/* The hardening step's context for the caller of `req`, made once for its two calls (the rule
+ * decided before delegation, plan-harden.h's 0b, and plan_harden()): where its home, runtime
+ * directory and configuration are, with the places of plan/persistence.h resolved once. The
+ * variables as the policy engine read them, which worked out the grants. */
+static int hardening_context(const Request *req, HardenContext *ret) {
+        *ret = (HardenContext) {
                 .home = req->home,
+                .runtime_dir = req->runtime_dir,
                 .config_home = env_get_last(req->environ, "XDG_CONFIG_HOME"),
                 .state_home = env_get_last(req->environ, "XDG_STATE_HOME"),
                 .data_home = env_get_last(req->environ, "XDG_DATA_HOME"),
                 .path = env_get_last(req->environ, "PATH"),
-        });
+                .environ = req->environ,
+                /* the helper's socket when it is not the system one (file-capabilities mode,
+                 * tests): kept out of the sandbox like the default */
+                .bpfd_socket = secure_getenv("SCUDO_BPFD_SOCKET"),
+        };
+        return harden_context_resolve(ret);
+}
+
+/* plan_harden() in ctx and, for a plan that delegates, with scudo itself (the routing links
+ * lead to it). */
+static int harden(Plan *p, const HardenContext *ctx) {
+        _cleanup_free_ char *scudo_path = NULL;
+        if (strv_length(p->delegate) > 0 && !(scudo_path = realpath("/proc/self/exe", NULL)))
+                return -errno;
+        HardenContext c = *ctx;
+        c.scudo_path = scudo_path;
+        return plan_harden(p, &c);
 }
 
 /* Inside a sandbox nothing that would widen what it grants may be asked for. A run refuses
@@ -176,6 +171,7 @@ static int add_refused_warnings(const Plan *p, char ***warnings) {
 static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char **ret_error) {
         _cleanup_(lua_engine_freep) LuaEngine *e = NULL;
         _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(harden_context_done) HardenContext hc = {};
 
         int r = check_nested(req, ret_error);
         if (r < 0)
@@ -192,7 +188,10 @@ static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char *
         r = plan_normalize(p, ret_error);
         if (r < 0)
                 return r;
-        r = refuse_persistence_writes(p, req);
+        r = hardening_context(req, &hc);
+        if (r < 0)
+                return r;
+        r = plan_refuse_persistence_writes(p, &hc);
         if (r < 0)
                 return r;
         r = add_refused_warnings(p, warnings);
@@ -220,7 +219,7 @@ static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char *
         r = plan_git_remote(p, req, ret_error);
         if (r < 0)
                 return r;
-        r = harden(p, req);
+        r = harden(p, &hc);
         if (r == -E2BIG && ret_error && !*ret_error) {
                 /* the one walk that stops so: the project's, for git's configuration */
                 char *why = NULL;
@@ -249,6 +248,7 @@ int policy_explain(const Request *req, bool json, char **ret_text, char **ret_er
         _cleanup_(lua_engine_freep) LuaEngine *e = NULL;
         _cleanup_(plan_freep) Plan *p = NULL;
         _cleanup_free_ char *invalid = NULL;
+        _cleanup_(harden_context_done) HardenContext hc = {};
 
         int r = engine_new(&e);
         if (r < 0)
@@ -273,9 +273,10 @@ int policy_explain(const Request *req, bool json, char **ret_text, char **ret_er
         bool hardened = false;
         if (r >= 0)
                 r = plan_create_check(p, req->home, req->runtime_dir, &invalid);
-        if (r >= 0 && plan_normalize(p, &invalid) >= 0 && (r = refuse_persistence_writes(p, req)) >= 0 &&
-            plan_check(p, &invalid) >= 0 && plan_git_remote(p, req, &invalid) >= 0) {
-                r = harden(p, req);
+        if (r >= 0 && plan_normalize(p, &invalid) >= 0 && (r = hardening_context(req, &hc)) >= 0 &&
+            (r = plan_refuse_persistence_writes(p, &hc)) >= 0 && plan_check(p, &invalid) >= 0 &&
+            plan_git_remote(p, req, &invalid) >= 0) {
+                r = harden(p, &hc);
                 hardened = r >= 0;
         }
         if (r < 0 && !invalid)
