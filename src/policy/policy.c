@@ -129,36 +129,31 @@ static int resolve_plan(LuaEngine *e, const Request *req, Plan **ret, char ***wa
         return 0;
 }
 
-/* What a run says of the entries the hardening step dropped with `warn` set: the entry as the
- * profile gave it, and why it is not granted. */
-static int add_drop_warnings(const Plan *p, char ***warnings) {
-        for (size_t i = 0; i < p->n_dropped; i++) {
-                const PlanDrop *d = &p->dropped[i];
-                char *w;
-                if (!d->warn)
-                        continue;
-                if (asprintf(&w, "%s: filesystem.%s: '%s' %s: ignored", strempty(d->entry.origin),
-                             path_access_to_string(d->entry.access), d->entry.given ?: d->entry.path,
-                             d->reason) < 0)
-                        return -ENOMEM;
-                int r = strv_push(warnings, w);
-                if (r < 0) {
-                        free(w);
-                        return r;
-                }
-        }
-        return 0;
+/* What a run says of one entry the hardening step dropped: the entry as the profile gave it,
+ * and why it is not granted. *ret stays NULL for a drop a run does not warn of. */
+static int format_dropped(const PlanDrop *d, char **ret) {
+        if (!d->warn)
+                return 0;
+        return asprintf(ret, "%s: filesystem.%s: '%s' %s: ignored", strempty(d->entry.origin),
+                        path_access_to_string(d->entry.access), d->entry.given ?: d->entry.path, d->reason);
 }
 
-/* What a run says of each derived write refused before delegation, as the policy engine says
- * of those it refuses itself (build.lua). */
-static int add_refused_warnings(const Plan *p, char ***warnings) {
-        for (size_t i = 0; i < p->n_refused; i++) {
-                const PlanDrop *d = &p->refused[i];
-                char *w;
-                if (asprintf(&w, "%s: filesystem.write: %s not made writable: %s", strempty(d->entry.origin),
-                             d->entry.given ?: d->entry.path, d->reason) < 0)
+/* What a run says of a derived write refused before delegation, as the policy engine says of
+ * those it refuses itself (build.lua). */
+static int format_refused(const PlanDrop *d, char **ret) {
+        return asprintf(ret, "%s: filesystem.write: %s not made writable: %s", strempty(d->entry.origin),
+                        d->entry.given ?: d->entry.path, d->reason);
+}
+
+/* Appends the warning `format` makes of each of the n drops (none for those it skips). */
+static int push_drop_warnings(const PlanDrop *drops, size_t n, int (*format)(const PlanDrop *d, char **ret),
+                              char ***warnings) {
+        for (size_t i = 0; i < n; i++) {
+                char *w = NULL;
+                if (format(&drops[i], &w) < 0)
                         return -ENOMEM;
+                if (!w)
+                        continue;
                 int r = strv_push(warnings, w);
                 if (r < 0) {
                         free(w);
@@ -194,10 +189,10 @@ static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char *
         r = plan_refuse_persistence_writes(p, &hc);
         if (r < 0)
                 return r;
-        r = add_refused_warnings(p, warnings);
+        r = push_drop_warnings(p->refused, p->n_refused, format_refused, warnings);
         if (r < 0)
                 return r;
-        r = add_drop_warnings(p, warnings);
+        r = push_drop_warnings(p->dropped, p->n_dropped, format_dropped, warnings);
         if (r < 0)
                 return r;
         r = plan_check(p, ret_error);
@@ -247,8 +242,8 @@ int policy_resolve(const Request *req, Plan **ret_plan, char ***ret_warnings, ch
 int policy_explain(const Request *req, bool json, char **ret_text, char **ret_error) {
         _cleanup_(lua_engine_freep) LuaEngine *e = NULL;
         _cleanup_(plan_freep) Plan *p = NULL;
-        _cleanup_free_ char *invalid = NULL;
         _cleanup_(harden_context_done) HardenContext hc = {};
+        _cleanup_free_ char *invalid = NULL;
 
         int r = engine_new(&e);
         if (r < 0)
