@@ -10,6 +10,7 @@ The seed is printed with any failure, to replay it (SCUDO_CLEANUP_SEED).
 Bounded: at most ROUNDS kills, no new one after BUDGET_S seconds, each checked within CHECK_S
 seconds; the load ends with the test (and by itself after LOAD_S seconds should the test be
 killed)."""
+import json
 import os
 import random
 import shlex
@@ -17,9 +18,10 @@ import time
 
 import pytest
 
-from conftest import BPFD, SCUDO, start_bpfd, stop_bpfd, wait_for
+from conftest import BPFD, SCUDO, helper, start_bpfd, stop_bpfd, wait_for
 
 Q = shlex.quote(SCUDO)
+HELD = helper("held_start.py")
 ROUNDS = 15
 BUDGET_S = 150
 CHECK_S = 20.0
@@ -102,3 +104,17 @@ def test_sigkill_at_random_moments_under_load_leaves_nothing(tb, work, load):
         if with_bpfd:
             stop_bpfd(tb)
         tb.dev("cd %s && %s untrust .scudo.toml 2>/dev/null; true" % (work, Q))
+
+
+@pytest.mark.parametrize("sig,rc", [("SIGTERM", 143), ("SIGINT", 130)])
+def test_a_signal_before_the_start_starts_nothing(tb, work, sig, rc):
+    # A SIGTERM (`timeout`, a logout) or Ctrl-C while a run gets ready, held where it sets its
+    # terminal raw, just before the unit's start: the command does not start, scudo ends at once
+    # with 128+N, and nothing is left. (It used to be passed on to a unit not started yet, the
+    # KillUnit failed, and the command then ran to its end with nobody to stop it.)
+    r = tb.dev("cd %s && rm -f ran && python3 %s %s -- %s sh -c 'touch ran; exec sleep 60';"
+               " test -e ran && echo RAN" % (work, HELD, sig, Q), timeout=90)
+    res = json.loads(r.out.splitlines()[0])
+    assert res["held"] and res["units_while_held"] == [], r
+    assert res["rc"] == rc and "RAN" not in r.out, r
+    assert wait_for(lambda: leftovers(tb) == [], timeout=CHECK_S), leftovers(tb)
