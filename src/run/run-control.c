@@ -79,10 +79,10 @@ static void run_handle_signal(RunContext *c, int sig) {
         default:
                 /* First signal: pass it to every process of the command. Another one: the user
                  * insists, stop the unit (SIGTERM, then SIGKILL after TimeoutStopSec=). A third:
-                 * SIGKILL now. Until the start job is done there is no process to pass the
-                 * first to (a KillUnit would fail, and the command run on unsignalled): it waits
-                 * for it, or, before the start, keeps the unit from starting. */
-                if (++c->n_signals == 1 && !c->job_done)
+                 * SIGKILL now. Before the start there is no unit to pass the first to (a
+                 * KillUnit would fail, and the command start and run on unsignalled): it keeps
+                 * the unit from starting. */
+                if (++c->n_signals == 1 && !c->started)
                         c->deferred_signal = sig;
                 else if (c->n_signals == 1)
                         run_call_async(c, "KillUnit", "ssi", c->unit_name, c->kill_whom, sig);
@@ -107,13 +107,6 @@ int run_interrupted_before_start(RunContext *c) {
                 if (sigismember(&pending, ending[i]) == 1)
                         return ending[i];
         return 0;
-}
-
-void run_pass_deferred_signal(RunContext *c) {
-        int sig = c->deferred_signal;
-        c->deferred_signal = 0;
-        if (sig && c->n_signals == 1)
-                run_call_async(c, "KillUnit", "ssi", c->unit_name, c->kill_whom, sig);
 }
 
 int run_on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {

@@ -73,9 +73,8 @@ typedef struct RunContext {
         char *start_error;
 
         unsigned n_signals;
-        /* A signal that would end the command, received before the command runs: before the
-         * start, the unit is not started (run_interrupted_before_start()); after it, passed on
-         * once the start job is done (run_pass_deferred_signal()). 0: none. */
+        /* A signal that would end the command, received before the unit's start was sent: the
+         * unit is not started (run_interrupted_before_start()). 0: none. */
         int deferred_signal;
         /* Who gets a signal passed on: "main" with a PID namespace, whose init passes it to
          * every process in there (sent to all of them too, each would get it twice); "all"
@@ -121,8 +120,6 @@ int run_caller_before_start(RunContext *c);
 /* The signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) scudo received, or that is pending, before
  * the unit's start is sent: the run ends as if the command had been interrupted. 0: none. */
 int run_interrupted_before_start(RunContext *c);
-/* Once the start job is done: the signal received while it ran, passed on to the command. */
-void run_pass_deferred_signal(RunContext *c);
 int run_dispatch_reports(RunContext *c);
 int run_begin_slice(RunContext *c);
 int run_start_restricted_slice(RunContext *c, const Plan *plan);

@@ -93,7 +93,6 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
                 c->finished = true;
                 return 0;
         }
-        run_pass_deferred_signal(c);
         /* The unit may already have ended before we saw its state change. */
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *state = NULL;
