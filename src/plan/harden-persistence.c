@@ -23,43 +23,47 @@
         "the sandbox (a directory on $PATH, user units, autostart, shell or git configuration, scudo's " \
         "own configuration or trust store); --fs-write grants it for one run"
 
-/* The roots as the policy engine spelled the start directory: cleaned, a path under the home
- * directory moved onto the real one (no system call per path). */
-static int roots_as_written(const HardenContext *ctx, PersistenceRoot *roots, size_t n) {
+/* Each root as the policy engine spelled the start directory: cleaned, a path under the home
+ * directory moved onto the real one (no system call per path). In ret, in the roots' order. */
+static int roots_as_written(const HardenContext *ctx, char ***ret) {
         _cleanup_free_ char *home = NULL, *real = realpath(ctx->home, NULL);
+        _cleanup_strv_free_ char **l = NULL;
 
         if (path_normalize(ctx->home, &home) < 0)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                char *c = NULL;
-                if (path_normalize(roots[i].path, &c) < 0)
+        size_t lh = strlen(home);
+        for (size_t i = 0; i < ctx->n_persistence; i++) {
+                _cleanup_free_ char *c = NULL;
+                if (path_normalize(ctx->persistence[i].path, &c) < 0)
                         return -ENOMEM;
-                free(roots[i].path);
-                roots[i].path = c;
-                size_t lh = strlen(home);
                 if (real && !streq(real, home) && !streq(home, "/") && strncmp(c, home, lh) == 0 &&
                     (c[lh] == 0 || c[lh] == '/')) {
                         char *m = NULL;
                         if (asprintf(&m, "%s%s", real, c + lh) < 0)
                                 return -ENOMEM;
-                        free(roots[i].path);
-                        roots[i].path = m;
+                        free(c);
+                        c = m;
                 }
+                int r = strv_push(&l, c);
+                if (r < 0)
+                        return r;
+                c = NULL;
         }
+        *ret = TAKE_PTR(l);
         return 0;
 }
 
 /* The root a derived write of e is refused for, or NULL. Its path as the policy engine gave
  * it, as the start directory spells it. */
-static const char *refused_root(const PlanPath *e, const PersistenceRoot *roots, size_t n) {
+static const char *refused_root(const PlanPath *e, const HardenContext *ctx, char **written) {
         _cleanup_free_ char *c = NULL;
 
         if (!e->derived || e->access != PATH_ACCESS_WRITE || path_normalize(e->given ?: e->path, &c) < 0)
                 return NULL;
         size_t lc = strlen(c);
-        for (size_t i = 0; i < n; i++)
-                if (persistence_related(c, lc, roots[i].path, strlen(roots[i].path), roots[i].deep))
-                        return roots[i].path;
+        for (size_t i = 0; i < ctx->n_persistence; i++)
+                if (persistence_related(c, lc, written[i], strlen(written[i]), ctx->persistence[i].deep))
+                        return written[i];
         return NULL;
 }
 
@@ -107,23 +111,18 @@ static int refuse_giving_back(Plan *p, char **reasons) {
  * (where what lies below counts) below a place of plan/persistence.h; one written out in full
  * (--fs-write, a profile's "~/.local/bin") is policy, and given. */
 int plan_refuse_persistence_writes(Plan *p, const HardenContext *ctx) {
-        PersistenceRoot *roots = NULL;
-        size_t n = 0, np = p->n_paths;
+        _cleanup_strv_free_ char **written = NULL;
+        size_t np = p->n_paths;
         char **reasons = NULL;
         int r;
 
-        if (!ctx->home || !path_is_absolute(ctx->home))
+        if (ctx->n_persistence == 0)
                 return 0;
-        r = persistence_roots(&(PersistenceEnv) { .home = ctx->home, .config_home = ctx->config_home,
-                                                  .data_home = ctx->data_home, .state_home = ctx->state_home,
-                                                  .path = ctx->path }, &roots, &n);
-        if (r < 0)
-                return r;
-        r = roots_as_written(ctx, roots, n);
+        r = roots_as_written(ctx, &written);
         if (r >= 0 && !(reasons = calloc(np + 1, sizeof(char *))))
                 r = -ENOMEM;
         for (size_t i = 0; r >= 0 && i < np; i++) {
-                const char *root = refused_root(&p->paths[i], roots, n);
+                const char *root = refused_root(&p->paths[i], ctx, written);
                 if (root && asprintf(&reasons[i], WHY_RUNS_LATER, root) < 0) {
                         reasons[i] = NULL;
                         r = -ENOMEM;
@@ -134,7 +133,6 @@ int plan_refuse_persistence_writes(Plan *p, const HardenContext *ctx) {
         for (size_t i = 0; reasons && i < np; i++)
                 free(reasons[i]);
         free(reasons);
-        persistence_roots_free(roots, n);
         return r;
 }
 
@@ -182,21 +180,27 @@ int harden_keep_runs_later(Plan *p, const char *path, bool file, bool through_sy
         return harden_add_entry(p, PATH_ACCESS_READ, c, why, create, PATH_SOURCE_SELF);
 }
 
-/* The places of plan/persistence.h, resolved. */
+/* The places of plan/persistence.h, as harden_context_resolve() found them. */
 int harden_persistence(Plan *p, const HardenContext *ctx) {
-        PersistenceRoot *roots = NULL;
-        size_t n = 0;
-        int r;
+        int r = 0;
+        for (size_t i = 0; r >= 0 && i < ctx->n_persistence; i++)
+                r = harden_keep_runs_later(p, ctx->persistence[i].path, ctx->persistence[i].file, true);
+        return r;
+}
 
+int harden_context_resolve(HardenContext *ctx) {
+        harden_context_done(ctx);
         if (!ctx->home || !path_is_absolute(ctx->home))
                 return 0;
-        r = persistence_roots(&(PersistenceEnv) { .home = ctx->home, .config_home = ctx->config_home,
-                                                  .data_home = ctx->data_home, .state_home = ctx->state_home,
-                                                  .path = ctx->path }, &roots, &n);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = harden_keep_runs_later(p, roots[i].path, roots[i].file, true);
-        persistence_roots_free(roots, n);
-        return r;
+        const PersistenceEnv env = {
+                .home = ctx->home, .config_home = ctx->config_home, .data_home = ctx->data_home,
+                .state_home = ctx->state_home, .path = ctx->path,
+        };
+        return persistence_roots(&env, &ctx->persistence, &ctx->n_persistence);
+}
+
+void harden_context_done(HardenContext *ctx) {
+        persistence_roots_free(ctx->persistence, ctx->n_persistence);
+        ctx->persistence = NULL;
+        ctx->n_persistence = 0;
 }

@@ -268,14 +268,11 @@ static bool in_dot_dir(const char *home, const char *c) {
  * home): what each leads to, read-only where the command could write it. */
 static int walk_user_links(Plan *p, const HardenContext *ctx, const char *home) {
         Walk w = { .p = p, .budget = USER_LINKS_DIRS_MAX, .home = home };
-        PersistenceRoot *roots = NULL;
-        size_t n_roots = 0;
+        const PersistenceRoot *roots = ctx->persistence;
         _cleanup_strv_free_ char **seen = NULL;
+        int r = 0;
 
-        int r = persistence_roots(&(PersistenceEnv) {
-                .home = ctx->home, .config_home = ctx->config_home, .data_home = ctx->data_home,
-                .state_home = ctx->state_home, .path = ctx->path }, &roots, &n_roots);
-        for (size_t i = 0; r >= 0 && i < n_roots; i++) {
+        for (size_t i = 0; r >= 0 && i < ctx->n_persistence; i++) {
                 char c[PATH_MAX];
                 if (roots[i].file || !path_realpath_fast(roots[i].path, c) || in_dot_dir(home, c) ||
                     strv_contains(seen, c) || writable(p, c))
@@ -299,7 +296,6 @@ static int walk_user_links(Plan *p, const HardenContext *ctx, const char *home) 
                         r = walk_dir(&w, c, 1, roots[i].deep ? USER_LINKS_DEPTH : 0);
                 }
         }
-        persistence_roots_free(roots, n_roots);
         w.below_home = true;
         if (r >= 0)
                 r = walk_push(&w, home, 0);

@@ -55,6 +55,7 @@
  *      entry above it, bound onto itself (writable, as it was), so that the command cannot
  *      rename it away and leave what the entry keeps at another path for the next run. */
 
+#include "plan/persistence.h"
 #include "plan/plan.h"
 
 typedef struct HardenContext {
@@ -70,7 +71,16 @@ typedef struct HardenContext {
                                          * delegates, as the routing links lead to it; or NULL */
         const char *git_dir_cache;      /* where the project walk's cache is (git-dir-cache.h):
                                          * out of every sandbox's reach; or NULL, none */
+        /* The places of plan/persistence.h for this caller, resolved once from the fields above
+         * by harden_context_resolve(): the rules 0b, 1b and 1c look at them. None without it. */
+        PersistenceRoot *persistence;
+        size_t n_persistence;
 } HardenContext;
+
+/* Resolves ctx's persistence places (persistence_roots()) from its home directory and
+ * variables; none without an absolute home. 0 or -ENOMEM. harden_context_done() frees them. */
+int harden_context_resolve(HardenContext *ctx);
+void harden_context_done(HardenContext *ctx);
 
 /* The rule of plan-harden.h's 0b, applied before delegation is decided (the grants a broker
  * looks at are the ones a run gets): each write entry worked out from the request on, above or

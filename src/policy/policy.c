@@ -20,7 +20,6 @@
 #include "policy/lua-engine.h"
 #include "policy/policy-internal.h"
 #include "policy/policy.h"
-#include "util/env-util.h"
 #include "util/path-util.h"
 #include "util/strv.h"
 
@@ -38,34 +37,6 @@ static int engine_new(LuaEngine **ret) {
 
 /* ---- hardening ------------------------------------------------------------------------- */
 
-/* The hardening step for the caller of `req`: where its home, runtime directory and
- * configuration are, and, for a plan that delegates, scudo itself (the routing links lead to
- * it). */
-static int harden(Plan *p, const Request *req) {
-        _cleanup_free_ char *scudo_path = NULL, *root = NULL, *cache = NULL;
-        if (strv_length(p->delegate) > 0 && !(scudo_path = realpath("/proc/self/exe", NULL)))
-                return -errno;
-        /* The project walk's cache: below the brokers' root, which no sandbox reaches
-         * (broker-paths.h: denied in each one, refused to every grant; the one sandbox that
-         * delegates has a tmpfs of its own there). */
-        if (plan_broker_root(getuid(), &root) < 0 || !(cache = path_join(root, GIT_DIR_CACHE_NAME)))
-                return -ENOMEM;
-        return plan_harden(p, &(HardenContext) {
-                .home = req->home,
-                .runtime_dir = req->runtime_dir,
-                .config_home = env_get(req->environ, "XDG_CONFIG_HOME"),
-                .state_home = env_get(req->environ, "XDG_STATE_HOME"),
-                .data_home = env_get(req->environ, "XDG_DATA_HOME"),
-                .path = env_get(req->environ, "PATH"),
-                .environ = req->environ,
-                /* the helper's socket when it is not the system one (file-capabilities mode,
-                 * tests): kept out of the sandbox like the default */
-                .bpfd_socket = secure_getenv("SCUDO_BPFD_SOCKET"),
-                .scudo_path = scudo_path,
-                .git_dir_cache = cache,
-        });
-}
-
 /* The value of `name` in env as the policy engine reads it (request-to-lua.c): of two entries
  * with one name, the later. */
 static const char *env_get_last(char * const *env, const char *name) {
@@ -77,17 +48,41 @@ static const char *env_get_last(char * const *env, const char *name) {
         return v;
 }
 
-/* The hardening step's rule that decides before delegation does (plan-harden.h, 0b): no write
- * worked out from the request on or around what runs later. The variables as the policy
- * engine saw them, which worked out the grant. */
-static int refuse_persistence_writes(Plan *p, const Request *req) {
-        return plan_refuse_persistence_writes(p, &(HardenContext) {
+/* The hardening step's context for the caller of `req`, made once for its two calls (the rule
+ * decided before delegation, plan-harden.h's 0b, and plan_harden()): where its home, runtime
+ * directory and configuration are, with the places of plan/persistence.h resolved once. The
+ * variables as the policy engine read them, which worked out the grants. */
+static int hardening_context(const Request *req, HardenContext *ret) {
+        *ret = (HardenContext) {
                 .home = req->home,
+                .runtime_dir = req->runtime_dir,
                 .config_home = env_get_last(req->environ, "XDG_CONFIG_HOME"),
                 .state_home = env_get_last(req->environ, "XDG_STATE_HOME"),
                 .data_home = env_get_last(req->environ, "XDG_DATA_HOME"),
                 .path = env_get_last(req->environ, "PATH"),
-        });
+                .environ = req->environ,
+                /* the helper's socket when it is not the system one (file-capabilities mode,
+                 * tests): kept out of the sandbox like the default */
+                .bpfd_socket = secure_getenv("SCUDO_BPFD_SOCKET"),
+        };
+        return harden_context_resolve(ret);
+}
+
+/* plan_harden() in ctx and, for a plan that delegates, with scudo itself (the routing links
+ * lead to it). */
+static int harden(Plan *p, const HardenContext *ctx) {
+        _cleanup_free_ char *scudo_path = NULL, *root = NULL, *cache = NULL;
+        if (strv_length(p->delegate) > 0 && !(scudo_path = realpath("/proc/self/exe", NULL)))
+                return -errno;
+        /* The project walk's cache: below the brokers' root, which no sandbox reaches
+         * (broker-paths.h: denied in each one, refused to every grant; the one sandbox that
+         * delegates has a tmpfs of its own there). */
+        if (plan_broker_root(getuid(), &root) < 0 || !(cache = path_join(root, GIT_DIR_CACHE_NAME)))
+                return -ENOMEM;
+        HardenContext c = *ctx;
+        c.scudo_path = scudo_path;
+        c.git_dir_cache = cache;
+        return plan_harden(p, &c);
 }
 
 /* Inside a sandbox nothing that would widen what it grants may be asked for. A run refuses
@@ -142,36 +137,31 @@ static int resolve_plan(LuaEngine *e, const Request *req, Plan **ret, char ***wa
         return 0;
 }
 
-/* What a run says of the entries the hardening step dropped with `warn` set: the entry as the
- * profile gave it, and why it is not granted. */
-static int add_drop_warnings(const Plan *p, char ***warnings) {
-        for (size_t i = 0; i < p->n_dropped; i++) {
-                const PlanDrop *d = &p->dropped[i];
-                char *w;
-                if (!d->warn)
-                        continue;
-                if (asprintf(&w, "%s: filesystem.%s: '%s' %s: ignored", strempty(d->entry.origin),
-                             path_access_to_string(d->entry.access), d->entry.given ?: d->entry.path,
-                             d->reason) < 0)
-                        return -ENOMEM;
-                int r = strv_push(warnings, w);
-                if (r < 0) {
-                        free(w);
-                        return r;
-                }
-        }
-        return 0;
+/* What a run says of one entry the hardening step dropped: the entry as the profile gave it,
+ * and why it is not granted. *ret stays NULL for a drop a run does not warn of. */
+static int format_dropped(const PlanDrop *d, char **ret) {
+        if (!d->warn)
+                return 0;
+        return asprintf(ret, "%s: filesystem.%s: '%s' %s: ignored", strempty(d->entry.origin),
+                        path_access_to_string(d->entry.access), d->entry.given ?: d->entry.path, d->reason);
 }
 
-/* What a run says of each derived write refused before delegation, as the policy engine says
- * of those it refuses itself (build.lua). */
-static int add_refused_warnings(const Plan *p, char ***warnings) {
-        for (size_t i = 0; i < p->n_refused; i++) {
-                const PlanDrop *d = &p->refused[i];
-                char *w;
-                if (asprintf(&w, "%s: filesystem.write: %s not made writable: %s", strempty(d->entry.origin),
-                             d->entry.given ?: d->entry.path, d->reason) < 0)
+/* What a run says of a derived write refused before delegation, as the policy engine says of
+ * those it refuses itself (build.lua). */
+static int format_refused(const PlanDrop *d, char **ret) {
+        return asprintf(ret, "%s: filesystem.write: %s not made writable: %s", strempty(d->entry.origin),
+                        d->entry.given ?: d->entry.path, d->reason);
+}
+
+/* Appends the warning `format` makes of each of the n drops (none for those it skips). */
+static int push_drop_warnings(const PlanDrop *drops, size_t n, int (*format)(const PlanDrop *d, char **ret),
+                              char ***warnings) {
+        for (size_t i = 0; i < n; i++) {
+                char *w = NULL;
+                if (format(&drops[i], &w) < 0)
                         return -ENOMEM;
+                if (!w)
+                        continue;
                 int r = strv_push(warnings, w);
                 if (r < 0) {
                         free(w);
@@ -184,6 +174,7 @@ static int add_refused_warnings(const Plan *p, char ***warnings) {
 static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char **ret_error) {
         _cleanup_(lua_engine_freep) LuaEngine *e = NULL;
         _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(harden_context_done) HardenContext hc = {};
 
         int r = check_nested(req, ret_error);
         if (r < 0)
@@ -200,13 +191,16 @@ static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char *
         r = plan_normalize(p, ret_error);
         if (r < 0)
                 return r;
-        r = refuse_persistence_writes(p, req);
+        r = hardening_context(req, &hc);
         if (r < 0)
                 return r;
-        r = add_refused_warnings(p, warnings);
+        r = plan_refuse_persistence_writes(p, &hc);
         if (r < 0)
                 return r;
-        r = add_drop_warnings(p, warnings);
+        r = push_drop_warnings(p->refused, p->n_refused, format_refused, warnings);
+        if (r < 0)
+                return r;
+        r = push_drop_warnings(p->dropped, p->n_dropped, format_dropped, warnings);
         if (r < 0)
                 return r;
         r = plan_check(p, ret_error);
@@ -228,7 +222,7 @@ static int resolve(const Request *req, Plan **ret_plan, char ***warnings, char *
         r = plan_git_remote(p, req, ret_error);
         if (r < 0)
                 return r;
-        r = harden(p, req);
+        r = harden(p, &hc);
         if (r == -E2BIG && ret_error && !*ret_error) {
                 /* the one walk that stops so: the project's, for git's configuration */
                 char *why = NULL;
@@ -256,6 +250,7 @@ int policy_resolve(const Request *req, Plan **ret_plan, char ***ret_warnings, ch
 int policy_explain(const Request *req, bool json, char **ret_text, char **ret_error) {
         _cleanup_(lua_engine_freep) LuaEngine *e = NULL;
         _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(harden_context_done) HardenContext hc = {};
         _cleanup_free_ char *invalid = NULL;
 
         int r = engine_new(&e);
@@ -281,9 +276,10 @@ int policy_explain(const Request *req, bool json, char **ret_text, char **ret_er
         bool hardened = false;
         if (r >= 0)
                 r = plan_create_check(p, req->home, req->runtime_dir, &invalid);
-        if (r >= 0 && plan_normalize(p, &invalid) >= 0 && (r = refuse_persistence_writes(p, req)) >= 0 &&
-            plan_check(p, &invalid) >= 0 && plan_git_remote(p, req, &invalid) >= 0) {
-                r = harden(p, req);
+        if (r >= 0 && plan_normalize(p, &invalid) >= 0 && (r = hardening_context(req, &hc)) >= 0 &&
+            (r = plan_refuse_persistence_writes(p, &hc)) >= 0 && plan_check(p, &invalid) >= 0 &&
+            plan_git_remote(p, req, &invalid) >= 0) {
+                r = harden(p, &hc);
                 hardened = r >= 0;
         }
         if (r < 0 && !invalid)

@@ -79,8 +79,12 @@ static void run_handle_signal(RunContext *c, int sig) {
         default:
                 /* First signal: pass it to every process of the command. Another one: the user
                  * insists, stop the unit (SIGTERM, then SIGKILL after TimeoutStopSec=). A third:
-                 * SIGKILL now. */
-                if (++c->n_signals == 1)
+                 * SIGKILL now. Before the start there is no unit to pass the first to (a
+                 * KillUnit would fail, and the command start and run on unsignalled): it keeps
+                 * the unit from starting. */
+                if (++c->n_signals == 1 && !c->started)
+                        c->deferred_signal = sig;
+                else if (c->n_signals == 1)
                         run_call_async(c, "KillUnit", "ssi", c->unit_name, c->kill_whom, sig);
                 else if (c->n_signals == 2)
                         run_call_async(c, "StopUnit", "ss", c->unit_name, "replace");
@@ -88,6 +92,21 @@ static void run_handle_signal(RunContext *c, int sig) {
                         run_call_async(c, "KillUnit", "ssi", c->unit_name, "all", SIGKILL);
                 return;
         }
+}
+
+int run_interrupted_before_start(RunContext *c) {
+        static const int ending[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+        sigset_t pending;
+
+        if (c->deferred_signal)
+                return c->deferred_signal;
+        /* Blocked, and read from the event loop only: one sent since its last turn waits here. */
+        if (sigpending(&pending) < 0)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(ending); i++)
+                if (sigismember(&pending, ending[i]) == 1)
+                        return ending[i];
+        return 0;
 }
 
 int run_on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {

@@ -73,6 +73,9 @@ typedef struct RunContext {
         char *start_error;
 
         unsigned n_signals;
+        /* A signal that would end the command, received before the unit's start was sent: the
+         * unit is not started (run_interrupted_before_start()). 0: none. */
+        int deferred_signal;
         /* Who gets a signal passed on: "main" with a PID namespace, whose init passes it to
          * every process in there (sent to all of them too, each would get it twice); "all"
          * without one. */
@@ -114,6 +117,9 @@ int run_on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *u
 void run_on_gitdir_refused(const char *path, bool removed, void *userdata);
 int run_on_caller(sd_event_source *s, int fd, uint32_t revents, void *userdata);
 int run_caller_before_start(RunContext *c);
+/* The signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) scudo received, or that is pending, before
+ * the unit's start is sent: the run ends as if the command had been interrupted. 0: none. */
+int run_interrupted_before_start(RunContext *c);
 int run_dispatch_reports(RunContext *c);
 int run_begin_slice(RunContext *c);
 int run_start_restricted_slice(RunContext *c, const Plan *plan);

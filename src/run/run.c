@@ -499,8 +499,9 @@ static int run_start_helpers(RunContext *c, const Plan *plan, const RunOptions *
         return run_start_git(c, plan, opts);
 }
 
-/* Phase 3: the terminal handed over, then StartTransientUnit. Returns 1 when a delegated run's
- * caller was interrupted before: nothing started, *ret_status says so. */
+/* Phase 3: the terminal handed over, then StartTransientUnit. Returns 1 when the run was
+ * interrupted before (a signal to scudo, or a delegated run's caller's): nothing started,
+ * *ret_status says so. */
 static int run_start_unit(RunContext *c, const Plan *plan, const RunOptions *opts, char **manager_env,
                           const UnitStdio *stdio, int *ret_status) {
         int r;
@@ -552,6 +553,13 @@ static int run_start_unit(RunContext *c, const Plan *plan, const RunOptions *opt
         r = run_helper_session_ready(c, plan);
         if (r < 0)
                 return r;
+        /* Interrupted while it got ready (Ctrl-C, a SIGTERM on a slow start): the command does
+         * not start, and does not run on to its end with nobody told. */
+        r = run_interrupted_before_start(c);
+        if (r > 0) {
+                *ret_status = 128 + r;
+                return 1;
+        }
 
         /* file times are the coarse clock's, which may lag the fine one by a tick */
         (void) clock_gettime(CLOCK_REALTIME_COARSE, &c->unit_start);

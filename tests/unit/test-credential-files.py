@@ -4,21 +4,18 @@
 that holds each file real tools keep credentials in, in its own format (the ones
 src/plan/config-filter.c reads: INI-like, TOML, YAML, .properties, XML, sbt, netrc, JSON) and
 the files that hold nothing but credentials, `scudo explain --json` of every delegable profile
-of test-default-profiles.py's table must show each file hidden, or as a copy less its
+of the built-in profiles' table (profile_table.py) must show each file hidden, or as a copy less its
 credentials; never readable or writable as it is.
 
   test-credential-files.py SCUDO"""
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("default_profiles", os.path.join(HERE, "test-default-profiles.py"))
-default_profiles = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(default_profiles)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from profile_table import TABLE, Tap, fake_machine  # noqa: E402
 
 GH = "ghp_" + "C0ffeeBeef" * 4
 # path below the home: what the tool writes there, a credential in it
@@ -86,37 +83,19 @@ def governing(entries, path):
 
 def main():
     scudo = os.path.abspath(sys.argv[1])
-    n = 0
-
-    def check(ok, what, detail=""):
-        nonlocal n
-        n += 1
-        print("%s %d - %s" % ("ok" if ok else "not ok", n, what))
-        if not ok and detail:
-            print("#   " + str(detail)[:3000].replace("\n", "\n#   "))
+    tap = Tap()
+    check = tap.check
 
     with tempfile.TemporaryDirectory() as root:
-        home = os.path.join(root, "home")
-        proj = os.path.join(home, "src", "proj")
-        os.makedirs(os.path.join(proj, ".git"))
-        os.makedirs(os.path.join(proj, "sub"))
+        home, proj, env = fake_machine(root)
         for rel, text in FILES.items():
             p = os.path.join(home, rel)
             os.makedirs(os.path.dirname(p), exist_ok=True)
             with open(p, "w") as f:
                 f.write(text)
             os.chmod(p, 0o600)
-        bindir = os.path.join(root, "bin")
-        os.makedirs(bindir)
-        for argv, *_ in default_profiles.TABLE.values():
-            p = os.path.join(bindir, argv[0])
-            with open(p, "w") as f:
-                f.write("#!/bin/sh\n")
-            os.chmod(p, 0o755)
-        env = {"PATH": bindir + ":/usr/bin:/bin", "HOME": home, "USER": "dev", "LANG": "C",
-               "XDG_RUNTIME_DIR": "/run/user/4242"}
 
-        delegable = {k: v for k, v in default_profiles.TABLE.items() if v[3]}
+        delegable = {k: v for k, v in TABLE.items() if v[3]}
         check(len(delegable) >= 20, "the table has the delegable profiles (%d)" % len(delegable))
         for name, (argv, *_rest) in sorted(delegable.items()):
             r = subprocess.run([scudo, "explain", "--json"] + argv, cwd=proj, env=env, stdout=subprocess.PIPE,
@@ -137,7 +116,7 @@ def main():
                     shown.append((rel, g["access"], g["written"]))
             check(d["delegable"] and not shown,
                   "%s: every credentials file hidden or a copy less its credentials" % name, shown)
-    print("1..%d" % n)
+    tap.done()
 
 
 if __name__ == "__main__":

@@ -836,6 +836,42 @@ static void test_user_config_pointers(void) {
                   "a derived write below a linked directory: read-only");
 }
 
+/* The places of plan/persistence.h, resolved once (harden_context_resolve) for both steps
+ * that look at them: a derived write of ~/.local/bin refused before delegation; a symlink of a
+ * $PATH directory outside the home into a writable checkout, read-only. Without the places
+ * resolved, neither step has any. */
+static void test_persistence_places(void) {
+        const char *tree[] = { "pp/", "pp/home/", "pp/home/.local/", "pp/home/.local/bin/", "pp/home/bin/",
+                               "pp/dots/", "pp/dots/tool" };
+        for (size_t i = 0; i < ELEMENTSOF(tree); i++)
+                make(tree[i]);
+        _cleanup_free_ char *home = in_root("pp/home"), *bin = in_root("pp/home/.local/bin");
+        _cleanup_free_ char *dots = in_root("pp/dots"), *link = in_root("pp/home/bin/tool");
+        if (symlink("../../dots/tool", link) < 0)
+                abort();
+
+        for (int resolved = 0; resolved < 2; resolved++) {
+                _cleanup_(harden_context_done) HardenContext ctx = { .home = home };
+                _cleanup_(plan_freep) Plan *p = plan_new();
+                if (!p || plan_add_path(p, PATH_ACCESS_WRITE, bin, "test") < 0)
+                        abort();
+                p->paths[p->n_paths - 1].derived = true;
+                if (plan_add_path(p, PATH_ACCESS_WRITE, dots, "test") < 0)
+                        abort();
+                TAP_CHECK(!resolved || (harden_context_resolve(&ctx) == 0 && ctx.n_persistence > 0),
+                          "persistence places %sresolved", resolved ? "" : "not ");
+                TAP_CHECK(plan_refuse_persistence_writes(p, &ctx) == 0 && plan_harden(p, &ctx) == 0,
+                          "persistence places %sresolved: refused and hardened", resolved ? "" : "not ");
+                bool gone = !entry_at(p, "pp/home/.local/bin");
+                TAP_CHECK((p->n_refused == 1) == resolved && gone == resolved,
+                          "a derived write of ~/.local/bin: %s", resolved ? "refused" : "kept");
+                const PlanPath *e = entry_at(p, "pp/dots/tool");
+                TAP_CHECK((e && e->access == PATH_ACCESS_READ) == resolved,
+                          "a symlink in ~/bin into a writable checkout: %s",
+                          resolved ? "read-only" : "not looked at");
+        }
+}
+
 int main(void) {
         snprintf(root, sizeof(root), "/tmp/scudo-plan-harden-XXXXXX");
         if (!mkdtemp(root))
@@ -895,6 +931,7 @@ int main(void) {
         test_tool_config_copies();
         test_brokers();
         test_user_config_pointers();
+        test_persistence_places();
         _cleanup_free_ char *cmd = NULL;
         if (asprintf(&cmd, "rm -rf '%s'", root) >= 0)
                 (void) system(cmd);
