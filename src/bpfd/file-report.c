@@ -412,18 +412,6 @@ FileReporter *file_reporter_free(FileReporter *f) {
         return NULL;
 }
 
-/* The program's filter bit of a watched cgroup: set before its watch goes in, cleared after
- * the last watch of the bit went (bit_users counts them; FILE_WATCH_MAX is far below 65536). */
-static void watch_bit(FileReporter *f, uint64_t sid, bool on) {
-        uint64_t b = sid % FILE_WATCH_BITS, mask = UINT64_C(1) << (b % 64);
-        __u64 *word = &f->skel->bss->watched_bits[b / 64];
-
-        if (on && f->bit_users[b]++ == 0)
-                (void) __atomic_fetch_or(word, (__u64) mask, __ATOMIC_SEQ_CST);
-        else if (!on && f->bit_users[b] > 0 && --f->bit_users[b] == 0)
-                (void) __atomic_fetch_and(word, (__u64) ~mask, __ATOMIC_SEQ_CST);
-}
-
 int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, size_t prefixes_size,
                         bool record) {
         return -EOPNOTSUPP;
