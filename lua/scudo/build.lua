@@ -12,8 +12,6 @@ local schema = require("scudo.schema")
 local M = {}
 
 local ACCESS, KEY = schema.FS_ACCESS, schema.FS_KEY
--- What a grant's create makes, in words.
-local CREATE_AS = { dir = "a directory", file = "a file", json = "a file holding {}" }
 
 -- Paths are keyed as written, cleaned: "//" and "/./" collapsed, a trailing "/" or "/."
 -- dropped; ".." is left for C, which applies it where the kernel would (after a symlink, not
@@ -146,7 +144,7 @@ function Builder:add_path(access, raw, origin, base, create)
     -- which is.
     if old and create and old.create and old.create ~= create then
         util.fail("%s: %s: %s is to be created as %s, but %s creates it as %s", origin, key, c,
-            CREATE_AS[create], old.create_origin, CREATE_AS[old.create])
+            "a " .. schema.CREATE_WORDS[create], old.create_origin, "a " .. schema.CREATE_WORDS[old.create])
     end
     -- The same entry again (two profiles extending one base) keeps either's create; a later
     -- entry of another kind replaces the earlier one, its create with it.

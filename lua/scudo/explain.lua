@@ -95,7 +95,7 @@ local function executable_target(path)
     return nil
 end
 
-local CREATE_NOTE = { dir = "directory", file = "file", json = "file holding {}" }
+local CREATE_NOTE = require("scudo.schema").CREATE_WORDS
 
 -- A grant made when missing: whether a run would make it ("exists" or "would be created"; nil
 -- for an entry made for every run, or never). explain and --dry-run make nothing; this is where

@@ -319,6 +319,8 @@ end
 -- Where it may be made is C's to check (plan-create.c); two kinds for one path, build.lua's.
 local GRANT_KEYS = { "path", "create" }
 local CREATE_KINDS = { "dir", "file", "json" }
+-- What each kind makes, in words (build.lua's refusals, explain's notes).
+M.CREATE_WORDS = { dir = "directory", file = "file", json = "file holding {}" }
 
 local function grant_item(r, x, origin, what)
     known_keys(r, x, GRANT_KEYS, what .. ".", origin)
