@@ -247,19 +247,6 @@ static int cache_dir_ready(const char *dir) {
         return S_ISDIR(st.st_mode) && owned_and_closed(&st) ? 0 : -EPERM;
 }
 
-static int write_all(int fd, const char *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return k < 0 ? -errno : -EIO;
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 int git_dir_cache_save(const char *dir, const char *root, GitDirCacheWriter *w) {
         size_t rl = strlen(root);
         int r = cache_dir_ready(dir);
@@ -281,9 +268,9 @@ int git_dir_cache_save(const char *dir, const char *root, GitDirCacheWriter *w) 
         _cleanup_close_ int fd = mkostemp(tmp, O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        r = write_all(fd, head, sizeof(h) + pad8(rl));
+        r = fd_write_all(fd, head, sizeof(h) + pad8(rl));
         if (r >= 0)
-                r = write_all(fd, w->buf, w->used);
+                r = fd_write_all(fd, w->buf, w->used);
         if (r >= 0 && rename(tmp, path) < 0)
                 r = -errno;
         if (r < 0)

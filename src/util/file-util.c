@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
@@ -86,4 +87,18 @@ bool dir_fd_is_empty(int fd) {
                 empty = streq(e->d_name, ".") || streq(e->d_name, "..");
         (void) closedir(dir);
         return empty;
+}
+
+int fd_write_all(int fd, const void *p, size_t n) {
+        const char *b = p;
+        while (n > 0) {
+                ssize_t k = write(fd, b, n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return k < 0 ? negative_errno() : -EIO;
+                b += k;
+                n -= (size_t) k;
+        }
+        return 0;
 }

@@ -3,7 +3,7 @@
 
 #include <stdbool.h>
 
-/* Reading whole files: configuration, policies, the trust store. */
+/* Reading whole files (configuration, policies, the trust store), and writing them. */
 
 #include <stddef.h>
 
@@ -24,3 +24,7 @@ int read_regular_file(const char *path, size_t max, char **ret, size_t *ret_size
 /* Whether the directory open at fd (any open mode but O_PATH) holds no entry but . and ..; a
  * directory that cannot be read counts as not empty. fd stays open. */
 bool dir_fd_is_empty(int fd);
+
+/* The n bytes at p, all of them, to fd (a write cut short goes on; EINTR is retried): 0, or
+ * -errno (-EIO when write() wrote nothing). */
+int fd_write_all(int fd, const void *p, size_t n);

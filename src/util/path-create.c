@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file-util.h"
 #include "macro.h"
 #include "path-create.h"
 #include "path-util.h"
@@ -59,21 +60,6 @@ static int open_or_make_dir(int dfd, const char *name, bool *made) {
         return -EEXIST;
 }
 
-/* The whole of `content` to fd: 0 or -errno. */
-static int write_all(int fd, const char *content) {
-        size_t left = strlen(content);
-        while (left > 0) {
-                ssize_t k = write(fd, content, left);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return k < 0 ? negative_errno() : -EIO;
-                content += k;
-                left -= (size_t) k;
-        }
-        return 0;
-}
-
 /* dfd's file `name`, made (0600) holding `content` (NULL: empty) when nothing is there: 1
  * made, 0 there already (any kind of file but a symlink), or -errno. */
 static int make_file(int dfd, const char *name, const char *content) {
@@ -83,7 +69,7 @@ static int make_file(int dfd, const char *name, const char *content) {
         if (fd >= 0) {
                 int r = fchmod(fd, 0600) < 0 ? negative_errno() : 1;
                 if (r > 0 && content)
-                        r = write_all(fd, content) ?: 1;
+                        r = fd_write_all(fd, content, strlen(content)) ?: 1;
                 (void) close(fd);
                 /* Half written, it would be the corrupt file the content is there to avoid. */
                 if (r < 0)
