@@ -19,6 +19,7 @@ it holds where wall time wanders. COMMAND is split as a shell would (shlex) and 
 a shell, its output discarded; a run that fails stops everything. OUT.json holds, per
 command, its wall and CPU times in seconds, and the summary printed.
 """
+import importlib.util
 import json
 import os
 import random
@@ -29,34 +30,24 @@ import sys
 import time
 
 
-def cgroup_usage(cg):
-    if not cg:
-        return 0.0
-    with open(os.path.join(cg, "cpu.stat")) as f:
-        for line in f:
-            k, v = line.split()
-            if k == "usage_usec":
-                return int(v) / 1e6
-    return 0.0
+# The interval, and a cgroup's CPU time, as tools/bench-interleave.py works them out.
+_spec = importlib.util.spec_from_file_location(
+    "bench_interleave", os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench-interleave.py"))
+_interleave = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_interleave)
+interval = _interleave.interval
 
 
 def run(argv, cg):
-    c0 = cgroup_usage(cg)
+    c0 = _interleave.cgroup_usage(cg) if cg else 0.0
     t0 = time.perf_counter()
     p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     p.returncode = os.waitstatus_to_exitcode(status)
-    cpu = ru.ru_utime + ru.ru_stime + cgroup_usage(cg) - c0
+    cpu = ru.ru_utime + ru.ru_stime + (_interleave.cgroup_usage(cg) - c0 if cg else 0.0)
     return p.returncode, wall, cpu
-
-
-def interval(ratios, rng, n=2000):
-    """The median of the ratios and the 95 % percentile bootstrap interval of that median."""
-    k = len(ratios)
-    meds = sorted(statistics.median(rng.choices(ratios, k=k)) for _ in range(n))
-    return statistics.median(ratios), meds[int(0.025 * n)], meds[int(0.975 * n) - 1]
 
 
 def main():
