@@ -140,17 +140,19 @@ class Tap:
         sys.stdout.flush()
 
 
-def fake_machine(root):
+def fake_machine(root, names=None):
     """Under root: home/src/proj (with a .git and a sub/) and bin/ holding an empty script for
-    each tool of TABLE. Returns (home, proj, env): the environment explain runs with."""
+    each of names (by default each tool of TABLE): commands the machine may not have, of which
+    only the names matter to the profiles. Returns (home, proj, env): the environment explain
+    runs with."""
     home = os.path.join(root, "home")
     proj = os.path.join(home, "src", "proj")
     os.makedirs(os.path.join(proj, ".git"))
     os.makedirs(os.path.join(proj, "sub"))
     bindir = os.path.join(root, "bin")
     os.makedirs(bindir)
-    for argv, *_ in TABLE.values():
-        p = os.path.join(bindir, argv[0])
+    for name in names or [argv[0] for argv, *_ in TABLE.values()]:
+        p = os.path.join(bindir, name)
         with open(p, "w") as f:
             f.write("#!/bin/sh\n")
         os.chmod(p, 0o755)

@@ -13,6 +13,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from profile_table import fake_machine  # noqa: E402
+
 COMMANDS = [
     ["npm", "install"], ["npm", "publish"], ["pip", "install", "x"], ["cargo", "build"],
     ["cargo", "install", "x"], ["git", "status"], ["claude"], ["make", "-C", "sub"], ["true"],
@@ -33,20 +36,9 @@ def explain(binary, argv, cwd, env):
 def main():
     frozen, text = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     with tempfile.TemporaryDirectory() as root:
-        home = os.path.join(root, "home")
-        proj = os.path.join(home, "src", "proj")
-        os.makedirs(os.path.join(proj, ".git"))
-        os.makedirs(os.path.join(proj, "sub"))
-        # Commands the machine may not have: only their names matter to the profiles.
-        bindir = os.path.join(root, "bin")
-        os.makedirs(bindir)
-        for name in ("npm", "pip", "cargo", "claude", "make", "go", "yarn", "uv", "mvn", "code"):
-            with open(os.path.join(bindir, name), "w") as f:
-                f.write("#!/bin/sh\n")
-            os.chmod(os.path.join(bindir, name), 0o755)
-        env = {"PATH": bindir + ":/usr/bin:/bin", "HOME": home, "USER": "dev",
-               "XDG_STATE_HOME": os.path.join(home, ".local", "state"), "LANG": "C",
-               "GITHUB_TOKEN": "x", "XDG_RUNTIME_DIR": "/run/user/4242"}
+        home, proj, env = fake_machine(root, ("npm", "pip", "cargo", "claude", "make", "go", "yarn", "uv",
+                                              "mvn", "code"))
+        env.update({"XDG_STATE_HOME": os.path.join(home, ".local", "state"), "GITHUB_TOKEN": "x"})
         print("1..%d" % (2 * len(COMMANDS)))
         n = 0
         for argv in COMMANDS:
