@@ -252,8 +252,8 @@ int git_dir_cache_save(const char *dir, const char *root, GitDirCacheWriter *w) 
         int r = cache_dir_ready(dir);
         if (r < 0)
                 return r;
-        _cleanup_free_ char *path = cache_path(dir, root), *tmp = NULL;
-        if (!path || asprintf(&tmp, "%s.XXXXXX", path) < 0)
+        _cleanup_free_ char *path = cache_path(dir, root);
+        if (!path)
                 return -ENOMEM;
         char head[sizeof(Header) + PATH_MAX + 8] = {};
         if (rl > PATH_MAX)
@@ -265,15 +265,7 @@ int git_dir_cache_save(const char *dir, const char *root, GitDirCacheWriter *w) 
         memcpy(head + sizeof(h), root, rl);
         h.checksum = checksum(checksum(CHECKSUM_START, head + sizeof(h), pad8(rl)), w->buf, w->used);
         memcpy(head, &h, sizeof(h));
-        _cleanup_close_ int fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        r = fd_write_all(fd, head, sizeof(h) + pad8(rl));
-        if (r >= 0)
-                r = fd_write_all(fd, w->buf, w->used);
-        if (r >= 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0)
-                (void) unlink(tmp);
-        return r;
+        /* not synced: a cache lost to a crash costs one full walk */
+        const FilePart parts[] = { { head, sizeof(h) + pad8(rl) }, { w->buf, w->used } };
+        return file_replace(path, parts, ELEMENTSOF(parts), false);
 }

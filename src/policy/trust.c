@@ -132,12 +132,12 @@ int trust_check(const char *store, const char *path, const char *sha256) {
         return found;
 }
 
-/* Writes the entries, except the one for `skip`, plus (path, sha256) if set. */
+/* Writes the entries, except the one for `skip`, plus (path, sha256) if set: the file replaced
+ * whole, on disk before it replaces the old one (a trust lost to a crash is asked again). */
 static int trust_write(const char *store, TrustEntry *e, size_t n, const char *skip, const char *path,
                        const char *sha256) {
-        _cleanup_free_ char *tmp = NULL;
-
-        _cleanup_free_ char *dir = strdup(store);
+        _cleanup_free_ char *dir = strdup(store), *text = NULL;
+        size_t size = 0;
         if (!dir)
                 return -ENOMEM;
         char *slash = strrchr(dir, '/');
@@ -147,36 +147,18 @@ static int trust_write(const char *store, TrustEntry *e, size_t n, const char *s
         int r = mkdir_p(dir, 0700);
         if (r < 0)
                 return r;
-        if (asprintf(&tmp, "%s.tmp-XXXXXX", store) < 0)
+        FILE *f = open_memstream(&text, &size);
+        if (!f)
                 return -ENOMEM;
-        int fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        FILE *f = fdopen(fd, "w");
-        if (!f) {
-                r = negative_errno();
-                (void) close(fd);
-                (void) unlink(tmp);
-                return r;
-        }
         for (size_t i = 0; i < n; i++)
                 if (!skip || !streq(e[i].path, skip))
                         fprintf(f, "%s %s\n", e[i].sha256, e[i].path);
         if (path)
                 fprintf(f, "%s %s\n", sha256, path);
-        if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) < 0) {
-                r = negative_errno();
-                (void) fclose(f);
-                (void) unlink(tmp);
-                return r;
-        }
-        (void) fclose(f);
-        if (rename(tmp, store) < 0) {
-                r = negative_errno();
-                (void) unlink(tmp);
-                return r;
-        }
-        return 0;
+        bool cut = ferror(f);
+        if (fclose(f) != 0 || cut || !text)
+                return -ENOMEM;
+        return file_replace(store, &(FilePart) { text, size }, 1, true);
 }
 
 int trust_add(const char *store, const char *path, const char *sha256) {

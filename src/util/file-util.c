@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -101,4 +102,23 @@ int fd_write_all(int fd, const void *p, size_t n) {
                 n -= (size_t) k;
         }
         return 0;
+}
+
+int file_replace(const char *path, const FilePart *parts, size_t n_parts, bool sync) {
+        _cleanup_free_ char *tmp = NULL;
+        if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+                return -ENOMEM;
+        _cleanup_close_ int fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        int r = 0;
+        for (size_t i = 0; r >= 0 && i < n_parts; i++)
+                r = fd_write_all(fd, parts[i].data, parts[i].size);
+        if (r >= 0 && sync && fsync(fd) < 0)
+                r = negative_errno();
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = negative_errno();
+        if (r < 0)
+                (void) unlink(tmp);
+        return r;
 }

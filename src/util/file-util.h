@@ -28,3 +28,16 @@ bool dir_fd_is_empty(int fd);
 /* The n bytes at p, all of them, to fd (a write cut short goes on; EINTR is retried): 0, or
  * -errno (-EIO when write() wrote nothing). */
 int fd_write_all(int fd, const void *p, size_t n);
+
+/* One part of a file file_replace() writes. */
+typedef struct FilePart {
+        const void *data;
+        size_t size;
+} FilePart;
+
+/* Writes the parts, one after the other, to a new file beside path (path.XXXXXX, mode 0600,
+ * made with mkostemp) and renames it over path: a reader finds the old file or the new one,
+ * whole, never a part of either. With `sync` the data is on disk before the rename (the trust
+ * store; a cache, whose loss costs only time, need not wait). 0 or -errno; on failure the
+ * temporary file is gone and path is as it was. */
+int file_replace(const char *path, const FilePart *parts, size_t n_parts, bool sync);
