@@ -18,6 +18,7 @@ comments): a unit kept as it was at one commit, so that tools/bench compares scu
 reference that does not change as scudo's unit does. @BUILD@, @TOOLS@, @HOME@ and @UID@ are
 filled in, and @ID@ (in a scudo-confine check) by the DEV:INO of the path that follows it.
 """
+import os
 import re
 import shlex
 import sys
@@ -82,6 +83,12 @@ def main():
     for a in argv[1:]:
         if not a.startswith("--"):
             break       # the executable: the options of scudo-confine are before it
+        if a.startswith("--notify-stop="):
+            continue    # the scudo that started the unit read off, gone by now
+        if a.startswith("--exec-identity="):
+            # what scudo checked is the executable of that unit's command: this one's instead
+            st = os.stat(sys.argv[1])
+            a = "--exec-identity=%d:%d" % (st.st_dev, st.st_ino)
         opts.append(a)
     args += [confine] + opts + sys.argv[1:]
     print(" ".join(shlex.quote(a) for a in args))
