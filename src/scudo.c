@@ -15,6 +15,7 @@
 #include "cli/verb-link.h"
 #include "cli/verb-run.h"
 #include "cli/verbs.h"
+#include "util/file-util.h"
 #include "util/log.h"
 #include "util/strv.h"
 
@@ -39,6 +40,9 @@ static const Verb verbs[] = {
         /* Not for people: what the delegation broker starts for each request
          * (cli/verb-delegated.c). */
         { "__broker-request", verb_broker_request },
+        /* Not for people: what scudo-route starts when the broker says "in place"
+         * (cli/verb-run.c). */
+        { "__in-place", verb_in_place },
         /* Not for people: what runs inside scudo doctor's probe sandbox (cli/doctor-probe.c). */
         { "__doctor-probe", verb_doctor_probe },
         /* What the FUSE shim starts for the names of one directory (cli/verb-shim.c). */
@@ -73,20 +77,7 @@ static int dispatch(int argc, char **argv) {
         return verb_run(&args);
 }
 
-/* Closed standard streams would be handed on as whatever the next open() returns (or make the
- * unit fail to start): give them /dev/null first. */
-static void ensure_std_fds(void) {
-        for (int fd = 0; fd < 3; fd++)
-                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
-                        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
-                        if (n >= 0 && n != fd) {
-                                (void) dup2(n, fd);
-                                (void) close(n);
-                        }
-                }
-}
-
 int main(int argc, char **argv) {
-        ensure_std_fds();
+        fd_ensure_std();
         return exit_status_of_verb(dispatch(argc, argv));
 }

@@ -13,6 +13,8 @@
     shim                     the FUSE shim on PATH (on policy's trust store path)
     cli                      the verbs, and the exit statuses
     bpfd, confine            programs of their own: util and net only
+    route                    the program a delegated command leads to inside: the broker's
+                             client (util, plan, broker) and cli's exit statuses, no library
 
 The table below is the one statement of it, used twice by meson.build:
 
@@ -51,10 +53,11 @@ BELOW = {
     "cli": {"util", "net", "plan", "report", "term", "git", "unit", "broker", "run", "policy", "shim"},
     "bpfd": {"util", "net"},
     "confine": {"util"},
+    "route": {"util", "net", "plan", "broker", "cli"},
 }
 
 # Programs of their own, not libraries of scudo's.
-PROGRAMS = {"bpfd", "confine"}
+PROGRAMS = {"bpfd", "confine", "route"}
 
 # System headers that only some layers may include: D-Bus is the runner's business (a plan is
 # data, and the policy engine must not reach the bus), Lua the policy engine's alone.

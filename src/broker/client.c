@@ -11,9 +11,11 @@
 
 #include "broker/client.h"
 #include "broker/broker-protocol.h"
+#include "broker/route.h"
 #include "broker/wire.h"
 #include "util/log.h"
 #include "util/macro.h"
+#include "plan/broker-paths.h"
 
 static void socket_path(uid_t uid, char buf[static 108]) {
         (void) snprintf(buf, 108, "/run/user/%u/" BROKER_DIR_NAME "/" BROKER_SOCKET_NAME, (unsigned) uid);
@@ -152,4 +154,25 @@ int broker_client_run(uid_t uid, char * const *argv, int *ret_status) {
 finish:
         (void) sigprocmask(SIG_SETMASK, &old, NULL);
         return r;
+}
+
+int broker_client_route(uid_t uid, const char *unit, char **argv, int *ret_status) {
+        _cleanup_free_ char *taken = NULL;
+        bool routed = false;
+        char bin[64];
+
+        (void) snprintf(bin, sizeof(bin), "/run/user/%u/" BROKER_DIR_NAME "/" BROKER_BIN_NAME,
+                        (unsigned) uid);
+        if (broker_route_name(bin, argv, &routed) < 0)
+                return log_oom();
+        int r = broker_client_run(uid, argv, ret_status);
+        if (r != BROKER_RUN_IN_PLACE)
+                return r;
+        if (routed || broker_route_executable(bin, argv[0], &taken) >= 0)
+                return log_error_errno(SYNTHETIC_ERRNO(EPERM),
+                                       "'%s' is delegated by %s, whose broker does not delegate this "
+                                       "run of it (see the broker's report), and it cannot run inside "
+                                       "this sandbox: its executable%s%s is scudo's here; it was not run",
+                                       argv[0], unit, taken ? " " : "", taken ?: "");
+        return BROKER_RUN_IN_PLACE;
 }

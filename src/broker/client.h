@@ -27,3 +27,9 @@ bool broker_client_present(uid_t uid);
  * *ret_status for BROKER_RAN), or a negative errno after printing why (the broker cannot be
  * reached, or went away). */
 int broker_client_run(uid_t uid, char * const *argv, int *ret_status);
+
+/* broker_client_run() for a command started inside the sandbox `unit` through its routing
+ * (broker_route_name()): what the broker says, or, when it says "in place" for a command whose
+ * executables are scudo's here (nothing else of it could run, and a copy found elsewhere is not
+ * what was asked for), -EPERM after saying why. */
+int broker_client_route(uid_t uid, const char *unit, char **argv, int *ret_status);

@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "broker/route.h"
 #include "plan/broker-paths.h"
 #include "util/macro.h"
+#include "util/path-util.h"
 #include "util/strv.h"
 
 static bool name_is_ok(const char *name) {
@@ -148,4 +150,48 @@ void broker_route_remove(const char *dir) {
         (void) unlinkat(dfd, BROKER_ROUTE_MAP_NAME, 0);
         closedir(d);
         (void) rmdir(dir);
+}
+
+static int set_command_name(char **argv, const char *name) {
+        char *n = strdup(name);
+        if (!n)
+                return -ENOMEM;
+        free(argv[0]);
+        argv[0] = n;
+        return 0;
+}
+
+/* Started through an executable scudo takes the place of (a delegated command's, bound over
+ * it: plan-harden.h), by a path or a name that need not be the command's (`/usr/lib/.../
+ * npm-cli.js`, `exec -a x`): the command it stands for, from the routing directory's map. The
+ * path is the one the kernel was given, resolved here, where the binds are. */
+static int routed_executable(char **argv, const char *bin, bool *ret_routed) {
+        const char *execfn = (const char *) getauxval(AT_EXECFN);
+        _cleanup_free_ char *path = NULL, *name = NULL;
+
+        *ret_routed = false;
+        /* Through a routing link (the usual way, by name on PATH) there is nothing to look up.
+         * Not /proc/self/exe: through a bind, that names the path it is bound at. */
+        const char *rest = execfn ? path_startswith(execfn, bin) : NULL;
+        if (!execfn || (rest && *rest && !strchr(rest, '/')) || !(path = realpath(execfn, NULL)))
+                return 0;
+        int r = broker_route_lookup(bin, path, &name);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return 0;
+        *ret_routed = true;
+        return set_command_name(argv, name);
+}
+
+int broker_route_name(const char *bin, char **argv, bool *ret_routed) {
+        char prefix[PATH_MAX];
+        int r = routed_executable(argv, bin, ret_routed);
+        if (r < 0 || *ret_routed)
+                return r;
+        (void) snprintf(prefix, sizeof(prefix), "%s/", bin);
+        const char *rest = startswith(argv[0], prefix);
+        if (!rest || !*rest || strchr(rest, '/'))
+                return 0;
+        return set_command_name(argv, rest);
 }

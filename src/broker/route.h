@@ -33,5 +33,12 @@ int broker_route_map_find(const char *buf, size_t n, bool by_target, const char 
 /* Inside: an executable scudo takes the place of for the command `name`; -ENOENT: none. */
 int broker_route_executable(const char *dir, const char *name, char **ret_path);
 
+/* Inside, started through `bin`'s routing links or an executable they take the place of (bound
+ * over it, by a path or a name that need not be the command's: `/usr/lib/.../npm-cli.js`,
+ * `exec -a x`): argv[0] made the command's name, which the broker resolves outside, where `bin`
+ * is elsewhere. *ret_routed: started through such an executable (a routing link by its name
+ * is not). 0, or -ENOMEM. */
+int broker_route_name(const char *bin, char **argv, bool *ret_routed);
+
 /* Removes what broker_route_links() made (links in `dir`, then `dir`), nothing else. */
 void broker_route_remove(const char *dir);

@@ -21,6 +21,7 @@
 #include "unit/watcher.h"
 #include "util/log.h"
 #include "util/path-util.h"
+#include "util/scudo-programs.h"
 #include "util/sandbox-unit.h"
 #include "util/strv.h"
 
@@ -372,12 +373,14 @@ int broker_start(const Plan *plan, const char *unit, sd_event *event, ReportFeed
                                        b->dir);
 
         _cleanup_strv_free_ char **map = NULL;
-        r = route_map(plan, &map);
+        _cleanup_free_ char *route = scudo_route_path();
+        r = route ? route_map(plan, &map) : -ENOMEM;
         if (r >= 0)
-                r = broker_route_links(b->bin, plan->delegate_commands, b->scudo, map);
+                r = broker_route_links(b->bin, plan->delegate_commands, route, map);
         if (r < 0)
                 return log_error_errno(
-                        r, "Cannot make the links that route delegated commands to scudo in %s: %m", b->bin);
+                        r, "Cannot make the links that route delegated commands to scudo-route in %s: %m",
+                        b->bin);
         if ((size_t) r < strv_length(plan->delegate_commands))
                 log_warning("%zu of the commands the delegated profiles match are not routed to scudo "
                             "inside the sandbox (more than %u, or not a file name)",

@@ -29,6 +29,7 @@
 #include "shim/shim-path.h"
 #include "shim/shim.h"
 #include "plan/unit-properties.h"
+#include "util/scudo-programs.h"
 #include "util/log.h"
 #include "util/macro.h"
 #include "util/path-util.h"
@@ -467,7 +468,7 @@ static int check_links(Doctor *d) {
 }
 
 static int check_installation(Doctor *d) {
-        _cleanup_free_ char *confine = scudo_confine_path();
+        _cleanup_free_ char *confine = scudo_program_path(SCUDO_CONFINE_NAME);
         char detail[PATH_MAX + 64];
         if (!confine)
                 return doctor_add(

@@ -12,6 +12,7 @@
 #include "util/log.h"
 #include "util/path-util.h"
 #include "util/sandbox-unit.h"
+#include "util/scudo-programs.h"
 #include "util/strv.h"
 
 extern char **environ;
@@ -152,11 +153,18 @@ int request_resolve_command(Request *req) {
         if (!req->command_name)
                 return log_oom();
 
-        /* Never resolve to scudo itself: through a link named after the command, that would
-         * run scudo again inside the sandbox. */
+        /* Never resolve to scudo itself, nor to scudo-route: through a link named after the
+         * command (a routing link inside a sandbox that delegates leads to scudo-route), that
+         * would run scudo again inside the sandbox. */
         if (stat("/proc/self/exe", &self) < 0)
                 return log_error_errno(negative_errno(), "Cannot find scudo's own executable: %m");
-        r = path_find_executable(req->argv[0], getenv("PATH"), self.st_dev, self.st_ino, &req->exec_path);
+        FileId skip[2] = { { self.st_dev, self.st_ino } };
+        size_t n_skip = 1;
+        _cleanup_free_ char *route = scudo_program_path(SCUDO_ROUTE_NAME);
+        struct stat rst;
+        if (route && stat(route, &rst) >= 0)
+                skip[n_skip++] = (FileId) { rst.st_dev, rst.st_ino };
+        r = path_find_executable(req->argv[0], getenv("PATH"), skip, n_skip, &req->exec_path);
         if (r == -ENOENT)
                 return log_error_errno(r, "%s: command not found", req->argv[0]);
         if (r == -EACCES)

@@ -19,6 +19,7 @@
 #include "plan/plan.h"
 #include "plan/unit-properties.h"
 #include "util/path-util.h"
+#include "util/scudo-programs.h"
 #include "policy/policy.h"
 #include "cli/exit-status.h"
 #include "cli/policy-error.h"
@@ -29,6 +30,7 @@
 #include "util/log.h"
 #include "util/strv.h"
 #include "verb-run.h"
+#include "verbs.h"
 
 /* An unprivileged user namespace is what PrivateUsers=yes needs; without it the sandbox would
  * fail to start, and the message from systemd would not say why. */
@@ -64,52 +66,6 @@ static const char *local_option(const RunCommandLine *args) {
         return NULL;
 }
 
-static int set_command_name(Request *req, const char *name) {
-        char *n = strdup(name);
-        if (!n)
-                return -ENOMEM;
-        free(req->argv[0]);
-        req->argv[0] = n;
-        return 0;
-}
-
-/* Started through an executable scudo takes the place of (a delegated command's, bound over
- * it: plan-harden.h), by a path or a name that need not be the command's (`/usr/lib/.../
- * npm-cli.js`, `exec -a x`): the command it stands for, from the routing directory's map. The
- * path is the one the kernel was given, resolved here, where the binds are. */
-static int routed_executable(Request *req, const char *bin, bool *ret_routed) {
-        const char *execfn = (const char *) getauxval(AT_EXECFN);
-        _cleanup_free_ char *path = NULL, *name = NULL;
-
-        *ret_routed = false;
-        /* Through a routing link (the usual way, by name on PATH) there is nothing to look up.
-         * Not /proc/self/exe: through a bind, that names the path it is bound at. */
-        const char *rest = execfn ? path_startswith(execfn, bin) : NULL;
-        if (!execfn || (rest && *rest && !strchr(rest, '/')) || !(path = realpath(execfn, NULL)))
-                return 0;
-        int r = broker_route_lookup(bin, path, &name);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return 0;
-        *ret_routed = true;
-        return set_command_name(req, name);
-}
-
-/* Through the links of the sandbox's routing directory by their path: the command's name is
- * what the broker resolves, outside, where that directory is elsewhere. */
-static int routed_name(Request *req, const char *bin, bool *ret_routed) {
-        char prefix[PATH_MAX];
-        int r = routed_executable(req, bin, ret_routed);
-        if (r < 0 || *ret_routed)
-                return r;
-        (void) snprintf(prefix, sizeof(prefix), "%s/", bin);
-        const char *rest = startswith(req->argv[0], prefix);
-        if (!rest || !*rest || strchr(rest, '/'))
-                return 0;
-        return set_command_name(req, rest);
-}
-
 /* Executes the file request_resolve_command() checked, as scudo-confine does in a unit: a
  * binary through the descriptor held since, a script ("#!": its interpreter needs a name) by its
  * name once it is found to be still that file. Returns a negative errno, reported. */
@@ -135,6 +91,23 @@ static int exec_checked_in_place(const Request *req) {
         return log_error_errno(negative_errno(), "Cannot execute '%s': %m", req->exec_path);
 }
 
+/* Runs the command in place, with the sandbox's access: found on PATH (never scudo or
+ * scudo-route) and executed as checked. */
+static int run_in_place(RunCommandLine *args) {
+        int r = request_resolve_command(&args->request);
+        if (r < 0)
+                return exit_status_of_lookup(r);
+        if (args->dry_run) {
+                printf("nested in %s: would run %s in place\n", args->request.enclosing_unit,
+                       args->request.exec_path);
+                return 0;
+        }
+        /* (A path that is scudo or scudo-route here, a routing link or an executable bound
+         * over, would start this again: request_resolve_command() skips them.) */
+        r = exec_checked_in_place(&args->request);
+        return r == -ENOENT ? EXIT_SCUDO_NOTFOUND : r == -ESTALE ? EXIT_SCUDO_SETUP : EXIT_SCUDO_NOEXEC;
+}
+
 /* Inside a sandbox there is no service manager to ask (its bus is hidden), and the command
  * is confined already. In a sandbox that delegates, its broker decides where the command runs
  * (broker/client.h); otherwise, and when the broker says so, it runs in place, with the
@@ -156,40 +129,35 @@ static int run_nested(RunCommandLine *args) {
                                                "%s is not available inside a sandbox that delegates (%s): "
                                                "where a command runs is its broker's to decide",
                                                opt, args->request.enclosing_unit);
-                char bin[64];
-                _cleanup_free_ char *taken = NULL;
-                bool routed = false;
-                (void) snprintf(bin, sizeof(bin), "/run/user/%u/" BROKER_DIR_NAME "/" BROKER_BIN_NAME,
-                                (unsigned) args->request.uid);
-                if (routed_name(&args->request, bin, &routed) < 0)
-                        return log_oom();
-                r = broker_client_run(args->request.uid, args->request.argv, &status);
+                r = broker_client_route(args->request.uid, args->request.enclosing_unit, args->request.argv,
+                                        &status);
                 if (r < 0)
                         return r;
                 if (r == BROKER_RAN)
                         return status;
-                /* In place, for a command whose executables are scudo's here: there is nothing
-                 * else of it to run, and a copy found elsewhere is not what was asked for. */
-                if (routed || broker_route_executable(bin, args->request.argv[0], &taken) >= 0)
-                        return log_error_errno(SYNTHETIC_ERRNO(EPERM),
-                                               "'%s' is delegated by %s, whose broker does not delegate "
-                                               "this run of it (see the broker's report), and it cannot run "
-                                               "inside this sandbox: its executable%s%s is scudo's here; it "
-                                               "was not run", args->request.argv[0],
-                                               args->request.enclosing_unit, taken ? " " : "", taken ?: "");
         }
-        r = request_resolve_command(&args->request);
+        return run_in_place(args);
+}
+
+int verb_in_place(int argc, char **argv) {
+        _cleanup_(run_command_line_done) RunCommandLine args = {};
+        if (argc < 2)
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "__in-place takes a command: it is started "
+                                       "by scudo-route inside a sandbox");
+        /* argv is the command's, as through a link */
+        args.request.via_link = true;
+        args.request.argv = strv_copy(argv + 1);
+        if (!args.request.argv)
+                return log_oom();
+        int r = request_from_process(&args.request);
         if (r < 0)
-                return exit_status_of_lookup(r);
-        if (args->dry_run) {
-                printf("nested in %s: would run %s in place\n", args->request.enclosing_unit,
-                       args->request.exec_path);
-                return 0;
-        }
-        /* (A path that is scudo here, an executable it takes the place of, bound over it, would
-         * start this again: request_resolve_command() refuses it.) */
-        r = exec_checked_in_place(&args->request);
-        return r == -ENOENT ? EXIT_SCUDO_NOTFOUND : r == -ESTALE ? EXIT_SCUDO_SETUP : EXIT_SCUDO_NOEXEC;
+                return r;
+        /* Outside, a command runs confined or not at all. Inside, this gives nothing the sandbox
+         * has not: the command runs with its access, and the routed executables stay skipped. */
+        if (!args.request.nested)
+                return log_error_errno(SYNTHETIC_ERRNO(EPERM), "__in-place is scudo-route's, inside a "
+                                       "sandbox; outside one a command runs confined");
+        return run_in_place(&args);
 }
 
 /* A one-run path that does not exist is skipped by systemd (a bind with nothing to bind, a
@@ -214,25 +182,6 @@ static void warn_missing_paths(const Request *req) {
                         if (access(path, F_OK) < 0 && errno == ENOENT)
                                 log_warning("%s '%s' does not exist, ignoring", names[i], *p);
                 }
-}
-
-/* scudo-confine beside scudo (a build tree, or both in one bin dir), else where meson
- * installs it. */
-char *scudo_confine_path(void) {
-        _cleanup_free_ char *self = realpath("/proc/self/exe", NULL);
-        if (self) {
-                char *slash = strrchr(self, '/');
-                if (slash) {
-                        *slash = 0;
-                        char *c = path_join(self, "scudo-confine");
-                        if (c && access(c, X_OK) >= 0)
-                                return c;
-                        free(c);
-                }
-        }
-        if (access(SCUDO_LIBEXECDIR "/scudo-confine", X_OK) >= 0)
-                return strdup(SCUDO_LIBEXECDIR "/scudo-confine");
-        return NULL;
 }
 
 int verb_run(RunCommandLine *args) {
@@ -284,7 +233,7 @@ int verb_run(RunCommandLine *args) {
                         "unprivileged user namespaces are disabled on this system; scudo's sandbox needs "
                         "them (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces>0)");
 
-        _cleanup_free_ char *confine = scudo_confine_path();
+        _cleanup_free_ char *confine = scudo_program_path(SCUDO_CONFINE_NAME);
         if (!confine)
                 return log_error_errno(SYNTHETIC_ERRNO(ENOENT),
                                        "scudo-confine, which runs before every sandboxed command, is not "

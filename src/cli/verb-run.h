@@ -7,7 +7,3 @@
  * failure, 125 on the way out), or the exit status: the command's, or 127 and 126 when it
  * cannot be found or executed (cli/exit-status.h). */
 int verb_run(RunCommandLine *args);
-
-/* Where scudo-confine is: beside this scudo (a build tree, or both in one bin dir), else where
- * meson installs it; NULL when neither (every run then fails). */
-char *scudo_confine_path(void);

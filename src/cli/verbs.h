@@ -19,4 +19,7 @@ int verb_shim(int argc, char **argv);
 int verb_shim_names(int argc, char **argv);
 int verb_status(int argc, char **argv);
 /* One request to a sandbox's delegation broker, started by the broker (verb-delegated.c). */
+/* `scudo __in-place COMMAND [ARG...]`, inside a sandbox only: what scudo-route hands on when the
+ * broker says a command runs in place; found on PATH past the routing links (cli/verb-run.c). */
+int verb_in_place(int argc, char **argv);
 int verb_broker_request(int argc, char **argv);

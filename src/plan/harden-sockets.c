@@ -38,8 +38,9 @@
 #define WHY_BROKER_DIR "this sandbox delegates: an empty directory for its own broker's socket and links"
 #define WHY_BROKER_SOCKET "the socket of this sandbox's broker, which the runner starts"
 #define WHY_BROKER_BIN "the links that route the delegated commands to scudo, first on PATH"
-#define WHY_SCUDO "scudo itself, where the routing links lead"
-#define WHY_ROUTE "a delegated command's executable: scudo in its place, so the command reaches the " \
+#define WHY_SCUDO "scudo itself, which scudo-route hands what is not a delegated run"
+#define WHY_SCUDO_ROUTE "scudo-route, where the routing links lead: the broker's client"
+#define WHY_ROUTE "a delegated command's executable: scudo-route in its place, so the command reaches the " \
         "broker however it is started (by name under any PATH, by this path, through an interpreter)"
 #define WHY_NAME_SERVICE "with network rules, a service that resolves names or fetches for whoever " \
         "asks, past the rules; a profile that names the socket decides"
@@ -140,14 +141,15 @@ static const PlanPath *find_route(const Plan *p, const char *path) {
 
 /* `name` found in `dir`: scudo bound over the executable it resolves to (a link on PATH leads
  * there, so the link is covered too), unless the plan keeps that file out of reach anyway. */
-static int route_one(Plan *p, const char *dir, const char *name, const char *scudo) {
+static int route_one(Plan *p, const char *dir, const char *name, const HardenContext *ctx) {
         _cleanup_free_ char *given = NULL, *target = NULL;
         struct stat st;
 
         if (!path_is_absolute(dir) || !(given = path_join(dir, name)))
                 return path_is_absolute(dir) ? -ENOMEM : 0;
         if (plan_path_canonicalize(given, &target) < 0 || stat(target, &st) < 0 || !S_ISREG(st.st_mode) ||
-            access(target, X_OK) < 0 || find_route(p, target) || (scudo && streq(target, scudo)))
+            access(target, X_OK) < 0 || find_route(p, target) || streq_ptr(target, ctx->scudo_path) ||
+            streq_ptr(target, ctx->route_path))
                 return 0;
         const PlanPath *g = harden_governing_entry(p, target);
         if (g && (g->access == PATH_ACCESS_DENY || g->access == PATH_ACCESS_HIDE))
@@ -166,7 +168,7 @@ static int route_one(Plan *p, const char *dir, const char *name, const char *scu
  * its interpreter. With scudo in its place, every one of these starts reaches the broker
  * (broker/route.h). Only names delegated whatever the arguments: a name that a command-line
  * pattern alone delegates ("git push") runs in place for its other uses. */
-static int routes(Plan *p, const char *scudo) {
+static int routes(Plan *p, const HardenContext *ctx) {
         const char *env_path = env_get(p->environment, "PATH");
         _cleanup_free_ char *search = NULL;
         if (asprintf(&search, "%s:%s", env_path && *env_path ? env_path : "", ROUTE_DEFAULT_PATH) < 0)
@@ -179,7 +181,7 @@ static int routes(Plan *p, const char *scudo) {
                         _cleanup_free_ char *dir = strndup(d, l);
                         if (!dir)
                                 return -ENOMEM;
-                        int r = route_one(p, dir, *n, scudo);
+                        int r = route_one(p, dir, *n, ctx);
                         if (r < 0)
                                 return r;
                         d += l + (d[l] == ':');
@@ -208,12 +210,13 @@ static int brokers(Plan *p, const HardenContext *ctx) {
                                        PATH_SOURCE_BROKER_SOCKET);
         if (r >= 0)
                 r = harden_force_entry(p, PATH_ACCESS_READ, bin, WHY_BROKER_BIN, PATH_SOURCE_BROKER_BIN);
-        if (r >= 0 && ctx->scudo_path && path_is_absolute(ctx->scudo_path) &&
-            !plan_names_path(p, ctx->scudo_path))
-                r = harden_add_entry(p, PATH_ACCESS_READ, ctx->scudo_path, WHY_SCUDO, PATH_CREATE_NONE,
-                                     PATH_SOURCE_SELF);
+        const char *own[] = { ctx->scudo_path, ctx->route_path }, *why[] = { WHY_SCUDO, WHY_SCUDO_ROUTE };
+        for (size_t i = 0; i < ELEMENTSOF(own) && r >= 0; i++)
+                if (own[i] && path_is_absolute(own[i]) && !plan_names_path(p, own[i]))
+                        r = harden_add_entry(p, PATH_ACCESS_READ, own[i], why[i], PATH_CREATE_NONE,
+                                             PATH_SOURCE_SELF);
         if (r >= 0)
-                r = routes(p, ctx->scudo_path);
+                r = routes(p, ctx);
         return r;
 }
 

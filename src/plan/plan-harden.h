@@ -68,7 +68,11 @@ typedef struct HardenContext {
         char * const *environ;          /* the caller's environment (GIT_CONFIG_GLOBAL, ...), or NULL */
         const char *bpfd_socket;        /* scudo-bpfd's socket when not SCUDO_BPFD_SOCKET, or NULL */
         const char *scudo_path;         /* scudo itself, canonical: bound where the sandbox
-                                         * delegates, as the routing links lead to it; or NULL */
+                                         * delegates (scudo-route hands it what is not a
+                                         * delegated run); or NULL */
+        const char *route_path;         /* what the routing links lead to and what is bound over
+                                         * a delegated command's executables, canonical:
+                                         * scudo-route, or scudo itself; or NULL */
         const char *git_dir_cache;      /* where the project walk's cache is (git-dir-cache.h):
                                          * out of every sandbox's reach; or NULL, none */
         /* The places of plan/persistence.h for this caller, resolved once from the fields above

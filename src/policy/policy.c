@@ -21,6 +21,7 @@
 #include "policy/policy-internal.h"
 #include "policy/policy.h"
 #include "util/path-util.h"
+#include "util/scudo-programs.h"
 #include "util/strv.h"
 
 static bool watchdog = true;
@@ -71,9 +72,11 @@ static int hardening_context(const Request *req, HardenContext *ret) {
 /* plan_harden() in ctx and, for a plan that delegates, with scudo itself (the routing links
  * lead to it). */
 static int harden(Plan *p, const HardenContext *ctx) {
-        _cleanup_free_ char *scudo_path = NULL, *root = NULL, *cache = NULL;
+        _cleanup_free_ char *scudo_path = NULL, *route_path = NULL, *root = NULL, *cache = NULL;
         if (strv_length(p->delegate) > 0 && !(scudo_path = realpath("/proc/self/exe", NULL)))
                 return -errno;
+        if (scudo_path && !(route_path = scudo_route_path()))
+                return -ENOMEM;
         /* The project walk's cache: below the brokers' root, which no sandbox reaches
          * (broker-paths.h: denied in each one, refused to every grant; the one sandbox that
          * delegates has a tmpfs of its own there). */
@@ -81,6 +84,7 @@ static int harden(Plan *p, const HardenContext *ctx) {
                 return -ENOMEM;
         HardenContext c = *ctx;
         c.scudo_path = scudo_path;
+        c.route_path = route_path;
         c.git_dir_cache = cache;
         return plan_harden(p, &c);
 }

@@ -254,7 +254,8 @@ static bool resolves_in(Shim *s, const CallerSearch *c, const char *name) {
         _cleanup_free_ char *found = NULL;
         if (c->state <= 0)
                 return c->state == 0;
-        return path_find_executable(name, c->search, s->scudo_dev, s->scudo_ino, &found) >= 0;
+        const FileId self = { s->scudo_dev, s->scudo_ino };
+        return path_find_executable(name, c->search, &self, 1, &found) >= 0;
 }
 
 static bool resolves_for(Shim *s, pid_t pid, const char *name) {

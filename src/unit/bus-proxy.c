@@ -141,7 +141,7 @@ int bus_proxy_start(sd_bus *bus, const BusProxy *p, const Plan *plan, const char
         const char *what = bus_kind_name(p->kind);
         _cleanup_free_ char *description = NULL;
 
-        r = path_find_executable("xdg-dbus-proxy", getenv("PATH") ?: "/usr/bin:/bin", 0, 0, &exe);
+        r = path_find_executable("xdg-dbus-proxy", getenv("PATH") ?: "/usr/bin:/bin", NULL, 0, &exe);
         if (r < 0)
                 return log_error_errno(r, "dbus.%s = \"filtered\" needs xdg-dbus-proxy, which is not "
                                        "installed (Debian: apt install xdg-dbus-proxy); the command was "

@@ -15,6 +15,7 @@
 #include "util/error-message.h"
 #include "util/parse-util.h"
 #include "util/path-util.h"
+#include "util/scudo-programs.h"
 #include "util/strv.h"
 
 static bool plan_private_devices(const Plan *plan) {
@@ -189,9 +190,10 @@ static const char *runtime_source(PathSource s, const UnitContext *ctx, const ch
                 *ret_src = ctx->broker_bin;
                 return "the delegation broker's routing links";
         case PATH_SOURCE_BROKER_ROUTE:
-                /* scudo itself, the one that starts the broker (broker/route.h) */
+                /* scudo-route beside the scudo that starts the broker, or that scudo
+                 * (broker/route.h) */
                 *ret_src = ctx->broker_bin ? self : NULL;
-                return "scudo in place of a delegated command";
+                return "scudo-route in place of a delegated command";
         default:
                 *ret_src = NULL;
                 return NULL;
@@ -223,8 +225,8 @@ static int collect_mounts(const Plan *plan, const UnitContext *ctx, MountLists *
          * already (plan-harden.h), and shown by explain as it is here. */
         if (!plan->hardened)
                 return -EINVAL;
-        if (ctx->broker_bin && !(self = realpath("/proc/self/exe", NULL)))
-                return mount_error(l, negative_errno(), "cannot find scudo's own executable");
+        if (ctx->broker_bin && !(self = scudo_route_path()))
+                return mount_error(l, -ENOMEM, "cannot find scudo-route or scudo's own executable");
         sorted = calloc(plan->n_paths + 1, sizeof(PlanPath *));
         if (!sorted)
                 return -ENOMEM;

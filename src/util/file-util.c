@@ -122,3 +122,14 @@ int file_replace(const char *path, const FilePart *parts, size_t n_parts, bool s
                 (void) unlink(tmp);
         return r;
 }
+
+void fd_ensure_std(void) {
+        for (int fd = 0; fd < 3; fd++)
+                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+                        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+                        if (n >= 0 && n != fd) {
+                                (void) dup2(n, fd);
+                                (void) close(n);
+                        }
+                }
+}

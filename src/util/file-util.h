@@ -41,3 +41,7 @@ typedef struct FilePart {
  * store; a cache, whose loss costs only time, need not wait). 0 or -errno; on failure the
  * temporary file is gone and path is as it was. */
 int file_replace(const char *path, const FilePart *parts, size_t n_parts, bool sync);
+
+/* Closed standard streams would be handed on as whatever the next open() returns (or make the
+ * unit fail to start): each of fds 0, 1 and 2 that is closed gets /dev/null. */
+void fd_ensure_std(void);

@@ -219,7 +219,14 @@ char *path_realpath_fast(const char *path, char resolved[static PATH_MAX]) {
         return path_realpath_procfd(path, resolved);
 }
 
-int path_find_executable(const char *name, const char *search_path, dev_t skip_dev, ino_t skip_ino,
+static bool is_skipped(const struct stat *st, const FileId *skip, size_t n_skip) {
+        for (size_t i = 0; i < n_skip; i++)
+                if (st->st_dev == skip[i].dev && st->st_ino == skip[i].ino)
+                        return true;
+        return false;
+}
+
+int path_find_executable(const char *name, const char *search_path, const FileId *skip, size_t n_skip,
                          char **ret) {
         bool found_non_exec = false;
 
@@ -253,7 +260,7 @@ int path_find_executable(const char *name, const char *search_path, dev_t skip_d
                                 return -ENOMEM;
                         struct stat st;
                         if (stat(cand, &st) >= 0 && !S_ISDIR(st.st_mode)) {
-                                if (st.st_dev == skip_dev && st.st_ino == skip_ino) {
+                                if (is_skipped(&st, skip, n_skip)) {
                                         /* scudo itself under the command's name: look further */
                                 } else if (access(cand, X_OK) >= 0) {
                                         *ret = TAKE_PTR(cand);

@@ -65,10 +65,17 @@ char *path_realpath_procfd(const char *path, char resolved[static PATH_MAX]);
  * symlink in it is its own answer in 2 system calls (openat2, close), or fails in 1. */
 char *path_realpath_fast(const char *path, char resolved[static PATH_MAX]);
 
+/* A file's identity, as stat() says. */
+typedef struct FileId {
+        dev_t dev;
+        ino_t ino;
+} FileId;
+
 /* Finds an executable called `name` on `search_path` (":"-separated), skipping candidates
- * that are the same file as `skip_dev`/`skip_ino` (scudo itself when run through a link).
- * Returns 0 and the path, -ENOENT, or -EACCES when only non-executable matches exist. */
-int path_find_executable(const char *name, const char *search_path, dev_t skip_dev, ino_t skip_ino,
+ * that are the same file as one of the n_skip identities at `skip` (scudo itself, or
+ * scudo-route, when run through a link named after the command). Returns 0 and the path,
+ * -ENOENT, or -EACCES when only non-executable matches exist. */
+int path_find_executable(const char *name, const char *search_path, const FileId *skip, size_t n_skip,
                          char **ret);
 
 /* mkdir -p: creates path and its missing parents with `mode`. */

@@ -7,7 +7,7 @@ the sandbox (as root in the testbed, or from the host through the testbed's over
 
 Nothing runs from the checkout. The testbed's root is a throw-away overlay of /, and the
 session's first step installs into it what the tests run: `tools/testbed install BUILD`
-(`meson install`) puts scudo, scudo-confine, scudo-bpfd and its unit files where an
+(`meson install`) puts scudo, scudo-confine, scudo-route, scudo-bpfd and its unit files where an
 installation does (the build's prefix, /usr/local by default; `meson introspect --installed`
 says where each went), and the helpers the tests run (tests/unit/test-net-client, the
 scripts beside this file) are copied to HELPERS. A checkout under /tmp (which every sandbox

@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from conftest import BPFD, SCUDO, built, helper, start_bpfd, stop_bpfd, wait_for
+from conftest import BPFD, SCUDO, built, helper, installed, start_bpfd, stop_bpfd, wait_for
 
 Q = shlex.quote(SCUDO)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -61,7 +61,7 @@ TOOL2_PATH = "/usr/local/lib/deleg-tool/tool-cli"
 PROFILES = """
 [agent]
 match = ["agent.sh"]
-delegate = ["tool"]
+delegate = ["tool", "tool3-probe"]
 filesystem.write = ["~/deleg-agent-area"]
 filesystem.read = ["~/deleg-agent-secret", "${PWD}/ro"]
 
@@ -70,6 +70,12 @@ match = ["tool.sh", "tool2.sh"]
 delegable = true
 args.directory = { options = ["-C"] }
 filesystem.write = ["~/deleg-tool-area", "${arg_directory}"]
+
+# a name delegated for one use only (as `git push` is): its other uses run in place
+[tool3-probe]
+match = ["tool3.sh probe"]
+delegable = true
+filesystem.write = ["~/deleg-tool-area"]
 
 [tool-publish]
 extend = "tool"
@@ -120,6 +126,7 @@ def deleg(tb, work):
     assert r.rc == 0, r
     # a second name, whose executable is named otherwise (as npm's is npm-cli.js)
     install(tb, TOOL2_PATH, TOOL)
+    install(tb, "/usr/local/bin/tool3.sh", TOOL)
     r = tb.root("ln -sfn %s /usr/local/bin/tool2.sh" % TOOL2_PATH)
     assert r.rc == 0, r
     tb.dev("rm -rf ~/deleg-*; mkdir -p ~/deleg-agent-area ~/deleg-tool-area ~/deleg-other %s/ro && "
@@ -532,3 +539,29 @@ def test_explain_shows_the_executable_and_the_routes(tb, deleg):
     r = tb.dev("cd %s && %s explain agent.sh" % (deleg, Q))
     routes = [l for l in r.out.splitlines() if "a delegated command's executable" in l]
     assert any(TOOL_PATH in l for l in routes) and any(TOOL2_PATH in l for l in routes), r.out
+
+
+def test_routes_lead_to_scudo_route_and_other_uses_run_in_place(tb, deleg):
+    # The routing links and the binds over a delegated name's executables lead to scudo-route,
+    # the broker's client alone (a static program: a delegated command's start costs little
+    # more than the same command run by scudo outside). What the broker says runs in place
+    # (a use of a name no delegated profile matches, as `git status` beside `git push`), runs
+    # in place, with the agent's access: scudo-route hands it to scudo, which finds it on PATH
+    # past the routing links.
+    route = installed("scudo-route")
+    assert route, "scudo-route is not installed beside scudo"
+    r = agent(tb, deleg, "readlink /run/user/$(id -u)/scudo/bin/tool.sh; stat -L -c id=%%d:%%i %s %s; "
+              "tool3.sh probe; echo rc=$?; tool3.sh here; echo rc=$?; cat ~/deleg-agent-secret"
+              % (TOOL_PATH, route))
+    lines = r.out.splitlines()
+    assert lines[0] == route, r
+    ids = [l for l in lines if l.startswith("id=")]
+    assert len(ids) == 2 and ids[0] == ids[1], r
+    assert [l for l in lines if l.startswith("rc=")] == ["rc=0", "rc=0"], r
+    # delegated: under its own profile, in a unit of its own
+    assert "'tool3.sh probe' delegated, exit status 0" in r.err and "tool-wrote-tool-area" in r.out, r
+    assert tb.root("test -e /home/dev/deleg-tool-area/by-tool").rc == 0
+    # in place: the broker said so once, and the tool ran in the agent's sandbox, in its cwd
+    assert r.err.count("'tool3.sh here' runs in place") == 1, r
+    assert "tool-cwd=%s" % deleg in r.out and tb.root("test -e %s/by-tool-here" % deleg).rc == 0, r
+    assert "agent-only-secret" in r.out, r

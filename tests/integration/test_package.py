@@ -66,7 +66,8 @@ def test_package_installs_confines_and_purges_clean(deb, fresh):
     r = t.root("DEBIAN_FRONTEND=noninteractive apt-get install -y %s" % shlex.quote(deb))
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     files = t.root("dpkg -L scudo").stdout.split()
-    for f in ("/usr/bin/scudo", "/usr/libexec/scudo/scudo-confine", "/usr/libexec/scudo-bpfd",
+    for f in ("/usr/bin/scudo", "/usr/libexec/scudo/scudo-confine", "/usr/libexec/scudo/scudo-route",
+              "/usr/libexec/scudo-bpfd",
               "/lib/systemd/system/scudo-bpfd.socket", "/usr/share/man/man8/scudo-bpfd.8.gz",
               "/usr/share/bash-completion/completions/scudo", "/usr/share/scudo/policies/default.toml",
               "/usr/share/doc/scudo/copyright"):

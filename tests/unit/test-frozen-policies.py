@@ -28,9 +28,12 @@ def explain(binary, argv, cwd, env):
     args = argv if argv[0] in ("profiles", "check") else ["explain", "--json"] + argv
     r = subprocess.run([binary] + args, cwd=cwd, env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # a sandbox that delegates is given scudo at its own path: the two binaries' paths differ
+    # a sandbox that delegates is given scudo, and scudo-route beside it, at their own paths:
+    # the two binaries' paths differ
     own = os.path.realpath(binary)
-    return r.returncode, r.stdout.replace(own, "<scudo>"), r.stderr.replace(own, "<scudo>")
+    route = os.path.join(os.path.dirname(own), "scudo-route")
+    out, err = r.stdout.replace(route, "<scudo-route>"), r.stderr.replace(route, "<scudo-route>")
+    return r.returncode, out.replace(own, "<scudo>"), err.replace(own, "<scudo>")
 
 
 def main():

@@ -165,23 +165,34 @@ static void test_find_executable(void) {
         _cleanup_free_ char *search = NULL;
         TAP_CHECK(asprintf(&search, ".::%s:%s", a, b) > 0, "search path");
         char *found = NULL;
-        TAP_CHECK(path_find_executable("tool", search, 0, 0, &found) == 0, "tool found");
+        TAP_CHECK(path_find_executable("tool", search, NULL, 0, &found) == 0, "tool found");
         TAP_STREQ(found, tool_a, "first PATH entry wins, relative entries skipped");
         free(found);
 
         struct stat st;
         stat(tool_a, &st);
         found = NULL;
-        TAP_CHECK(path_find_executable("tool", search, st.st_dev, st.st_ino, &found) == 0,
+        TAP_CHECK(path_find_executable("tool", search, &(FileId) { st.st_dev, st.st_ino }, 1,
+                                      &found) == 0,
                   "found past self");
         TAP_STREQ(found, tool_b, "the entry that is scudo itself is skipped");
         free(found);
 
+        /* scudo and scudo-route both skipped: nothing else is there */
+        struct stat st_b;
+        stat(tool_b, &st_b);
+        const FileId both[] = { { st.st_dev, st.st_ino }, { st_b.st_dev, st_b.st_ino } };
+        found = NULL;
+        TAP_CHECK(path_find_executable("tool", search, both, 2, &found) == -ENOENT,
+                  "every candidate skipped: ENOENT");
+        free(found);
+
         chmod(tool_b, 0644);
         found = NULL;
-        TAP_CHECK(path_find_executable("tool", search, st.st_dev, st.st_ino, &found) == -EACCES,
+        TAP_CHECK(path_find_executable("tool", search, &(FileId) { st.st_dev, st.st_ino }, 1,
+                                      &found) == -EACCES,
                   "only a non-executable candidate left: EACCES");
-        TAP_CHECK(path_find_executable("nope", search, 0, 0, &found) == -ENOENT, "missing: ENOENT");
+        TAP_CHECK(path_find_executable("nope", search, NULL, 0, &found) == -ENOENT, "missing: ENOENT");
 
         unlink(tool_a);
         unlink(tool_b);
