@@ -84,8 +84,15 @@ static void run_handle_signal(RunContext *c, int sig) {
                  * the unit from starting. */
                 if (++c->n_signals == 1 && !c->started)
                         c->deferred_signal = sig;
-                else if (c->n_signals == 1)
+                else if (c->n_signals == 1) {
                         run_call_async(c, "KillUnit", "ssi", c->unit_name, c->kill_whom, sig);
+                        /* Then SIGCONT, as systemd's stop and a shell's `kill` of a stopped job
+                         * do: a stopped process acts on the signal only once continued, and its
+                         * parent may not know it stopped (a ^Z between a shell's vfork() and
+                         * its child's exec() stops the child while the shell waits for it with
+                         * every signal blocked): the command would run on, signalled. */
+                        run_call_async(c, "KillUnit", "ssi", c->unit_name, c->kill_whom, SIGCONT);
+                }
                 else if (c->n_signals == 2)
                         run_call_async(c, "StopUnit", "ss", c->unit_name, "replace");
                 else    /* a command that ignores SIGTERM does not get to wait out the stop timeout */
