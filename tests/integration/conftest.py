@@ -172,8 +172,11 @@ def start_bpfd(t, options):
 mkdir -p %(dir)s
 printf '[Service]\\nExecStart=\\nExecStart=%%s\\n' %(cmd)s > %(dropin)s
 systemctl daemon-reload
+# the service first: one still running from the test before (its idle time not over) would make
+# the socket refuse to start ("Socket service scudo-bpfd.service already active, refusing")
+systemctl stop scudo-bpfd.socket scudo-bpfd.service
 systemctl reset-failed scudo-bpfd.socket scudo-bpfd.service 2>/dev/null || true
-systemctl restart scudo-bpfd.socket
+systemctl start scudo-bpfd.socket
 """ % {"dir": os.path.dirname(BPFD_DROPIN), "dropin": BPFD_DROPIN,
            "cmd": shlex.quote("%s %s" % (BPFD, options))})
     assert r.rc == 0, r
