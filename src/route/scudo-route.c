@@ -24,23 +24,13 @@
 #include "util/file-util.h"
 #include "util/log.h"
 #include "util/macro.h"
-#include "util/path-util.h"
 #include "util/sandbox-unit.h"
 #include "util/scudo-programs.h"
 #include "util/strv.h"
 
 /* scudo beside this program (a build tree), else where meson installs it. */
 static char *scudo_path(void) {
-        _cleanup_free_ char *self = realpath("/proc/self/exe", NULL);
-        char *slash = self ? strrchr(self, '/') : NULL;
-        if (slash) {
-                *slash = 0;
-                char *c = path_join(self, "scudo");
-                if (c && access(c, X_OK) >= 0)
-                        return c;
-                free(c);
-        }
-        return strdup(SCUDO_BINDIR "/scudo");
+        return scudo_program_beside_self("scudo") ?: strdup(SCUDO_BINDIR "/scudo");
 }
 
 /* scudo with argv (through a link: argv[0] is the command's name), or with `__in-place` and

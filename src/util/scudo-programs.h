@@ -10,6 +10,10 @@
  * scudo's time. */
 #define SCUDO_ROUTE_NAME "scudo-route"
 
+/* NAME beside the running executable's canonical path, when it is an executable there:
+ * malloc'd, or NULL. */
+char *scudo_program_beside_self(const char *name);
+
 /* NAME beside the running executable's canonical path (a build tree, or both in one bin dir),
  * else where meson installs it (SCUDO_LIBEXECDIR): malloc'd, or NULL when neither is an
  * executable (or out of memory). */
