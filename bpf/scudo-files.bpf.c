@@ -15,14 +15,16 @@
  * calls are of that kind (module, include and library searches). What the text of the path
  * can tell is decided here; what it cannot is passed on, to be judged in user space:
  *  - an absolute path: the deepest of the watch's prefixes at or above it (components compared
- *    whole, "." and empty ones skipped) says which errors make a candidate; a `.git`
- *    component below a prefix marked GIT adds the write errors;
+ *    whole, "." and empty ones skipped, ".." going back one) says which errors make a
+ *    candidate; a `.git` component below a prefix marked GIT adds the write errors;
  *  - a relative path, from the working directory: the errors its directory can reach, which
  *    this program follows through chdir() (an absolute one: the prefix above it and all below
- *    it; a relative one without "..": as before; fchdir(): all) per process and, for a
+ *    it; a relative one that stays below it: as before; fchdir(): all) per process and, for a
  *    process that never changed it, from its parents, else the directory the command started in;
- *  - a ".." component, a path relative to a directory fd, a path cut at FILE_PATH_MAX: passed
- *    on. A path that reaches a changed prefix through a symlink elsewhere is not a candidate.
+ *  - a relative path whose ".." goes above the working directory, a path relative to a
+ *    directory fd, a path cut at FILE_PATH_MAX: passed on. A path that reaches a changed
+ *    prefix through a symlink elsewhere (or by a ".." after one) is not a candidate.
+ *  - scudo's own setup of the unit (unit_setup()): no call of it is the command's refusal.
  *
  * x86-64 only: the arguments are read from the registers of the x86-64 calling convention and
  * the calls are known by their x86-64 numbers. */
@@ -85,9 +87,18 @@ struct {
         __type(value, __u8);
 } file_dirs SEC(".maps");
 
-/* The path being judged: too large for the stack. */
+/* How deep a walk keeps what it found at each component, so that a ".." can go back to it. */
+#define WALK_DEPTH 32
+
+struct level {
+        __u64 hash;
+        __u8 self, below, git, git_seen;
+};
+
+/* The path being judged, and the walk's levels: too large for the stack. */
 struct scratch {
         char path[FILE_PATH_MAX];
+        struct level levels[WALK_DEPTH];
 };
 
 struct {
@@ -289,9 +300,11 @@ struct walk {
         __u64 sid;
         __u64 hash;             /* of the path up to the last whole component */
         __u64 component;        /* of the component being read */
+        __u32 depth;            /* whole components so far, less those a ".." took back */
         __u8 kind;              /* COMPONENT_*, of the component being read */
         __u8 lookup;            /* an absolute path: each prefix is looked up */
-        __u8 dotdot;            /* a ".." component: the text cannot tell where it leads */
+        __u8 dotdot;            /* a ".." the text cannot follow: above the working directory,
+                                 * or back to a level deeper than WALK_DEPTH */
         __u8 self, below, git, git_seen;
 };
 
@@ -300,6 +313,46 @@ static __always_inline void set_prefix(struct walk *w, const struct file_prefix 
         w->below = p->below;
         w->git = p->flags & FILE_PREFIX_GIT;
         w->git_seen = 0;
+}
+
+/* What the walk found at its current depth, kept for a ".." that comes back to it. */
+static __always_inline void save_level(struct walk *w) {
+        struct level *l;
+        __u32 d = w->depth;
+
+        if (!w->s || d >= WALK_DEPTH)
+                return;
+        l = &w->s->levels[d];
+        l->hash = w->hash;
+        l->self = w->self;
+        l->below = w->below;
+        l->git = w->git;
+        l->git_seen = w->git_seen;
+}
+
+/* A ".." goes back one component, as the kernel does unless the component it leaves is a
+ * symlink (which the text cannot tell, as it cannot tell a symlink anywhere else). "/.." is
+ * "/"; above the working directory, or back to a level not kept, the text cannot follow. */
+static __always_inline void go_up(struct walk *w) {
+        struct level *l;
+        __u32 d;
+
+        if (w->depth == 0) {
+                if (!w->lookup)
+                        w->dotdot = 1;
+                return;
+        }
+        d = --w->depth;
+        if (!w->s || d >= WALK_DEPTH) {
+                w->dotdot = 1;
+                return;
+        }
+        l = &w->s->levels[d];
+        w->hash = l->hash;
+        w->self = l->self;
+        w->below = l->below;
+        w->git = l->git;
+        w->git_seen = l->git_seen;
 }
 
 static __always_inline void end_component(struct walk *w) {
@@ -313,18 +366,20 @@ static __always_inline void end_component(struct walk *w) {
         if (kind == COMPONENT_EMPTY || kind == COMPONENT_DOT)
                 return;
         if (kind == COMPONENT_DOTDOT) {
-                w->dotdot = 1;
+                go_up(w);
                 return;
         }
+        w->depth++;
         w->git_seen |= component == GIT_HASH;
         w->hash = file_hash_chain(w->hash, component);
-        if (!w->lookup)
-                return;
-        k.sid = w->sid;
-        k.hash = w->hash;
-        p = bpf_map_lookup_elem(&prefixes, &k);
-        if (p)
-                set_prefix(w, p);
+        if (w->lookup) {
+                k.sid = w->sid;
+                k.hash = w->hash;
+                p = bpf_map_lookup_elem(&prefixes, &k);
+                if (p)
+                        set_prefix(w, p);
+        }
+        save_level(w);
 }
 
 static long walk_byte(__u32 i, void *ctx) {
@@ -350,7 +405,7 @@ static long walk_byte(__u32 i, void *ctx) {
 }
 
 /* Reads the path into the scratch buffer and walks it: 1, or 0 for no path, or -1 for a path
- * whose text cannot tell (cut, or with ".."). */
+ * whose text cannot tell (cut, or with a ".." it cannot follow). */
 static __always_inline int walk_path(struct walk *w, struct scratch *s, __u64 sid, __u64 path) {
         struct file_prefix_key k = { .sid = sid, .hash = FILE_HASH_ROOT };
         struct file_prefix *p;
@@ -371,6 +426,7 @@ static __always_inline int walk_path(struct walk *w, struct scratch *s, __u64 si
                 if (p)
                         set_prefix(w, p);
         }
+        save_level(w);
         bpf_loop(FILE_PATH_MAX, walk_byte, w, 0);
         return w->dotdot ? -1 : 1;
 }
@@ -927,7 +983,7 @@ int BPF_PROG(scudo_file_exit, struct pt_regs *regs, long ret) {
         if (bpf_core_field_exists(t->thread_info.status) && (t->thread_info.status & TS_COMPAT))
                 return 0;
         sid = watched_sid(t, &w);
-        if (!sid || !w)
+        if (!sid || !w || unit_setup(t))
                 return 0;
         if (w->filter) {
                 s = bpf_map_lookup_elem(&scratch, &zero);

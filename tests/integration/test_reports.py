@@ -60,6 +60,16 @@ def test_hidden_file_reported_once_with_its_rule(helper, work):
                     r"by <built-in>/default\.toml:\d+ filesystem\.hide \"~\"$", lines[0]), lines
 
 
+@pytest.mark.parametrize("path", ["/tmp/../home/dev/.bashrc", "/usr/lib/../../home/./dev/.bashrc"])
+def test_hidden_file_named_through_dotdot_reported(helper, work, path):
+    """The kernel's walk of a path follows ".." back (docs/reports.md): a hidden file named
+    through another directory is a candidate, and reported with the rule that hides it."""
+    r, recs = run(helper, ["--", "cat", path], work)
+    assert r.rc == 1, r
+    assert [(x["path"], x["rule"]) for x in recs] == [(path, 'filesystem.hide "~"')], recs
+    assert helper.dev("test -s /home/dev/.bashrc").rc == 0
+
+
 def test_denied_file_reported_once_with_its_rule(helper, work):
     helper.dev("mkdir -p ~/.ssh && echo secret > ~/.ssh/id_test")
     try:
@@ -213,11 +223,13 @@ def unexamined(err):
     return [l for l in report_lines(err) if "not examined" in l or "unexamined" in l]
 
 
-@pytest.mark.parametrize("base", ["/usr/lib/node_modules", "."])
+@pytest.mark.parametrize("base", ["/usr/lib/node_modules", ".", "/usr/lib/gcc/../../lib/node_modules",
+                                  "nothing/.."])
 def test_refusal_amid_a_flood_of_failed_lookups_is_reported(helper, work, base):
     """200,000 failed lookups where the plan changes nothing (absolute under the read-only
-    root, or relative in the project), one hidden file read in the middle: that file is
-    reported with its rule, and nothing is dropped."""
+    root, or relative in the project; with ".." as a compiler's search paths have them), one
+    hidden file read in the middle: that file is reported with its rule, and nothing is
+    dropped (were the lookups passed on, the sandbox's share would be exceeded)."""
     r, recs = flood_run(helper, work, 200000, base)
     assert r.rc == 0 and "done" in r.out, r
     files = [x for x in recs if x["kind"] == "file"]
