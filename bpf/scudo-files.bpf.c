@@ -92,7 +92,7 @@ struct {
 
 struct level {
         __u64 hash;
-        __u8 self, below, git, git_seen;
+        __u8 self, below, git, git_seen, miss;
 };
 
 /* The path being judged, and the walk's levels: too large for the stack. */
@@ -301,11 +301,15 @@ struct walk {
         __u64 hash;             /* of the path up to the last whole component */
         __u64 component;        /* of the component being read */
         __u32 depth;            /* whole components so far, less those a ".." took back */
+        __u8 tree;              /* the map has them (file_watch.tree) */
+        __u8 may_dotdot;        /* the text has ".." somewhere (or may have) */
         __u8 kind;              /* COMPONENT_*, of the component being read */
         __u8 lookup;            /* an absolute path: each prefix is looked up */
         __u8 dotdot;            /* a ".." the text cannot follow: above the working directory,
                                  * or back to a level deeper than WALK_DEPTH */
         __u8 self, below, git, git_seen;
+        __u8 miss;              /* past a component not in the map, which has the prefixes'
+                                 * ancestors (tree): no prefix below */
 };
 
 static __always_inline void set_prefix(struct walk *w, const struct file_prefix *p) {
@@ -328,6 +332,7 @@ static __always_inline void save_level(struct walk *w) {
         l->below = w->below;
         l->git = w->git;
         l->git_seen = w->git_seen;
+        l->miss = w->miss;
 }
 
 /* A ".." goes back one component, as the kernel does unless the component it leaves is a
@@ -353,6 +358,7 @@ static __always_inline void go_up(struct walk *w) {
         w->below = l->below;
         w->git = l->git;
         w->git_seen = l->git_seen;
+        w->miss = l->miss;
 }
 
 static __always_inline void end_component(struct walk *w) {
@@ -372,14 +378,22 @@ static __always_inline void end_component(struct walk *w) {
         w->depth++;
         w->git_seen |= component == GIT_HASH;
         w->hash = file_hash_chain(w->hash, component);
-        if (w->lookup) {
+        if (w->lookup && !w->miss) {
                 k.sid = w->sid;
                 k.hash = w->hash;
                 p = bpf_map_lookup_elem(&prefixes, &k);
-                if (p)
+                if (!p)
+                        w->miss = w->tree;
+                else if (!(p->flags & FILE_PREFIX_INTERIOR))
                         set_prefix(w, p);
         }
         save_level(w);
+}
+
+/* Whether the rest of the path can change what the walk found: not past a component with no
+ * prefix below it, unless a ".." may come back, or a `.git` may follow below a GIT prefix. */
+static __always_inline bool walk_over(const struct walk *w) {
+        return w->miss && !w->may_dotdot && !w->git;
 }
 
 static long walk_byte(__u32 i, void *ctx) {
@@ -401,12 +415,50 @@ static long walk_byte(__u32 i, void *ctx) {
                 return 0;
         }
         end_component(w);
-        return c == 0 || w->dotdot;
+        return c == 0 || w->dotdot || walk_over(w);
+}
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+#define DOTS 0x2e2e2e2e2e2e2e2eULL
+
+struct dotdot_scan {
+        const struct scratch *s;
+        long n;
+        __u64 last;
+        bool found;
+};
+
+/* A word of the path: a bit per byte that may be '.' (the usual test for a zero byte, after
+ * xor with dots: it never misses one, and may flag the byte after one), and two such next to
+ * each other, in the word or across the last one's end, may be a "..". */
+static long scan_word(__u32 i, void *ctx) {
+        struct dotdot_scan *d = ctx;
+        __u64 x, dots;
+
+        if (!d->s || i >= FILE_PATH_MAX / 8 || (long) i * 8 >= d->n)
+                return 1;
+        x = *(const __u64 *) &d->s->path[i * 8] ^ DOTS;
+        dots = (x - ONES) & ~x & HIGHS;
+        if ((dots & (dots >> 8)) || ((d->last >> 63) & dots & 0x80)) {
+                d->found = true;
+                return 1;
+        }
+        d->last = dots;
+        return 0;
+}
+
+/* Whether the first n bytes of the scratch path may hold "..", a word at a time. */
+static __always_inline bool may_have_dotdot(const struct scratch *s, long n) {
+        struct dotdot_scan d = { .s = s, .n = n };
+
+        bpf_loop(FILE_PATH_MAX / 8, scan_word, &d, 0);
+        return d.found;
 }
 
 /* Reads the path into the scratch buffer and walks it: 1, or 0 for no path, or -1 for a path
  * whose text cannot tell (cut, or with a ".." it cannot follow). */
-static __always_inline int walk_path(struct walk *w, struct scratch *s, __u64 sid, __u64 path) {
+static __always_inline int walk_path(struct walk *w, struct scratch *s, __u64 sid, __u8 tree, __u64 path) {
         struct file_prefix_key k = { .sid = sid, .hash = FILE_HASH_ROOT };
         struct file_prefix *p;
         long n;
@@ -418,14 +470,19 @@ static __always_inline int walk_path(struct walk *w, struct scratch *s, __u64 si
                 return -1;
         w->s = s;
         w->sid = sid;
+        w->tree = tree;
+        w->may_dotdot = may_have_dotdot(s, n);
         w->hash = FILE_HASH_ROOT;
         w->component = FILE_HASH_COMPONENT;
         if (s->path[0] == '/') {
                 w->lookup = 1;
                 p = bpf_map_lookup_elem(&prefixes, &k);
-                if (p)
+                if (p && !(p->flags & FILE_PREFIX_INTERIOR))
                         set_prefix(w, p);
         }
+        /* a relative path without "..": its working directory's, whatever its components */
+        if (!w->lookup && !w->may_dotdot)
+                return 1;
         save_level(w);
         bpf_loop(FILE_PATH_MAX, walk_byte, w, 0);
         return w->dotdot ? -1 : 1;
@@ -465,7 +522,7 @@ static __always_inline void track_cwd(struct pt_regs *regs, __u64 nr) {
         if (!sid || !w || !w->filter)
                 return;
         s = bpf_map_lookup_elem(&scratch, &zero);
-        if (nr == 80 && s && walk_path(&wk, s, sid, regs->di) > 0) {
+        if (nr == 80 && s && walk_path(&wk, s, sid, w->tree, regs->di) > 0) {
                 if (wk.lookup)
                         m = walk_mask(&wk) | wk.below | (wk.git ? FILE_WRITE_ERRORS : 0);
                 else
@@ -905,7 +962,7 @@ static __always_inline int candidate(struct file_watch *w, struct task_struct *t
         struct walk wk = {};
         int k;
 
-        k = walk_path(&wk, s, sid, path);
+        k = walk_path(&wk, s, sid, w->tree, path);
         if (k <= 0)
                 return k;
         if (wk.lookup)

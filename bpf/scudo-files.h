@@ -47,6 +47,9 @@
 #define FILE_WRITE_ERRORS (FILE_EACCES | FILE_EROFS)
 #define FILE_ALL_ERRORS (FILE_ENOENT | FILE_EACCES | FILE_EROFS)
 #define FILE_PREFIX_GIT 1U
+/* Set by scudo-bpfd on an ancestor of a prefix that is no prefix itself: it decides nothing,
+ * and says that the walk of a path through it can still reach one. */
+#define FILE_PREFIX_INTERIOR 2U
 
 /* Value of the watch map (key: the cgroup id of the watched cgroup). */
 struct file_watch {
@@ -57,7 +60,8 @@ struct file_watch {
         __u8 filter;            /* prefixes were given: send the candidates only */
         __u8 cwd_mask;          /* FILE_*: candidates of a relative path from the start directory */
         __u8 record;            /* record where the sandbox writes (file_dir_key) */
-        __u8 pad;
+        __u8 tree;              /* every ancestor of a prefix is in the map (FILE_PREFIX_INTERIOR):
+                                 * a path not there has no prefix below it */
         __u32 recorded;         /* directories in the record */
         __u32 unknown;          /* calls that changed something where the record cannot tell */
 };

@@ -162,37 +162,89 @@ FileReporter *file_reporter_free(FileReporter *f) {
         return NULL;
 }
 
+/* The ancestors of a watch's prefixes (the root among them) that are no prefix themselves go
+ * in the map too, marked FILE_PREFIX_INTERIOR: then a path the program does not find there has
+ * no prefix below it, and its walk can end (file_watch.tree). At most this many a watch; a
+ * watch with more has none of them stored, and the program walks each path whole. */
+#define FILE_INTERIOR_MAX 1024U
+
 /* One watch's prefixes as the map takes them: the keys each once, in one batch. */
 typedef struct PrefixBatch {
         uint64_t sid;
         uint32_t n;
-        struct file_prefix_key keys[BPFD_FILE_PREFIXES_MAX];
-        struct file_prefix values[BPFD_FILE_PREFIXES_MAX];
+        uint32_t n_interior;
+        bool tree;
+        struct file_prefix_key keys[BPFD_FILE_PREFIXES_MAX + FILE_INTERIOR_MAX];
+        struct file_prefix values[BPFD_FILE_PREFIXES_MAX + FILE_INTERIOR_MAX];
 } PrefixBatch;
 
-/* Two prefixes of one hash (the same path twice, or a collision) can both be candidates. */
-static int collect_prefix(const BpfdFilePrefix *p, void *userdata) {
-        PrefixBatch *b = userdata;
-        struct file_prefix v = { .self = p->self, .below = p->below, .flags = p->flags };
-        char path[sizeof(p->path) + 1];
-        uint64_t hash;
-
-        memcpy(path, p->path, sizeof(p->path));
-        path[sizeof(p->path)] = 0;
-        hash = file_prefix_hash(path);
+static int batch_find(const PrefixBatch *b, uint64_t hash) {
         for (uint32_t i = 0; i < b->n; i++)
-                if (b->keys[i].hash == hash) {
-                        b->values[i].self |= v.self;
-                        b->values[i].below |= v.below;
-                        b->values[i].flags |= v.flags;
+                if (b->keys[i].hash == hash)
+                        return (int) i;
+        return -1;
+}
+
+/* Two prefixes of one hash (the same path twice, or a collision) can both be candidates; a
+ * prefix whose path was an ancestor of one before is no longer interior. */
+static int batch_add_prefix(PrefixBatch *b, uint64_t hash, struct file_prefix v) {
+        int i = batch_find(b, hash);
+
+        if (i >= 0) {
+                if (b->values[i].flags & FILE_PREFIX_INTERIOR) {
+                        b->values[i] = v;
+                        b->n_interior--;
                         return 0;
                 }
+                b->values[i].self |= v.self;
+                b->values[i].below |= v.below;
+                b->values[i].flags |= v.flags;
+                return 0;
+        }
         if (b->n >= ELEMENTSOF(b->keys))
-                return -E2BIG;  /* bpfd_parse_file_prefixes() allows no more */
+                return -E2BIG;
         b->keys[b->n] = (struct file_prefix_key) { .sid = b->sid, .hash = hash };
         b->values[b->n] = v;
         b->n++;
         return 0;
+}
+
+static void batch_add_interior(PrefixBatch *b, uint64_t hash) {
+        if (!b->tree || batch_find(b, hash) >= 0)
+                return;
+        if (b->n_interior >= FILE_INTERIOR_MAX || b->n >= ELEMENTSOF(b->keys)) {
+                b->tree = false;
+                return;
+        }
+        b->keys[b->n] = (struct file_prefix_key) { .sid = b->sid, .hash = hash };
+        b->values[b->n] = (struct file_prefix) { .flags = FILE_PREFIX_INTERIOR };
+        b->n++;
+        b->n_interior++;
+}
+
+static int collect_prefix(const BpfdFilePrefix *p, void *userdata) {
+        PrefixBatch *b = userdata;
+        struct file_prefix v = { .self = p->self, .below = p->below, .flags = p->flags };
+        char path[sizeof(p->path) + 1];
+        uint64_t h = FILE_HASH_ROOT;
+
+        memcpy(path, p->path, sizeof(p->path));
+        path[sizeof(p->path)] = 0;
+        /* the hash of each ancestor on the way, as file_prefix_hash() chains them */
+        for (const char *c = path; *c; ) {
+                uint64_t component = FILE_HASH_COMPONENT;
+                size_t n = 0;
+
+                while (*c == '/')
+                        c++;
+                for (; *c && *c != '/'; c++, n++)
+                        component = file_hash_byte(component, (unsigned char) *c);
+                if (n == 0 || (n == 1 && c[-1] == '.'))
+                        continue;
+                batch_add_interior(b, h);
+                h = file_hash_chain(h, component);
+        }
+        return batch_add_prefix(b, h, v);
 }
 
 static void delete_keys(int fd, const struct file_prefix_key *keys, uint32_t n) {
@@ -232,7 +284,7 @@ static int store_keys(int fd, const PrefixBatch *b) {
 }
 
 static int add_prefixes(FileReporter *f, uint64_t sid, const void *prefixes, size_t size,
-                        uint32_t *ret_cwd_mask) {
+                        uint32_t *ret_cwd_mask, bool *ret_tree) {
         _cleanup_free_ PrefixBatch *b = NULL;
         FileWatch *w;
         int k;
@@ -241,9 +293,12 @@ static int add_prefixes(FileReporter *f, uint64_t sid, const void *prefixes, siz
         if (!b)
                 return -ENOMEM;
         b->sid = sid;
+        b->tree = true;
         k = bpfd_parse_file_prefixes(prefixes, size, collect_prefix, b, ret_cwd_mask, NULL);
         if (k < 0)
                 return k;
+        /* interior entries stored from a watch past the limit only cost their room */
+        *ret_tree = b->tree;
         w = malloc(sizeof(FileWatch) + b->n * sizeof(struct file_prefix_key));
         if (!w)
                 return -ENOMEM;
@@ -339,17 +394,19 @@ int file_reporter_watch(FileReporter *f, uint64_t sid, const void *prefixes, siz
                         bool record) {
         struct file_watch w = { .record = record }, old;
         uint32_t cwd_mask = FILE_ALL_ERRORS;
+        bool tree = false;
         int k;
 
         /* before the prefixes: those of the watch there already must stay as they are */
         if (bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.watched), &sid, &old) >= 0)
                 return -EEXIST;
         if (prefixes) {
-                k = add_prefixes(f, sid, prefixes, prefixes_size, &cwd_mask);
+                k = add_prefixes(f, sid, prefixes, prefixes_size, &cwd_mask, &tree);
                 if (k < 0)
                         return k;
                 w.filter = 1;
                 w.cwd_mask = (uint8_t) cwd_mask;
+                w.tree = tree;
         }
         /* after its prefixes: the program never sees the watch without them */
         watch_bit(f, sid, true);

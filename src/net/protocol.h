@@ -208,7 +208,7 @@ static_assert(sizeof(BpfdUsage) <= BPFD_MESSAGE_MAX, "BpfdUsage in one message")
 
 /* One path where the plan changes the view. A failed call on an absolute path is a candidate
  * when its error is in `self` of the deepest prefix at or above the path (components compared
- * whole, "." skipped; a ".." makes every call a candidate). `below` is the union of `self`
+ * whole, "." skipped, ".." going back one). `below` is the union of `self`
  * (and of the write errors of a GIT prefix) of every prefix below this one: what a relative
  * path from a working directory here can reach. */
 typedef struct BpfdFilePrefix {

@@ -94,6 +94,19 @@ def test_read_only_write_reported_once_with_its_rule(helper, work):
     assert rec["rule"] == 'filesystem.read "~/%s/ro"' % os.path.basename(work) and rec["origin"] == "--fs-read", rec
 
 
+@pytest.mark.parametrize("how", ["absolute", "relative"])
+def test_write_into_a_nested_git_reported(helper, work, how):
+    """A `.git` deep in the project is read-only (plan-harden.c): a write into it is a
+    candidate however far below the project's own prefix it lies, where no other prefix is."""
+    helper.dev("mkdir -p %s/sub/deeper && git init -q %s/sub/deeper" % (work, work))
+    target = "sub/deeper/.git/hooks/post-checkout"
+    path = work + "/" + target if how == "absolute" else target
+    r, recs = run(helper, ["--", "sh", "-c", "echo evil > %s" % path], work)
+    assert r.rc != 0, r
+    assert helper.dev("test -e %s/%s" % (work, target)).rc != 0, "the write went through"
+    assert [(x["path"], x["error"]) for x in recs] == [(path, "EROFS")], recs
+
+
 def test_refused_connection_and_name_reported_once_with_their_rules(helper, work):
     probe = ("import socket\n"
              "s = socket.socket(); s.settimeout(2)\n"

@@ -96,10 +96,11 @@ static void check_files(void) {
         (void) bpf_program__set_log_level(skel->progs.scudo_file_exit, 4);
         k = scudo_files__load(skel);
         insns = processed(log);
-        /* a quarter of the network programs' bar: its walk along the path's components
-         * (bpf_loop) is the kind of loop whose cost can multiply (19,704 before the write
-         * record asked the time stamps, 20,971 after) */
-        TAP_CHECK(k == 0 && insns > 0 && insns < INSNS_MAX / 4,
+        /* 40 % of the network programs' bar: its walk along the path's components (bpf_loop)
+         * is the kind of loop whose cost can multiply (19,704 before the write record asked
+         * the time stamps, 20,971 after; 26,590 with the walk's levels for "..", its scan for
+         * "..", and its early end) */
+        TAP_CHECK(k == 0 && insns > 0 && insns < INSNS_MAX * 2 / 5,
                   "the file reporter loads: %d, %lu instructions processed", k, insns);
         link = k == 0 ? bpf_program__attach(skel->progs.scudo_file_exit) : NULL;
         TAP_CHECK(link, "the file reporter attaches to tp_btf/sys_exit");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* scudo-bpfd's file refusal reporter keeps a watch's prefixes in the kernel's map
  * (src/bpfd/file-report.c): all of them stored at once, a path given twice merged into one
- * entry, and on unwatch exactly its own entries gone, another watch's left. Loads the program
+ * entry, the ancestors of each that are no prefix stored as interior entries, and on unwatch
+ * exactly its own entries gone, another watch's left. Loads the program
  * and attaches it for a moment; skipped without the privileges to. */
 #include <errno.h>
 #include <stdlib.h>
@@ -55,12 +56,22 @@ static int count(FileReporter *f, uint64_t sid, const char *path) {
         return path ? found : n;
 }
 
+/* Whether the entry of `path` is there as an interior one (1), as a prefix (0), or not (-1). */
+static int interior(FileReporter *f, uint64_t sid, const char *path) {
+        struct file_prefix_key k = { .sid = sid, .hash = file_prefix_hash(path) };
+        struct file_prefix v;
+
+        if (bpf_map_lookup_elem(file_reporter_prefixes_fd(f), &k, &v) < 0)
+                return -1;
+        return !!(v.flags & FILE_PREFIX_INTERIOR);
+}
+
 int main(void) {
-        static const char *const a[] = { "/", "/home/dev/.ssh", "/etc", "/home/dev/.ssh", "/tmp" };
+        static const char *const a[] = { "/", "/home/dev/.ssh", "/etc", "/home/dev/.ssh", "/tmp", "/home" };
         static const char *const b[] = { "/", "/srv" };
         FileReporter *f = NULL;
         size_t sa, sb;
-        void *ma = prefixes(a, 5, &sa), *mb = prefixes(b, 2, &sb);
+        void *ma = prefixes(a, 6, &sa), *mb = prefixes(b, 2, &sb);
         int k;
 
         k = file_reporter_new(ignore, NULL, &f);
@@ -71,12 +82,18 @@ int main(void) {
                 return 0;
         }
         TAP_CHECK(file_reporter_watch(f, 1001, ma, sa, false) >= 0, "a watch with prefixes");
-        TAP_CHECK(count(f, 1001, NULL) == 4, "its prefixes stored, a path given twice once");
+        TAP_CHECK(count(f, 1001, NULL) == 6, "its prefixes and /home/dev stored, a path given twice once");
         TAP_CHECK(count(f, 1001, "/home/dev/.ssh") == 1, "a prefix found by the program's hash");
+        TAP_CHECK(interior(f, 1001, "/home/dev") == 1 && interior(f, 1001, "/home/dev/.ssh") == 0,
+                  "an ancestor that is no prefix is an interior entry");
+        TAP_CHECK(interior(f, 1001, "/home") == 0 && interior(f, 1001, "/") == 0,
+                  "an ancestor given as a prefix too is a prefix, before it or after");
+        TAP_CHECK(interior(f, 1001, "/home/dev/.ssh/x") == -1 && interior(f, 1001, "/usr") == -1,
+                  "nothing below a prefix or beside it");
         TAP_CHECK(file_reporter_watch(f, 1002, mb, sb, false) >= 0, "a second watch");
         TAP_CHECK(file_reporter_watch(f, 1001, mb, sb, false) == -EEXIST,
                   "a cgroup watched already is refused");
-        TAP_CHECK(count(f, 1001, NULL) == 4 && count(f, 1001, "/srv") == 0,
+        TAP_CHECK(count(f, 1001, NULL) == 6 && count(f, 1001, "/srv") == 0,
                   "the refused watch left the first one's prefixes as they were");
         file_reporter_unwatch(f, 1001);
         TAP_CHECK(count(f, 1001, NULL) == 0, "unwatched: its prefixes gone");
