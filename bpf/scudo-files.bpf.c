@@ -296,13 +296,13 @@ enum {
 };
 
 struct walk {
-        struct scratch *s;
         __u64 sid;
         __u64 hash;             /* of the path up to the last whole component */
         __u64 component;        /* of the component being read */
         __u32 depth;            /* whole components so far, less those a ".." took back */
         __u8 tree;              /* the map has them (file_watch.tree) */
         __u8 may_dotdot;        /* the text has ".." somewhere (or may have) */
+        __u8 need_git;          /* the error asked about is a write error: a `.git` matters */
         __u8 kind;              /* COMPONENT_*, of the component being read */
         __u8 lookup;            /* an absolute path: each prefix is looked up */
         __u8 dotdot;            /* a ".." the text cannot follow: above the working directory,
@@ -320,13 +320,13 @@ static __always_inline void set_prefix(struct walk *w, const struct file_prefix 
 }
 
 /* What the walk found at its current depth, kept for a ".." that comes back to it. */
-static __always_inline void save_level(struct walk *w) {
+static __always_inline void save_level(struct walk *w, struct scratch *s) {
         struct level *l;
         __u32 d = w->depth;
 
-        if (!w->s || d >= WALK_DEPTH)
+        if (!s || d >= WALK_DEPTH)
                 return;
-        l = &w->s->levels[d];
+        l = &s->levels[d];
         l->hash = w->hash;
         l->self = w->self;
         l->below = w->below;
@@ -338,7 +338,7 @@ static __always_inline void save_level(struct walk *w) {
 /* A ".." goes back one component, as the kernel does unless the component it leaves is a
  * symlink (which the text cannot tell, as it cannot tell a symlink anywhere else). "/.." is
  * "/"; above the working directory, or back to a level not kept, the text cannot follow. */
-static __always_inline void go_up(struct walk *w) {
+static __always_inline void go_up(struct walk *w, struct scratch *s) {
         struct level *l;
         __u32 d;
 
@@ -348,11 +348,11 @@ static __always_inline void go_up(struct walk *w) {
                 return;
         }
         d = --w->depth;
-        if (!w->s || d >= WALK_DEPTH) {
+        if (!s || d >= WALK_DEPTH) {
                 w->dotdot = 1;
                 return;
         }
-        l = &w->s->levels[d];
+        l = &s->levels[d];
         w->hash = l->hash;
         w->self = l->self;
         w->below = l->below;
@@ -361,19 +361,35 @@ static __always_inline void go_up(struct walk *w) {
         w->miss = l->miss;
 }
 
-static __always_inline void end_component(struct walk *w) {
+/* Whether the rest of the path can change what the walk found: not past a component with no
+ * prefix below it, unless a ".." may come back, or a `.git` may follow below a GIT prefix and
+ * the error is one it adds. */
+static __always_inline bool walk_over(const struct walk *w) {
+        return w->miss && !w->may_dotdot && !(w->git && w->need_git);
+}
+
+/* The end of a component: 1 when the walk is over. A function of its own, which the
+ * verifier checks once, not at each byte that can end a component. */
+__noinline int walk_end_component(struct walk *w) {
+        __u32 zero = 0;
+        struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
         struct file_prefix_key k;
         struct file_prefix *p;
-        __u8 kind = w->kind;
-        __u64 component = w->component;
+        __u8 kind;
+        __u64 component;
+
+        if (!w)
+                return 1;
+        kind = w->kind;
+        component = w->component;
 
         w->kind = COMPONENT_EMPTY;
         w->component = FILE_HASH_COMPONENT;
         if (kind == COMPONENT_EMPTY || kind == COMPONENT_DOT)
-                return;
+                return walk_over(w);
         if (kind == COMPONENT_DOTDOT) {
-                go_up(w);
-                return;
+                go_up(w, s);
+                return w->dotdot || walk_over(w);
         }
         w->depth++;
         w->git_seen |= component == GIT_HASH;
@@ -387,24 +403,34 @@ static __always_inline void end_component(struct walk *w) {
                 else if (!(p->flags & FILE_PREFIX_INTERIOR))
                         set_prefix(w, p);
         }
-        save_level(w);
+        save_level(w, s);
+        return w->dotdot || walk_over(w);
 }
 
-/* Whether the rest of the path can change what the walk found: not past a component with no
- * prefix below it, unless a ".." may come back, or a `.git` may follow below a GIT prefix. */
-static __always_inline bool walk_over(const struct walk *w) {
-        return w->miss && !w->may_dotdot && !w->git;
-}
+struct walk_step {
+        struct scratch *s;
+        struct walk *w;
+};
 
-static long walk_byte(__u32 i, void *ctx) {
-        struct walk *w = ctx;
-        struct scratch *s = w->s;
-        char c;
+/* WALK_BLOCK bytes a step: a call of the callback costs more than a byte's work. */
+#define WALK_BLOCK 8
 
-        if (!s || i >= FILE_PATH_MAX)
+static long walk_block(__u32 i, void *ctx) {
+        struct walk_step *st = ctx;
+        struct scratch *s = st->s;
+        struct walk *w = st->w;
+        __u32 at = i * WALK_BLOCK;
+
+        if (!s || at > FILE_PATH_MAX - WALK_BLOCK)
                 return 1;
-        c = s->path[i];
-        if (c != '/' && c != 0) {
+        for (int j = 0; j < WALK_BLOCK; j++) {
+                char c = s->path[(at + j) & (FILE_PATH_MAX - 1)];
+
+                if (c == '/' || c == 0) {
+                        if (walk_end_component(w) || c == 0)
+                                return 1;
+                        continue;
+                }
                 if (c == '.' && w->kind == COMPONENT_EMPTY)
                         w->kind = COMPONENT_DOT;
                 else if (c == '.' && w->kind == COMPONENT_DOT)
@@ -412,10 +438,8 @@ static long walk_byte(__u32 i, void *ctx) {
                 else
                         w->kind = COMPONENT_NAME;
                 w->component = file_hash_byte(w->component, (unsigned char) c);
-                return 0;
         }
-        end_component(w);
-        return c == 0 || w->dotdot || walk_over(w);
+        return 0;
 }
 
 #define ONES 0x0101010101010101ULL
@@ -456,9 +480,10 @@ static __always_inline bool may_have_dotdot(const struct scratch *s, long n) {
         return d.found;
 }
 
-/* Reads the path into the scratch buffer and walks it: 1, or 0 for no path, or -1 for a path
- * whose text cannot tell (cut, or with a ".." it cannot follow). */
-static __always_inline int walk_path(struct walk *w, struct scratch *s, __u64 sid, __u8 tree, __u64 path) {
+/* Reads the path into the scratch buffer and walks it, for the errors `bits`: 1, or 0 for no
+ * path, or -1 for a path whose text cannot tell (cut, or with a ".." it cannot follow). */
+static __always_inline int walk_path(struct walk *w, struct scratch *s, __u64 sid, __u8 tree, __u8 bits,
+                                      __u64 path) {
         struct file_prefix_key k = { .sid = sid, .hash = FILE_HASH_ROOT };
         struct file_prefix *p;
         long n;
@@ -468,9 +493,9 @@ static __always_inline int walk_path(struct walk *w, struct scratch *s, __u64 si
                 return 0;
         if (n >= FILE_PATH_MAX)
                 return -1;
-        w->s = s;
         w->sid = sid;
         w->tree = tree;
+        w->need_git = !!(bits & FILE_WRITE_ERRORS);
         w->may_dotdot = may_have_dotdot(s, n);
         w->hash = FILE_HASH_ROOT;
         w->component = FILE_HASH_COMPONENT;
@@ -483,8 +508,10 @@ static __always_inline int walk_path(struct walk *w, struct scratch *s, __u64 si
         /* a relative path without "..": its working directory's, whatever its components */
         if (!w->lookup && !w->may_dotdot)
                 return 1;
-        save_level(w);
-        bpf_loop(FILE_PATH_MAX, walk_byte, w, 0);
+        save_level(w, s);
+        struct walk_step st = { .s = s, .w = w };
+
+        bpf_loop(FILE_PATH_MAX / WALK_BLOCK, walk_block, &st, 0);
         return w->dotdot ? -1 : 1;
 }
 
@@ -522,7 +549,7 @@ static __always_inline void track_cwd(struct pt_regs *regs, __u64 nr) {
         if (!sid || !w || !w->filter)
                 return;
         s = bpf_map_lookup_elem(&scratch, &zero);
-        if (nr == 80 && s && walk_path(&wk, s, sid, w->tree, regs->di) > 0) {
+        if (nr == 80 && s && walk_path(&wk, s, sid, w->tree, FILE_ALL_ERRORS, regs->di) > 0) {
                 if (wk.lookup)
                         m = walk_mask(&wk) | wk.below | (wk.git ? FILE_WRITE_ERRORS : 0);
                 else
@@ -962,7 +989,7 @@ static __always_inline int candidate(struct file_watch *w, struct task_struct *t
         struct walk wk = {};
         int k;
 
-        k = walk_path(&wk, s, sid, w->tree, path);
+        k = walk_path(&wk, s, sid, w->tree, bit, path);
         if (k <= 0)
                 return k;
         if (wk.lookup)
