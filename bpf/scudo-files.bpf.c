@@ -519,8 +519,25 @@ static __always_inline __u8 walk_mask(const struct walk *w) {
         return w->self | (w->git && w->git_seen ? FILE_WRITE_ERRORS : 0);
 }
 
+/* Whether t is the service manager's child setting up a unit of the run (its namespaces, the
+ * mount points of its view) or the first program it runs, which is scudo's own (scudo-confine,
+ * which sets up the rest and then runs the command; a bus proxy): forked by a process outside
+ * the cgroup, at most one program run since. The command is at least the second. A process of
+ * the command left to the manager (which reaps orphans) has no such parent: the exec count it
+ * got at fork is its own parent's, which ran programs after the manager forked it. The
+ * sandbox's processes cannot change cgroup (its cgroup tree is read-only to them): a parent in
+ * another cgroup is the manager. */
+static __always_inline bool unit_setup(struct task_struct *t) {
+        struct task_struct *p = t->real_parent;
+
+        return p && t->self_exec_id - t->parent_exec_id <= 1 && t->parent_exec_id == p->self_exec_id &&
+               p->cgroups->dfl_cgrp != t->cgroups->dfl_cgrp;
+}
+
 /* What a relative path from the process's working directory can be a candidate with. */
 static __always_inline __u8 cwd_mask(struct file_watch *w, struct task_struct *t) {
+        if (!w->chdirs)
+                return w->cwd_mask;
         for (int i = 0; i < 4 && t; i++) {
                 struct file_cwd_key k = {
                         .tgid = (__u64) t->tgid,
@@ -546,8 +563,10 @@ static __always_inline void track_cwd(struct pt_regs *regs, __u64 nr) {
         __u8 m = FILE_ALL_ERRORS;
 
         sid = watched_sid(t, &w);
-        if (!sid || !w || !w->filter)
+        /* the unit's setup goes to the start directory, which cwd_mask is of */
+        if (!sid || !w || !w->filter || unit_setup(t))
                 return;
+        w->chdirs = 1;
         s = bpf_map_lookup_elem(&scratch, &zero);
         if (nr == 80 && s && walk_path(&wk, s, sid, w->tree, FILE_ALL_ERRORS, regs->di) > 0) {
                 if (wk.lookup)
@@ -795,21 +814,6 @@ __attribute__((noinline)) int placed_by_times(__u64 nr) {
         if (p)
                 (void) bpf_map_delete_elem(&placed, &tid);
         return ok;
-}
-
-/* Whether t is the service manager's child setting up a unit of the run (its namespaces, the
- * mount points of its view) or the first program it runs, which is scudo's own (scudo-confine,
- * which sets up the rest and then runs the command; a bus proxy): forked by a process outside
- * the cgroup, at most one program run since. The command is at least the second. A process of
- * the command left to the manager (which reaps orphans) has no such parent: the exec count it
- * got at fork is its own parent's, which ran programs after the manager forked it. The
- * sandbox's processes cannot change cgroup (its cgroup tree is read-only to them): a parent in
- * another cgroup is the manager. */
-static __always_inline bool unit_setup(struct task_struct *t) {
-        struct task_struct *p = t->real_parent;
-
-        return p && t->self_exec_id - t->parent_exec_id <= 1 && t->parent_exec_id == p->self_exec_id &&
-               p->cgroups->dfl_cgrp != t->cgroups->dfl_cgrp;
 }
 
 static __always_inline void record_change(struct pt_regs *regs, __u64 nr, long ret) {

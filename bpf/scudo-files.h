@@ -64,6 +64,8 @@ struct file_watch {
                                  * a path not there has no prefix below it */
         __u32 recorded;         /* directories in the record */
         __u32 unknown;          /* calls that changed something where the record cannot tell */
+        __u32 chdirs;           /* a process of the command changed its working directory:
+                                 * until then every one is in the start directory (cwd_mask) */
 };
 
 /* The write record: a directory in which a process of the watched cgroup `sid` made, renamed,

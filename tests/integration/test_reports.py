@@ -70,6 +70,19 @@ def test_hidden_file_named_through_dotdot_reported(helper, work, path):
     assert helper.dev("test -s /home/dev/.bashrc").rc == 0
 
 
+@pytest.mark.parametrize("dirs", [["/home"], ["/tmp", "../home"], ["/usr", "/home"]])
+def test_relative_paths_judged_from_the_directory_changed_to(helper, work, dirs):
+    """The kernel judges a relative path from the directory the process changed to (chdir),
+    not the one the command started in: failed lookups in the hidden home, named from /home,
+    are candidates, so many that the sandbox's share is exceeded and the end line says so;
+    the same lookups from the project are none (test_refusal_amid_a_flood_...)."""
+    prog = ("import os\nfor d in %r: os.chdir(d)\nfor i in range(100000):\n"
+            "    try: os.stat('dev/.nothing-%%d' %% i)\n    except OSError: pass\n" % dirs)
+    r, recs = run(helper, ["--", "python3", "-c", prog], work)
+    assert r.rc == 0, r
+    assert unexamined(r.err), r
+
+
 def test_denied_file_reported_once_with_its_rule(helper, work):
     helper.dev("mkdir -p ~/.ssh && echo secret > ~/.ssh/id_test")
     try:
