@@ -9,22 +9,37 @@
 #include "bpfd/protocol-parse.h"
 #include "util/macro.h"
 
-/* The hash the program computes of a canonical absolute path (scudo-files.h). */
-uint64_t file_prefix_hash(const char *path) {
-        uint64_t h = FILE_HASH_ROOT;
+/* The hash of the next component of a canonical path at *p, empty and "." ones skipped, and
+ * *p moved past it; false at the end. */
+static bool next_component(const char **p, uint64_t *ret) {
+        const char *s = *p;
 
-        for (const char *p = path; *p; ) {
+        for (;;) {
                 uint64_t c = FILE_HASH_COMPONENT;
                 size_t n = 0;
 
-                while (*p == '/')
-                        p++;
-                for (; *p && *p != '/'; p++, n++)
-                        c = file_hash_byte(c, (unsigned char) *p);
-                if (n == 0 || (n == 1 && p[-1] == '.'))
+                while (*s == '/')
+                        s++;
+                if (!*s) {
+                        *p = s;
+                        return false;
+                }
+                for (; *s && *s != '/'; s++, n++)
+                        c = file_hash_byte(c, (unsigned char) *s);
+                if (n == 1 && s[-1] == '.')
                         continue;
-                h = file_hash_chain(h, c);
+                *p = s;
+                *ret = c;
+                return true;
         }
+}
+
+/* The hash the program computes of a canonical absolute path (scudo-files.h). */
+uint64_t file_prefix_hash(const char *path) {
+        uint64_t h = FILE_HASH_ROOT, c;
+
+        for (const char *p = path; next_component(&p, &c);)
+                h = file_hash_chain(h, c);
         return h;
 }
 
@@ -226,21 +241,12 @@ static int collect_prefix(const BpfdFilePrefix *p, void *userdata) {
         PrefixBatch *b = userdata;
         struct file_prefix v = { .self = p->self, .below = p->below, .flags = p->flags };
         char path[sizeof(p->path) + 1];
-        uint64_t h = FILE_HASH_ROOT;
+        uint64_t h = FILE_HASH_ROOT, component;
 
         memcpy(path, p->path, sizeof(p->path));
         path[sizeof(p->path)] = 0;
-        /* the hash of each ancestor on the way, as file_prefix_hash() chains them */
-        for (const char *c = path; *c; ) {
-                uint64_t component = FILE_HASH_COMPONENT;
-                size_t n = 0;
-
-                while (*c == '/')
-                        c++;
-                for (; *c && *c != '/'; c++, n++)
-                        component = file_hash_byte(component, (unsigned char) *c);
-                if (n == 0 || (n == 1 && c[-1] == '.'))
-                        continue;
+        /* each ancestor on the way, as file_prefix_hash() chains them */
+        for (const char *c = path; next_component(&c, &component);) {
                 batch_add_interior(b, h);
                 h = file_hash_chain(h, component);
         }

@@ -81,6 +81,14 @@ int main(void) {
                 free(mb);
                 return 0;
         }
+        TAP_CHECK(file_prefix_hash("/") == FILE_HASH_ROOT &&
+                  file_prefix_hash("/a/./b") == file_prefix_hash("/a/b") &&
+                  file_prefix_hash("//a//b/") == file_prefix_hash("/a/b"),
+                  "a path's hash: empty and \".\" components skipped");
+        TAP_CHECK(file_prefix_hash("/a/b") != file_prefix_hash("/a/c") &&
+                  file_prefix_hash("/ab") != file_prefix_hash("/a/b") &&
+                  file_prefix_hash("/a/..") != file_prefix_hash("/"),
+                  "a path's hash: other components, other hashes (\"..\" is the program's to follow)");
         TAP_CHECK(file_reporter_watch(f, 1001, ma, sa, false) >= 0, "a watch with prefixes");
         TAP_CHECK(count(f, 1001, NULL) == 6, "its prefixes and /home/dev stored, a path given twice once");
         TAP_CHECK(count(f, 1001, "/home/dev/.ssh") == 1, "a prefix found by the program's hash");
