@@ -217,8 +217,10 @@ static int filter_header(Filter *F, size_t i, size_t eol, size_t next, size_t *p
                         r = emit(F->f, "\n", 1);
                 return r < 0 ? r : 1;
         }
+        /* on a line of its own, as git reads it all the same: on the header's line the two
+         * could read as one credential (a subsection ending in `secret="`, then an entry) */
         if (r >= 0)
-                r = emit(F->f, " ", 1);
+                r = emit(F->f, "\n\t", 2);
         *p = *start = q;
         return r;
 }

@@ -3,11 +3,13 @@
  * credential taken out as a whole entry, everything else kept byte for byte, git's syntax
  * (quotes, continued lines, [section.sub], an entry after its header) read as git reads it,
  * and what cannot be read not shown. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tap.h"
 #include "plan/git-config-filter.h"
+#include "util/secret-value.h"
 #include "util/strv.h"
 
 static GitConfigFiltered run(const char *in) {
@@ -45,6 +47,27 @@ static void test_nul_in_value(void) {
         int r = git_config_filter(in, sizeof(in) - 1, &f);
         TAP_CHECK(r == 0 && f.text && !memmem(f.text, f.len, "s3cretpw", 8) && strstr(f.text, "editor = vi"),
                   "a value with a NUL: the line removed, what follows kept");
+        git_config_filtered_done(&f);
+}
+
+/* A header with an entry on its line (fuzz-git-config found it): each is judged on its own, so
+ * the copy has them on lines of their own, none of which reads as a credential. */
+static void test_header_and_entry_apart(void) {
+        static const char in[] = "[url \"htsk[-://b\xff\xe8\0\0\0\0\0\0secret=\"]\tFIJ\t\n[core] bare\n";
+        GitConfigFiltered f = {};
+        bool clean = true;
+        int r = git_config_filter(in, sizeof(in) - 1, &f);
+
+        for (const char *l = f.text, *end = f.text + f.len; r == 0 && l < end;) {
+                const char *nl = memchr(l, '\n', (size_t) (end - l));
+                size_t len = nl ? (size_t) (nl - l) : (size_t) (end - l);
+
+                clean = clean && !secret_value_kind(l, len);
+                l += len + 1;
+        }
+        TAP_CHECK(r == 0 && f.text && clean && memmem(f.text, f.len, "\n\tFIJ", 5) &&
+                  memmem(f.text, f.len, "[core]\n\tbare", 12),
+                  "an entry on a header's line: kept on a line of its own, none a credential");
         git_config_filtered_done(&f);
 }
 
@@ -90,7 +113,7 @@ int main(void) {
               1, L("ghp_"), L("bare = false"));
         check("an entry on the header's line",
               "[credential] helper = store --file /x\n[core] editor = vim\n", 1,
-              L("store"), L("[core] editor = vim"));
+              L("store"), L("[core]\n\teditor = vim"));
         check("the old subsection form", "[http.Example]\n\textraheader = X: y\n\tx = 1\n", 1,
               L("X: y"), L("[http.Example]", "x = 1"));
         check("a URL is no old-form subsection", "[http.https://h/]\n\tx = 1\n", 2, L("x = 1"), NULL);
@@ -128,5 +151,6 @@ int main(void) {
         }
         git_config_filtered_done(&f);
         test_nul_in_value();
+        test_header_and_entry_apart();
         return tap_done();
 }
