@@ -212,6 +212,12 @@ def test_other_sandboxes_refusals_are_not_reported(helper, work):
                % (work, SCUDO, a, wait % "b-up"))
     r, recs = run(helper, ["--", "sh", "-c", wait % "a-up" + "touch b-up; cat ~/.bashrc"], work)
     assert wait_for(lambda: helper.dev("grep -q profile %s" % a).rc == 0, timeout=10)
+    # The other run must not outlive the test: in some full runs of the suite it did not end
+    # (an open question, see the notes); its scudo killed, its watcher stops its unit.
+    pattern = "--report-json[ ]%s" % a
+    if not wait_for(lambda: helper.dev("pgrep -f -- '%s'" % pattern).rc != 0, timeout=60):
+        helper.dev("pkill -KILL -f -- '%s'" % pattern)
+        wait_for(lambda: helper.user_units() == [], timeout=10)
     other = helper.dev("cat %s; rm -f %s" % (a, a)).out
     assert [x["path"] for x in recs] == ["/home/dev/.bashrc"], recs
     assert ".bashrc" not in other and ".profile" in other, other
