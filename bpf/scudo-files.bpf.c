@@ -319,7 +319,9 @@ static __always_inline void set_prefix(struct walk *w, const struct file_prefix 
         w->git_seen = 0;
 }
 
-/* What the walk found at its current depth, kept for a ".." that comes back to it. */
+/* What the walk found at its current depth, kept for a ".." that comes back to it. Field by
+ * field, here and in go_up(): the walk's state as a struct level copied whole costs the
+ * verifier half as many instructions again. */
 static __always_inline void save_level(struct walk *w, struct scratch *s) {
         struct level *l;
         __u32 d = w->depth;
